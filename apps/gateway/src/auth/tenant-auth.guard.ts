@@ -1,0 +1,26 @@
+import { type CanActivate, type ExecutionContext, Injectable } from '@nestjs/common';
+import type { Request } from 'express';
+import { TenantsService, type TenantPrincipal } from '@drydock/core';
+import { AuthError } from './auth.errors.js';
+import { bearerToken } from './bearer-token.js';
+
+export interface TenantRequest extends Request {
+  principal: TenantPrincipal;
+}
+
+// Resolves the tenant from its API key. Every /v1 route runs behind this guard, and
+// services receive the tenant id from it, never from the request body.
+@Injectable()
+export class TenantAuthGuard implements CanActivate {
+  constructor(private readonly tenants: TenantsService) {}
+
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    const req = context.switchToHttp().getRequest<TenantRequest>();
+    const token = bearerToken(req);
+    if (!token) throw AuthError.missing();
+    const tenant = await this.tenants.authenticate(token);
+    if (!tenant) throw AuthError.invalid();
+    req.principal = { tenantId: tenant.id, tenantName: tenant.name };
+    return true;
+  }
+}

@@ -1,0 +1,30 @@
+import type { Response } from 'express';
+
+// Writes server-sent events, sending the headers with the first event so that a
+// failure before any output can still be answered with a plain JSON error.
+export class SseWriter {
+  private headersSent = false;
+
+  constructor(private readonly res: Response) {}
+
+  get started(): boolean {
+    return this.headersSent;
+  }
+
+  send(event: string, data: unknown): void {
+    if (!this.headersSent) {
+      this.res.status(200);
+      this.res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
+      this.res.setHeader('Cache-Control', 'no-cache, no-transform');
+      this.res.setHeader('Connection', 'keep-alive');
+      this.res.setHeader('X-Accel-Buffering', 'no');
+      this.res.flushHeaders();
+      this.headersSent = true;
+    }
+    this.res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+  }
+
+  end(): void {
+    this.res.end();
+  }
+}

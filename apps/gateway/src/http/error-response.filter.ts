@@ -1,0 +1,81 @@
+import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, Logger } from '@nestjs/common';
+import type { Response } from 'express';
+import { DrydockError } from '@drydock/core';
+
+export interface ErrorBody {
+  error: { code: string; message: string; details?: Record<string, unknown> };
+}
+
+const STATUS_CODES: Record<number, string> = {
+  400: 'BAD_REQUEST',
+  401: 'UNAUTHORIZED',
+  403: 'FORBIDDEN',
+  404: 'NOT_FOUND',
+  405: 'METHOD_NOT_ALLOWED',
+  409: 'CONFLICT',
+  413: 'BODY_TOO_LARGE',
+  415: 'UNSUPPORTED_MEDIA_TYPE',
+  422: 'UNPROCESSABLE',
+  429: 'TOO_MANY_REQUESTS',
+};
+
+// The one place errors become HTTP: every response body is
+// {"error": {"code", "message", "details"?}}. Unknown errors are 500s and logged.
+@Catch()
+export class ErrorResponseFilter implements ExceptionFilter {
+  private readonly logger = new Logger('HTTP');
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    const res = host.switchToHttp().getResponse<Response>();
+    const { status, body } = this.toResponse(exception);
+    if (status >= 500 && !(exception instanceof DrydockError)) {
+      this.logger.error(exception instanceof Error ? exception.stack : String(exception));
+    }
+    if (res.headersSent) {
+      res.end();
+      return;
+    }
+    res.status(status).json(body);
+  }
+
+  toResponse(exception: unknown): { status: number; body: ErrorBody } {
+    if (exception instanceof DrydockError) {
+      const body: ErrorBody = { error: { code: exception.code, message: exception.message } };
+      if (exception.details) body.error.details = exception.details;
+      return { status: exception.status, body };
+    }
+    // body-parser errors carry a `type` and a status.
+    const parser = exception as { type?: string; status?: number; limit?: number };
+    if (parser?.type === 'entity.too.large') {
+      return error(413, 'BODY_TOO_LARGE', `The request body is larger than the ${parser.limit} bytes allowed.`);
+    }
+    if (parser?.type === 'entity.parse.failed') {
+      return error(400, 'INVALID_JSON', 'The request body is not valid JSON.');
+    }
+    if (parser?.type === 'charset.unsupported' || parser?.type === 'encoding.unsupported') {
+      return error(415, 'UNSUPPORTED_MEDIA_TYPE', 'The request body encoding is not supported.');
+    }
+    if (exception instanceof HttpException) {
+      const status = exception.getStatus();
+      const response = exception.getResponse() as { message?: string | string[] } | string;
+      if (status === 400 && typeof response === 'object' && Array.isArray(response.message)) {
+        return error(400, 'VALIDATION_FAILED', `The request is invalid: ${response.message.join('; ')}.`, {
+          problems: response.message,
+        });
+      }
+      if (status === 404) return error(404, 'ROUTE_NOT_FOUND', 'No such route.');
+      const message = typeof response === 'string' ? response : (response.message ?? exception.message);
+      return error(status, STATUS_CODES[status] ?? (status >= 500 ? 'INTERNAL_ERROR' : 'BAD_REQUEST'), String(message));
+    }
+    if (typeof parser?.status === 'number' && parser.status >= 400 && parser.status < 500) {
+      return error(parser.status, STATUS_CODES[parser.status] ?? 'BAD_REQUEST', 'The request could not be read.');
+    }
+    return error(500, 'INTERNAL_ERROR', 'Something went wrong on our side; it has been logged.');
+  }
+}
+
+function error(status: number, code: string, message: string, details?: Record<string, unknown>) {
+  const body: ErrorBody = { error: { code, message } };
+  if (details) body.error.details = details;
+  return { status, body };
+}

@@ -1,0 +1,115 @@
+import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
+import { Queue, QueueEvents } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { APP_CONFIG, createRedis, type AppConfig } from '@drydock/core';
+import {
+  executionStreamChannel,
+  jobIdFor,
+  workerQueueName,
+  type JobDataByName,
+  type JobDispatcher,
+  type JobName,
+  type StreamEvent,
+} from '@drydock/execution';
+
+interface WorkerChannel {
+  queue: Queue;
+  events: QueueEvents;
+  ready: Promise<unknown>;
+}
+
+// BullMQ implementation of the dispatch port: one queue (and one event listener) per
+// worker, created on first use. Live output arrives over Redis pub/sub.
+@Injectable()
+export class BullMqJobDispatcher implements JobDispatcher, OnApplicationShutdown {
+  private readonly logger = new Logger(BullMqJobDispatcher.name);
+  private readonly channels = new Map<string, WorkerChannel>();
+  private subscriber: Redis | null = null;
+  private readonly listeners = new Map<string, Set<(event: StreamEvent) => void>>();
+
+  constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
+
+  async dispatch<N extends JobName, R>(
+    workerId: string,
+    name: N,
+    data: JobDataByName[N],
+    options: { waitMs: number },
+  ): Promise<R> {
+    const channel = this.channel(workerId);
+    await channel.ready;
+    const job = await channel.queue.add(name, data, {
+      jobId: jobIdFor(name, data),
+      attempts: 1,
+      removeOnComplete: { age: 3600, count: 10_000 },
+      removeOnFail: { age: 24 * 3600 },
+    });
+    return (await job.waitUntilFinished(channel.events, options.waitMs)) as R;
+  }
+
+  async subscribeOutput(executionId: string, onEvent: (event: StreamEvent) => void) {
+    const subscriber = await this.ensureSubscriber();
+    const topic = executionStreamChannel(executionId);
+    let set = this.listeners.get(topic);
+    if (!set) {
+      set = new Set();
+      this.listeners.set(topic, set);
+      await subscriber.subscribe(topic);
+    }
+    set.add(onEvent);
+    return async () => {
+      set.delete(onEvent);
+      if (set.size === 0) {
+        this.listeners.delete(topic);
+        await subscriber.unsubscribe(topic).catch(() => undefined);
+      }
+    };
+  }
+
+  // Counts per worker queue, for the admin API.
+  async queueCounts(workerIds: string[]) {
+    return Promise.all(
+      workerIds.map(async (id) => ({
+        workerId: id,
+        queue: workerQueueName(id),
+        counts: await this.channel(id).queue.getJobCounts('waiting', 'active', 'completed', 'failed', 'delayed'),
+      })),
+    );
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    for (const channel of this.channels.values()) {
+      await channel.events.close().catch(() => undefined);
+      await channel.queue.close().catch(() => undefined);
+    }
+    this.channels.clear();
+    await this.subscriber?.quit().catch(() => undefined);
+  }
+
+  private channel(workerId: string): WorkerChannel {
+    let channel = this.channels.get(workerId);
+    if (!channel) {
+      const name = workerQueueName(workerId);
+      const queue = new Queue(name, { connection: createRedis(this.config.redisUrl, 'drydock-gateway-queue') });
+      const events = new QueueEvents(name, {
+        connection: createRedis(this.config.redisUrl, 'drydock-gateway-events'),
+      });
+      events.on('error', (error) => this.logger.warn(`queue events ${name}: ${error.message}`));
+      channel = { queue, events, ready: Promise.all([queue.waitUntilReady(), events.waitUntilReady()]) };
+      this.channels.set(workerId, channel);
+    }
+    return channel;
+  }
+
+  private async ensureSubscriber(): Promise<Redis> {
+    if (!this.subscriber) {
+      this.subscriber = createRedis(this.config.redisUrl, 'drydock-gateway-output');
+      this.subscriber.on('message', (topic: string, message: string) => {
+        const set = this.listeners.get(topic);
+        if (!set) return;
+        const event = JSON.parse(message) as StreamEvent;
+        for (const listener of set) listener(event);
+      });
+    }
+    return this.subscriber;
+  }
+}

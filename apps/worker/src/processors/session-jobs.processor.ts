@@ -1,0 +1,61 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Worker, type Job } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { APP_CONFIG, createRedis, REDIS, type AppConfig } from '@drydock/core';
+import {
+  executionStreamChannel,
+  JobName,
+  workerQueueName,
+  type ExecuteJobData,
+  type StartSessionJobData,
+  type StopSessionJobData,
+} from '@drydock/execution';
+import { SessionHostService } from '../sessions/session-host.service.js';
+
+// Consumes this worker's own queue. The queue name includes the worker id, known only
+// at run time, which is why this builds a BullMQ Worker itself instead of using the
+// static @Processor() decorator. It stays thin: every job is one SessionHost call.
+@Injectable()
+export class SessionJobsProcessor {
+  private readonly logger = new Logger(SessionJobsProcessor.name);
+  private worker: Worker | null = null;
+
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(REDIS) private readonly redis: Redis,
+    private readonly host: SessionHostService,
+  ) {}
+
+  start(): void {
+    const name = workerQueueName(this.config.worker.id);
+    this.worker = new Worker(name, (job) => this.process(job), {
+      connection: createRedis(this.config.redisUrl, 'drydock-worker-jobs'),
+      concurrency: this.config.worker.concurrency,
+    });
+    this.worker.on('failed', (job, error) => this.logger.warn(`job ${job?.name} ${job?.id} failed: ${error.message}`));
+    this.worker.on('error', (error) => this.logger.error(`queue ${name}: ${error.message}`));
+  }
+
+  async close(): Promise<void> {
+    await this.worker?.close();
+    this.worker = null;
+  }
+
+  process(job: Job): Promise<unknown> {
+    switch (job.name) {
+      case JobName.StartSession:
+        return this.host.start((job.data as StartSessionJobData).session);
+      case JobName.Execute: {
+        const data = job.data as ExecuteJobData;
+        const channel = executionStreamChannel(data.executionId);
+        return this.host.execute(data, (name, text) => {
+          void this.redis.publish(channel, JSON.stringify({ name, text })).catch(() => undefined);
+        });
+      }
+      case JobName.StopSession:
+        return this.host.stop((job.data as StopSessionJobData).session.sessionId);
+      default:
+        throw new Error(`unknown job ${job.name}`);
+    }
+  }
+}

@@ -1,0 +1,81 @@
+import { hostname } from 'node:os';
+import {
+  Inject,
+  Injectable,
+  Logger,
+  type OnApplicationBootstrap,
+  type OnApplicationShutdown,
+} from '@nestjs/common';
+import { APP_CONFIG, type AppConfig } from '@drydock/core';
+import { SANDBOX_RUNTIME, type SandboxRuntime } from '@drydock/execution';
+import { SESSIONS_REPOSITORY, WORKER_REGISTRY, type SessionsRepository, type WorkerRegistry } from '@drydock/sessions';
+import { SessionJobsProcessor } from '../processors/session-jobs.processor.js';
+import { SessionHostService } from '../sessions/session-host.service.js';
+
+// Start-up and shut-down order of a worker: clear containers left by a previous life,
+// announce itself, take jobs; on the way out, the reverse.
+@Injectable()
+export class WorkerLifecycleService implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger('Worker');
+  private heartbeatTimer: NodeJS.Timeout | null = null;
+  private reaperTimer: NodeJS.Timeout | null = null;
+  private readonly startedAt = new Date().toISOString();
+
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(SANDBOX_RUNTIME) private readonly runtime: SandboxRuntime,
+    @Inject(WORKER_REGISTRY) private readonly registry: WorkerRegistry,
+    @Inject(SESSIONS_REPOSITORY) private readonly sessions: SessionsRepository,
+    private readonly host: SessionHostService,
+    private readonly processor: SessionJobsProcessor,
+  ) {}
+
+  async onApplicationBootstrap(): Promise<void> {
+    const { id } = this.config.worker;
+    const removed = await this.runtime.removeOrphans(id, new Set());
+    if (removed) this.logger.log(`removed ${removed} containers left by a previous run of ${id}`);
+    await this.beat();
+    this.heartbeatTimer = setInterval(() => void this.beat(), this.config.worker.heartbeatMs);
+    this.reaperTimer = setInterval(() => void this.reap(), this.config.worker.reaperIntervalMs);
+    this.processor.start();
+    this.logger.log(`worker ${id} ready (capacity ${this.config.worker.capacity})`);
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
+    if (this.reaperTimer) clearInterval(this.reaperTimer);
+    await this.registry.deregister(this.config.worker.id).catch(() => undefined);
+    await this.processor.close();
+    await this.host.shutdown();
+    // The containers are gone; the next run of each session re-creates it elsewhere.
+    await this.sessions.markWorkerSessionsLost(this.config.worker.id).catch(() => undefined);
+  }
+
+  async reap(): Promise<void> {
+    try {
+      const reaped = await this.host.reapIdle();
+      if (reaped.length) this.logger.log(`reaped ${reaped.length} idle sessions`);
+    } catch (error) {
+      this.logger.warn(`reaper: ${(error as Error).message}`);
+    }
+  }
+
+  private async beat(): Promise<void> {
+    try {
+      await this.registry.heartbeat(
+        {
+          id: this.config.worker.id,
+          hostname: hostname(),
+          capacity: this.config.worker.capacity,
+          sessions: this.host.size,
+          startedAt: this.startedAt,
+          lastSeenAt: new Date().toISOString(),
+          dockerHealthy: await this.runtime.healthy(),
+        },
+        this.config.worker.heartbeatTtlMs,
+      );
+    } catch (error) {
+      this.logger.warn(`heartbeat failed: ${(error as Error).message}`);
+    }
+  }
+}

@@ -1,0 +1,215 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { APP_CONFIG, type AppConfig } from '@drydock/core';
+import {
+  EXECUTIONS_REPOSITORY,
+  SANDBOX_RUNTIME,
+  toExecutionView,
+  type ExecuteJobData,
+  type ExecutionsRepository,
+  type ExecutionView,
+  type OutputListener,
+  type RunOutcome,
+  type Sandbox,
+  type SandboxRuntime,
+  type SessionSpec,
+} from '@drydock/execution';
+import { SESSIONS_REPOSITORY, SessionsError, type SessionsRepository } from '@drydock/sessions';
+
+interface HostedSession {
+  spec: SessionSpec;
+  sandbox: Sandbox | null;
+  lastUsed: number;
+  busy: boolean;
+  // The next run must report that the interpreter's variables were lost.
+  stateLostPending: boolean;
+  // Runs of one session are strictly sequential.
+  tail: Promise<unknown>;
+}
+
+// Holds this worker's sessions: one container each, created on demand, re-created
+// after a crash or a wedged timeout, destroyed when idle or deleted.
+@Injectable()
+export class SessionHostService {
+  private readonly logger = new Logger(SessionHostService.name);
+  private readonly hosted = new Map<string, HostedSession>();
+
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(SANDBOX_RUNTIME) private readonly runtime: SandboxRuntime,
+    @Inject(SESSIONS_REPOSITORY) private readonly sessions: SessionsRepository,
+    @Inject(EXECUTIONS_REPOSITORY) private readonly executions: ExecutionsRepository,
+  ) {}
+
+  get size(): number {
+    return this.hosted.size;
+  }
+
+  sessionIds(): ReadonlySet<string> {
+    return new Set(this.hosted.keys());
+  }
+
+  async start(spec: SessionSpec): Promise<{ sessionId: string; containerId: string }> {
+    const hosted = await this.entry(spec);
+    return this.serialize(hosted, async () => {
+      const sandbox = await this.ensureSandbox(hosted);
+      return { sessionId: spec.sessionId, containerId: sandbox.id };
+    });
+  }
+
+  async execute(data: ExecuteJobData, onOutput?: OutputListener): Promise<ExecutionView> {
+    const { tenantId } = data.session;
+    const hosted = await this.entry(data.session);
+    return this.serialize(hosted, async () => {
+      // A redelivered job finds its execution already started or finished.
+      if (!(await this.executions.markRunning(tenantId, data.executionId))) {
+        const existing = await this.executions.findById(tenantId, data.executionId);
+        return toExecutionView(existing!);
+      }
+      const outcome = await this.run(hosted, data, onOutput);
+      const [record] = await Promise.all([
+        this.executions.complete(tenantId, data.executionId, outcome),
+        this.sessions.touch(tenantId, data.session.sessionId),
+      ]);
+      return toExecutionView(record);
+    });
+  }
+
+  async stop(sessionId: string): Promise<void> {
+    const hosted = this.hosted.get(sessionId);
+    if (!hosted) return;
+    this.hosted.delete(sessionId);
+    await hosted.sandbox?.destroy();
+  }
+
+  // Ends sessions nobody used for the configured idle time.
+  async reapIdle(now = Date.now()): Promise<string[]> {
+    const reaped: string[] = [];
+    for (const [sessionId, hosted] of this.hosted) {
+      if (hosted.busy || now - hosted.lastUsed < this.config.worker.sessionIdleMs) continue;
+      await this.stop(sessionId);
+      await this.sessions.end(hosted.spec.tenantId, sessionId, 'idle');
+      reaped.push(sessionId);
+    }
+    // Sessions placed here whose container never came back (e.g. after a restart).
+    for (const session of await this.sessions.listLiveOnWorker(this.config.worker.id)) {
+      if (this.hosted.has(session.id)) continue;
+      if (now - new Date(session.lastUsedAt).getTime() >= this.config.worker.sessionIdleMs) {
+        await this.sessions.end(session.tenantId, session.id, 'idle');
+        reaped.push(session.id);
+      }
+    }
+    return reaped;
+  }
+
+  async shutdown(): Promise<void> {
+    const all = [...this.hosted.values()];
+    this.hosted.clear();
+    await Promise.allSettled(all.map((h) => h.sandbox?.destroy()));
+  }
+
+  private async run(hosted: HostedSession, data: ExecuteJobData, onOutput?: OutputListener): Promise<RunOutcome> {
+    let sandbox: Sandbox;
+    try {
+      sandbox = await this.ensureSandbox(hosted);
+    } catch (error) {
+      return failedOutcome('SandboxUnavailable', `The sandbox could not be started: ${(error as Error).message}`);
+    }
+    const outcome = await sandbox.run(
+      {
+        id: data.executionId,
+        code: data.code,
+        timeoutMs: data.timeoutMs,
+        maxOutputBytes: hosted.spec.limits.maxOutputBytes,
+      },
+      onOutput,
+    );
+    outcome.stateLost = outcome.stateLost || hosted.stateLostPending;
+    hosted.stateLostPending = false;
+    if (!sandbox.alive) {
+      // The container died (OOM of the supervisor, a wedged timeout): replace it now so
+      // the next run finds a fresh one, and tell that run its variables are gone.
+      hosted.sandbox = null;
+      hosted.stateLostPending = true;
+      await sandbox.destroy().catch(() => undefined);
+      void this.ensureSandbox(hosted).catch((error: Error) =>
+        this.logger.warn(`re-creating the sandbox of ${hosted.spec.sessionId} failed: ${error.message}`),
+      );
+    }
+    return outcome;
+  }
+
+  private async entry(spec: SessionSpec): Promise<HostedSession> {
+    let hosted = this.hosted.get(spec.sessionId);
+    if (!hosted) {
+      const row = await this.sessions.findById(spec.tenantId, spec.sessionId);
+      if (!row) throw SessionsError.notFound(spec.sessionId);
+      if (row.status === 'ended') throw SessionsError.ended(spec.sessionId);
+      hosted = this.hosted.get(spec.sessionId) ?? {
+        spec,
+        sandbox: null,
+        lastUsed: Date.now(),
+        busy: false,
+        // It had a container before, on this worker's previous life or another worker.
+        stateLostPending: row.containerId !== null,
+        tail: Promise.resolve(),
+      };
+      this.hosted.set(spec.sessionId, hosted);
+    }
+    return hosted;
+  }
+
+  private creating = new Map<string, Promise<Sandbox>>();
+
+  private async ensureSandbox(hosted: HostedSession): Promise<Sandbox> {
+    if (hosted.sandbox?.alive) return hosted.sandbox;
+    const { sessionId } = hosted.spec;
+    let pending = this.creating.get(sessionId);
+    if (!pending) {
+      pending = (async () => {
+        if (hosted.sandbox) {
+          hosted.stateLostPending = true;
+          await hosted.sandbox.destroy().catch(() => undefined);
+          hosted.sandbox = null;
+        }
+        const sandbox = await this.runtime.create({ ...hosted.spec, workerId: this.config.worker.id });
+        if (this.hosted.get(sessionId) !== hosted) {
+          // Stopped while starting.
+          await sandbox.destroy();
+          throw SessionsError.ended(sessionId);
+        }
+        hosted.sandbox = sandbox;
+        await this.sessions.recordContainer(hosted.spec.tenantId, sessionId, sandbox.id);
+        return sandbox;
+      })().finally(() => this.creating.delete(sessionId));
+      this.creating.set(sessionId, pending);
+    }
+    return pending;
+  }
+
+  private serialize<T>(hosted: HostedSession, task: () => Promise<T>): Promise<T> {
+    const next = hosted.tail.then(async () => {
+      hosted.busy = true;
+      try {
+        return await task();
+      } finally {
+        hosted.busy = false;
+        hosted.lastUsed = Date.now();
+      }
+    });
+    hosted.tail = next.catch(() => undefined);
+    return next;
+  }
+}
+
+function failedOutcome(name: string, value: string): RunOutcome {
+  return {
+    status: 'killed',
+    stdout: '',
+    stderr: '',
+    truncated: false,
+    result: null,
+    error: { name, value, traceback: '' },
+    stateLost: false,
+    durationMs: 0,
+  };
+}

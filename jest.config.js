@@ -1,0 +1,41 @@
+// Two projects: unit tests beside the code (fakes allowed) and end-to-end tests in
+// test/ against real PostgreSQL, Redis and Docker. TypeScript is compiled by SWC to
+// ESM, the same transform the build uses (see docs/decisions/001-esm-swc-tsgo.md).
+const swc = [
+  '@swc/jest',
+  {
+    jsc: {
+      parser: { syntax: 'typescript', decorators: true },
+      transform: { legacyDecorator: true, decoratorMetadata: true },
+      target: 'es2023',
+      keepClassNames: true,
+    },
+    module: { type: 'es6' },
+  },
+];
+
+const common = {
+  testEnvironment: 'node',
+  extensionsToTreatAsEsm: ['.ts'],
+  transform: { '^.+\\.ts$': swc },
+  moduleNameMapper: {
+    '^@drydock/(.*)$': '<rootDir>/libs/$1/src/index.ts',
+    '^(\\.{1,2}/.*)\\.js$': '$1',
+  },
+  setupFiles: ['reflect-metadata'],
+};
+
+export default {
+  projects: [
+    { ...common, displayName: 'unit', testMatch: ['<rootDir>/{apps,libs}/**/*.spec.ts'] },
+    {
+      ...common,
+      displayName: 'e2e',
+      testMatch: ['<rootDir>/test/e2e/**/*.e2e-spec.ts'],
+      globalSetup: '<rootDir>/test/e2e/support/global-setup.ts',
+      testTimeout: 120_000,
+    },
+  ],
+  // e2e suites share one Docker engine and database; run files one at a time.
+  maxWorkers: 1,
+};

@@ -1,0 +1,130 @@
+import { hostname } from 'node:os';
+import { z } from 'zod';
+
+// Every setting Drydock reads from the environment, validated once at boot. A bad or
+// missing value stops the process with a message naming the variable.
+const int = (def: number) => z.coerce.number().int().positive().default(def);
+
+const limitsSchema = z.object({
+  memoryMb: int(512),
+  cpus: z.coerce.number().positive().default(1),
+  timeoutMs: int(30_000),
+  pids: int(128),
+  sessionDiskMb: int(256),
+  tmpDiskMb: int(64),
+  maxOutputBytes: int(1024 * 1024),
+});
+
+export const configSchema = z.object({
+  nodeEnv: z.enum(['development', 'test', 'production']).default('development'),
+  databaseUrl: z.string().url(),
+  redisUrl: z.string().url(),
+  gateway: z.object({
+    host: z.string().default('0.0.0.0'),
+    port: z.coerce.number().int().min(0).max(65535).default(8080),
+    maxBodyBytes: int(2 * 1024 * 1024),
+    // How long a synchronous execution request waits for its result.
+    maxWaitMs: int(15 * 60_000),
+  }),
+  adminKey: z.string().min(24, 'DRYDOCK_ADMIN_KEY must be at least 24 characters'),
+  worker: z.object({
+    id: z
+      .string()
+      .regex(/^[A-Za-z0-9_.-]{1,64}$/, 'WORKER_ID may hold letters, digits, _ . - (1-64)'),
+    capacity: int(50),
+    concurrency: int(32),
+    heartbeatMs: int(2_000),
+    heartbeatTtlMs: int(10_000),
+    sessionIdleMs: int(15 * 60_000),
+    reaperIntervalMs: int(30_000),
+    interruptGraceMs: int(1_000),
+  }),
+  docker: z.object({
+    socketPath: z.string().default('/var/run/docker.sock'),
+    sandboxImage: z.string().default('drydock/sandbox:latest'),
+  }),
+  // Defaults applied when neither caller nor tenant says otherwise.
+  defaultLimits: limitsSchema,
+  // Platform ceilings: no tenant limit can exceed these.
+  maxLimits: z.object({
+    memoryMb: int(8192),
+    cpus: z.coerce.number().positive().default(4),
+    timeoutMs: int(60 * 60_000),
+    pids: int(1024),
+    sessionDiskMb: int(4096),
+    tmpDiskMb: int(1024),
+    maxOutputBytes: int(16 * 1024 * 1024),
+  }),
+});
+
+export type AppConfig = z.infer<typeof configSchema>;
+export type SandboxLimits = z.infer<typeof limitsSchema>;
+
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+const ENV_NAMES: Record<string, string> = {
+  databaseUrl: 'DATABASE_URL',
+  redisUrl: 'REDIS_URL',
+  adminKey: 'DRYDOCK_ADMIN_KEY',
+  'worker.id': 'WORKER_ID',
+};
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
+  const raw = {
+    nodeEnv: env.NODE_ENV,
+    databaseUrl: env.DATABASE_URL,
+    redisUrl: env.REDIS_URL,
+    gateway: {
+      host: env.GATEWAY_HOST,
+      port: env.GATEWAY_PORT,
+      maxBodyBytes: env.GATEWAY_MAX_BODY_BYTES,
+      maxWaitMs: env.GATEWAY_MAX_WAIT_MS,
+    },
+    adminKey: env.DRYDOCK_ADMIN_KEY,
+    worker: {
+      id: env.WORKER_ID ?? hostname().replace(/[^A-Za-z0-9_.-]/g, '-').slice(0, 64),
+      capacity: env.WORKER_CAPACITY,
+      concurrency: env.WORKER_CONCURRENCY,
+      heartbeatMs: env.WORKER_HEARTBEAT_MS,
+      heartbeatTtlMs: env.WORKER_HEARTBEAT_TTL_MS,
+      sessionIdleMs: env.SESSION_IDLE_TIMEOUT_MS,
+      reaperIntervalMs: env.SESSION_REAPER_INTERVAL_MS,
+      interruptGraceMs: env.SANDBOX_INTERRUPT_GRACE_MS,
+    },
+    docker: { socketPath: env.DOCKER_SOCKET, sandboxImage: env.SANDBOX_IMAGE },
+    defaultLimits: {
+      memoryMb: env.SANDBOX_MEMORY_MB,
+      cpus: env.SANDBOX_CPUS,
+      timeoutMs: env.SANDBOX_TIMEOUT_MS,
+      pids: env.SANDBOX_PIDS,
+      sessionDiskMb: env.SANDBOX_SESSION_DISK_MB,
+      tmpDiskMb: env.SANDBOX_TMP_DISK_MB,
+      maxOutputBytes: env.SANDBOX_MAX_OUTPUT_BYTES,
+    },
+    maxLimits: {
+      memoryMb: env.SANDBOX_MAX_MEMORY_MB,
+      cpus: env.SANDBOX_MAX_CPUS,
+      timeoutMs: env.SANDBOX_MAX_TIMEOUT_MS,
+      pids: env.SANDBOX_MAX_PIDS,
+      sessionDiskMb: env.SANDBOX_MAX_SESSION_DISK_MB,
+      tmpDiskMb: env.SANDBOX_MAX_TMP_DISK_MB,
+      maxOutputBytes: env.SANDBOX_MAX_OUTPUT_BYTES_CEILING,
+    },
+  };
+  const parsed = configSchema.safeParse(raw);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((issue) => {
+      const key = issue.path.join('.');
+      return `  ${ENV_NAMES[key] ?? key}: ${issue.message}`;
+    });
+    throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
+  }
+  return parsed.data;
+}
+
+export const APP_CONFIG = Symbol('APP_CONFIG');

@@ -1,0 +1,21 @@
+import { type DynamicModule, Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import type { DataSourceOptions } from 'typeorm';
+import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+import { databaseOptions } from './database-options.js';
+
+@Module({})
+export class DatabaseModule {
+  static forRoot(entities: NonNullable<DataSourceOptions['entities']>): DynamicModule {
+    return {
+      module: DatabaseModule,
+      imports: [
+        TypeOrmModule.forRootAsync({
+          inject: [APP_CONFIG],
+          useFactory: (config: AppConfig) => databaseOptions(config, entities),
+        }),
+      ],
+      exports: [TypeOrmModule],
+    };
+  }
+}

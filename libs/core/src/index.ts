@@ -1,0 +1,15 @@
+export * from './config/app-config.js';
+export * from './config/config.module.js';
+export * from './database/database-options.js';
+export * from './errors/drydock.error.js';
+export * from './ids.js';
+export * from './tenancy/tenant-scope.js';
+export * from './tenancy/tenant-limits.js';
+export * from './tenancy/tenant.entity.js';
+export * from './tenancy/tenants.repository.js';
+export * from './tenancy/typeorm-tenants.repository.js';
+export * from './tenancy/tenants.service.js';
+export * from './database/database.module.js';
+export * from './redis/redis.module.js';
+import { TenantApiKeyEntity, TenantEntity } from './tenancy/tenant.entity.js';
+export const CORE_ENTITIES = [TenantEntity, TenantApiKeyEntity];

@@ -1,0 +1,19 @@
+// A tenant's ceilings. Caller-supplied session limits are clamped to these; absent
+// fields fall back to the platform's maxima.
+export interface TenantLimits {
+  memoryMb?: number;
+  cpus?: number;
+  timeoutMs?: number;
+  pids?: number;
+  sessionDiskMb?: number;
+  maxSessions?: number;
+}
+
+export const TENANT_LIMIT_KEYS = [
+  'memoryMb',
+  'cpus',
+  'timeoutMs',
+  'pids',
+  'sessionDiskMb',
+  'maxSessions',
+] as const satisfies readonly (keyof TenantLimits)[];

@@ -1,0 +1,27 @@
+import type { TenantLimits } from './tenant-limits.js';
+
+export interface TenantRecord {
+  id: string;
+  name: string;
+  limits: TenantLimits;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface TenantsRepository {
+  create(tenant: { id: string; name: string; limits: TenantLimits }, key: ApiKeyRecord): Promise<TenantRecord>;
+  findById(tenantId: string): Promise<TenantRecord | null>;
+  list(): Promise<TenantRecord[]>;
+  updateLimits(tenantId: string, limits: TenantLimits): Promise<TenantRecord | null>;
+  // Revokes every active key of the tenant and stores the new one, atomically.
+  rotateKey(tenantId: string, key: ApiKeyRecord): Promise<void>;
+  findByKeyHash(keyHash: string): Promise<TenantRecord | null>;
+}
+
+export interface ApiKeyRecord {
+  id: string;
+  keyHash: string;
+  keyPrefix: string;
+}
+
+export const TENANTS_REPOSITORY = Symbol('TENANTS_REPOSITORY');

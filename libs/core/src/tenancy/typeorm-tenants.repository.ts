@@ -1,0 +1,51 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, IsNull } from 'typeorm';
+import { assertTenant } from './tenant-scope.js';
+import { TenantApiKeyEntity, TenantEntity } from './tenant.entity.js';
+import type { TenantLimits } from './tenant-limits.js';
+import type { ApiKeyRecord, TenantRecord, TenantsRepository } from './tenants.repository.js';
+
+@Injectable()
+export class TypeOrmTenantsRepository implements TenantsRepository {
+  constructor(@InjectDataSource() private readonly db: DataSource) {}
+
+  async create(tenant: { id: string; name: string; limits: TenantLimits }, key: ApiKeyRecord) {
+    return this.db.transaction(async (tx) => {
+      const saved = await tx.getRepository(TenantEntity).save(tx.getRepository(TenantEntity).create(tenant));
+      await tx.getRepository(TenantApiKeyEntity).insert({ ...key, tenantId: saved.id, revokedAt: null });
+      return saved;
+    });
+  }
+
+  findById(tenantId: string): Promise<TenantRecord | null> {
+    assertTenant(tenantId);
+    return this.db.getRepository(TenantEntity).findOneBy({ id: tenantId });
+  }
+
+  list(): Promise<TenantRecord[]> {
+    return this.db.getRepository(TenantEntity).find({ order: { createdAt: 'ASC' } });
+  }
+
+  async updateLimits(tenantId: string, limits: TenantLimits): Promise<TenantRecord | null> {
+    assertTenant(tenantId);
+    await this.db.getRepository(TenantEntity).update({ id: tenantId }, { limits });
+    return this.findById(tenantId);
+  }
+
+  async rotateKey(tenantId: string, key: ApiKeyRecord): Promise<void> {
+    assertTenant(tenantId);
+    await this.db.transaction(async (tx) => {
+      const keys = tx.getRepository(TenantApiKeyEntity);
+      await keys.update({ tenantId, revokedAt: IsNull() }, { revokedAt: new Date() });
+      await keys.insert({ ...key, tenantId, revokedAt: null });
+    });
+  }
+
+  async findByKeyHash(keyHash: string): Promise<TenantRecord | null> {
+    const key = await this.db
+      .getRepository(TenantApiKeyEntity)
+      .findOneBy({ keyHash, revokedAt: IsNull() });
+    return key ? this.findById(key.tenantId) : null;
+  }
+}

@@ -1,0 +1,67 @@
+import type { ContainerCreateOptions } from 'dockerode';
+import type { SandboxSpec } from '../runtime/sandbox-runtime.js';
+
+export const SANDBOX_UID = 10001;
+export const SANDBOX_COMMAND = ['python3', '-u', '/opt/drydock/repl/supervisor.py'];
+
+export const LABEL_SESSION = 'drydock.session';
+export const LABEL_TENANT = 'drydock.tenant';
+export const LABEL_WORKER = 'drydock.worker';
+
+// The isolation every sandbox gets, whatever the caller asked for. Nothing here is
+// caller-controlled except sizes, which arrive already clamped.
+export function sandboxContainerOptions(spec: SandboxSpec, image: string): ContainerCreateOptions {
+  const { limits } = spec;
+  const memoryBytes = limits.memoryMb * 1024 * 1024;
+  return {
+    Image: image,
+    Cmd: SANDBOX_COMMAND,
+    User: `${SANDBOX_UID}:${SANDBOX_UID}`,
+    WorkingDir: '/session',
+    // A minimal environment: no platform secret or host variable ever enters.
+    Env: [
+      'HOME=/session',
+      'LANG=C.UTF-8',
+      'PATH=/usr/local/bin:/usr/bin:/bin',
+      'MPLBACKEND=Agg',
+      'MPLCONFIGDIR=/tmp/.matplotlib',
+      'PYTHONDONTWRITEBYTECODE=1',
+    ],
+    Labels: {
+      [LABEL_SESSION]: spec.sessionId,
+      [LABEL_TENANT]: spec.tenantId,
+      [LABEL_WORKER]: spec.workerId,
+    },
+    AttachStdin: true,
+    AttachStdout: true,
+    AttachStderr: true,
+    OpenStdin: true,
+    StdinOnce: false,
+    Tty: false,
+    NetworkDisabled: true,
+    HostConfig: {
+      NetworkMode: 'none',
+      ReadonlyRootfs: true,
+      Tmpfs: {
+        '/session': `rw,nosuid,nodev,size=${limits.sessionDiskMb}m,uid=${SANDBOX_UID},gid=${SANDBOX_UID},mode=0700`,
+        '/tmp': `rw,nosuid,nodev,size=${limits.tmpDiskMb}m,uid=${SANDBOX_UID},gid=${SANDBOX_UID},mode=1777`,
+      },
+      CapDrop: ['ALL'],
+      SecurityOpt: ['no-new-privileges:true'],
+      Privileged: false,
+      PidsLimit: limits.pids,
+      Memory: memoryBytes,
+      MemorySwap: memoryBytes,
+      NanoCpus: Math.round(limits.cpus * 1e9),
+      Init: true,
+      IpcMode: 'private',
+      Ulimits: [
+        { Name: 'nofile', Soft: 1024, Hard: 1024 },
+        { Name: 'core', Soft: 0, Hard: 0 },
+      ],
+      RestartPolicy: { Name: 'no' },
+      AutoRemove: false,
+      LogConfig: { Type: 'none', Config: {} },
+    },
+  };
+}

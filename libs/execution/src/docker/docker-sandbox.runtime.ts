@@ -1,0 +1,77 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import Docker from 'dockerode';
+import { APP_CONFIG, type AppConfig } from '@drydock/core';
+import type { Duplex } from 'node:stream';
+import type { Sandbox, SandboxRuntime, SandboxSpec } from '../runtime/sandbox-runtime.js';
+import { LABEL_SESSION, LABEL_WORKER, sandboxContainerOptions } from './container-spec.js';
+import { DockerSandbox } from './docker-sandbox.js';
+
+const READY_TIMEOUT_MS = 30_000;
+// Slack beyond the execution timeout before the worker stops trusting the supervisor.
+const HARD_DEADLINE_SLACK_MS = 10_000;
+
+@Injectable()
+export class DockerSandboxRuntime implements SandboxRuntime {
+  private readonly logger = new Logger(DockerSandboxRuntime.name);
+  private readonly docker: Docker;
+
+  constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {
+    this.docker = new Docker({ socketPath: config.docker.socketPath });
+  }
+
+  async create(spec: SandboxSpec): Promise<Sandbox> {
+    const container = await this.docker.createContainer({
+      ...sandboxContainerOptions(spec, this.config.docker.sandboxImage),
+      name: `drydock-${spec.sessionId}-${Date.now().toString(36)}`,
+    });
+    try {
+      const channel = (await container.attach({
+        stream: true,
+        stdin: true,
+        stdout: true,
+        stderr: true,
+        hijack: true,
+      })) as unknown as Duplex;
+      const sandbox = new DockerSandbox(container.id, container, channel, HARD_DEADLINE_SLACK_MS);
+      sandbox.attach(this.docker.modem as never);
+      const ready = sandbox.waitReady(READY_TIMEOUT_MS);
+      await container.start();
+      await ready;
+      return sandbox;
+    } catch (error) {
+      await container.remove({ force: true }).catch(() => undefined);
+      throw error;
+    }
+  }
+
+  async removeOrphans(workerId: string, keep: ReadonlySet<string>): Promise<number> {
+    const containers = await this.docker.listContainers({
+      all: true,
+      filters: { label: [`${LABEL_WORKER}=${workerId}`] },
+    });
+    let removed = 0;
+    for (const info of containers) {
+      if (keep.has(info.Labels[LABEL_SESSION] ?? '')) continue;
+      await this.docker
+        .getContainer(info.Id)
+        .remove({ force: true })
+        .then(() => removed++)
+        .catch((error: Error) => this.logger.warn(`could not remove ${info.Id}: ${error.message}`));
+    }
+    return removed;
+  }
+
+  async healthy(): Promise<boolean> {
+    try {
+      await this.docker.ping();
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  // Exposed for tests and benchmarks that assert on the real container configuration.
+  inspect(containerId: string) {
+    return this.docker.getContainer(containerId).inspect();
+  }
+}

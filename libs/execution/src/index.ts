@@ -1,0 +1,13 @@
+export * from './queue/queue.constants.js';
+export * from './queue/job-dispatcher.js';
+export * from './protocol/repl-protocol.js';
+export * from './runtime/sandbox-runtime.js';
+export * from './docker/container-spec.js';
+export * from './docker/docker-sandbox.js';
+export * from './docker/docker-sandbox.runtime.js';
+export * from './records/execution.entity.js';
+export * from './records/executions.repository.js';
+export * from './records/typeorm-executions.repository.js';
+export * from './records/execution.view.js';
+import { ExecutionEntity } from './records/execution.entity.js';
+export const EXECUTION_ENTITIES = [ExecutionEntity];

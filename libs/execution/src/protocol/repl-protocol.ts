@@ -1,0 +1,81 @@
+// The framed protocol spoken with the REPL supervisor over the container's attached
+// stdin/stdout (see docker/sandbox/repl/README.md): a 4-byte big-endian length, then
+// that many bytes of UTF-8 JSON.
+export const MAX_FRAME_BYTES = 64 * 1024 * 1024;
+
+export type ExecutionStatus = 'ok' | 'error' | 'timeout' | 'memory' | 'killed';
+
+export interface ExecRequest {
+  op: 'exec';
+  id: string;
+  code: string;
+  timeoutMs: number;
+  maxOutputBytes: number;
+}
+
+export interface RichResult {
+  text?: string;
+  html?: string;
+  png?: string;
+  json?: unknown;
+}
+
+export interface PythonError {
+  name: string;
+  value: string;
+  traceback: string;
+}
+
+export interface DoneFrame {
+  ev: 'done';
+  id: string;
+  status: ExecutionStatus;
+  stdout: string;
+  stderr: string;
+  truncated: boolean;
+  result: RichResult | null;
+  error: PythonError | null;
+  stateLost: boolean;
+  durationMs: number;
+}
+
+export type ReplEvent =
+  | { ev: 'ready'; protocol: number; python: string; pid: number }
+  | { ev: 'pong'; id: string }
+  | { ev: 'stream'; id: string; name: 'stdout' | 'stderr'; text: string }
+  | DoneFrame
+  | { ev: 'protocol_error'; message: string };
+
+export type ReplRequest = ExecRequest | { op: 'ping'; id: string } | { op: 'shutdown' };
+
+export function encodeFrame(message: ReplRequest): Buffer {
+  const body = Buffer.from(JSON.stringify(message), 'utf8');
+  const header = Buffer.allocUnsafe(4);
+  header.writeUInt32BE(body.length, 0);
+  return Buffer.concat([header, body]);
+}
+
+export class FrameDecodeError extends Error {}
+
+// Incremental decoder: feed it chunks as they arrive, get whole messages back.
+export class FrameDecoder {
+  private buffer: Buffer = Buffer.alloc(0);
+
+  push(chunk: Buffer): ReplEvent[] {
+    this.buffer = this.buffer.length ? Buffer.concat([this.buffer, chunk]) : chunk;
+    const events: ReplEvent[] = [];
+    while (this.buffer.length >= 4) {
+      const length = this.buffer.readUInt32BE(0);
+      if (length > MAX_FRAME_BYTES) throw new FrameDecodeError(`frame of ${length} bytes exceeds the limit`);
+      if (this.buffer.length < 4 + length) break;
+      const body = this.buffer.subarray(4, 4 + length).toString('utf8');
+      this.buffer = this.buffer.subarray(4 + length);
+      try {
+        events.push(JSON.parse(body) as ReplEvent);
+      } catch {
+        throw new FrameDecodeError('frame is not valid JSON');
+      }
+    }
+    return events;
+  }
+}

@@ -1,0 +1,21 @@
+import type { JobDataByName, JobName } from './queue.constants.js';
+
+// The port the gateway's services use to hand work to a worker and wait for its
+// answer; its BullMQ implementation lives in the gateway.
+export interface JobDispatcher {
+  dispatch<N extends JobName, R>(
+    workerId: string,
+    name: N,
+    data: JobDataByName[N],
+    options: { waitMs: number },
+  ): Promise<R>;
+  // Live output published by the worker while a job runs; returns an unsubscribe.
+  subscribeOutput(executionId: string, onEvent: (event: StreamEvent) => void): Promise<() => Promise<void>>;
+}
+
+export interface StreamEvent {
+  name: 'stdout' | 'stderr';
+  text: string;
+}
+
+export const JOB_DISPATCHER = Symbol('JOB_DISPATCHER');

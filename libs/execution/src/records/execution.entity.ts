@@ -1,0 +1,76 @@
+import { Column, CreateDateColumn, Entity, Index, PrimaryColumn } from 'typeorm';
+import type { PythonError, RichResult } from '../protocol/repl-protocol.js';
+
+export type ExecutionRecordStatus = 'queued' | 'running' | 'ok' | 'error' | 'timeout' | 'memory' | 'killed';
+
+export interface ExecutionFiles {
+  changed: string[];
+  deleted: string[];
+}
+
+@Entity({ name: 'executions' })
+@Index('executions_tenant_session_idx', ['tenantId', 'sessionId', 'createdAt'])
+export class ExecutionEntity {
+  @PrimaryColumn({ type: 'text' })
+  id: string;
+
+  @Column({ name: 'tenant_id', type: 'text' })
+  tenantId: string;
+
+  @Column({ name: 'session_id', type: 'text' })
+  sessionId: string;
+
+  @Column({ name: 'thread_id', type: 'text' })
+  threadId: string;
+
+  @Column({ type: 'text' })
+  code: string;
+
+  @Column({ name: 'code_sha256', type: 'char', length: 64 })
+  codeSha256: string;
+
+  @Column({ type: 'text' })
+  status: ExecutionRecordStatus;
+
+  @Column({ type: 'text', default: '' })
+  stdout: string;
+
+  @Column({ type: 'text', default: '' })
+  stderr: string;
+
+  @Column({ type: 'boolean', default: false })
+  truncated: boolean;
+
+  @Column({ type: 'jsonb', nullable: true })
+  result: RichResult | null;
+
+  @Column({ type: 'jsonb', nullable: true })
+  error: PythonError | null;
+
+  @Column({ name: 'state_lost', type: 'boolean', default: false })
+  stateLost: boolean;
+
+  @Column({ type: 'jsonb', default: () => `'{"changed":[],"deleted":[]}'` })
+  files: ExecutionFiles;
+
+  @Column({ type: 'jsonb', default: () => "'[]'" })
+  artifacts: unknown[];
+
+  @Column({ name: 'idempotency_key', type: 'text', nullable: true })
+  idempotencyKey: string | null;
+
+  @Column({ name: 'timeout_ms', type: 'integer' })
+  timeoutMs: number;
+
+  @Column({ name: 'duration_ms', type: 'integer', nullable: true })
+  durationMs: number | null;
+
+  @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
+  createdAt: Date;
+
+  @Column({ name: 'started_at', type: 'timestamptz', nullable: true })
+  startedAt: Date | null;
+
+  @Column({ name: 'finished_at', type: 'timestamptz', nullable: true })
+  finishedAt: Date | null;
+}

@@ -1,0 +1,44 @@
+import type { ExecutionRecord } from './executions.repository.js';
+
+// The public shape of an execution (API.md). The stored code is not echoed back.
+export interface ExecutionView {
+  id: string;
+  sessionId: string;
+  threadId: string;
+  status: ExecutionRecord['status'];
+  stdout: string;
+  stderr: string;
+  truncated: boolean;
+  result: ExecutionRecord['result'];
+  error: ExecutionRecord['error'];
+  stateLost: boolean;
+  files: ExecutionRecord['files'];
+  artifacts: unknown[];
+  codeSha256: string;
+  idempotencyKey: string | null;
+  durationMs: number | null;
+  createdAt: string;
+  finishedAt: string | null;
+}
+
+export function toExecutionView(record: ExecutionRecord): ExecutionView {
+  return {
+    id: record.id,
+    sessionId: record.sessionId,
+    threadId: record.threadId,
+    status: record.status,
+    stdout: record.stdout,
+    stderr: record.stderr,
+    truncated: record.truncated,
+    result: record.result,
+    error: record.error,
+    stateLost: record.stateLost,
+    files: record.files,
+    artifacts: record.artifacts,
+    codeSha256: record.codeSha256,
+    idempotencyKey: record.idempotencyKey,
+    durationMs: record.durationMs,
+    createdAt: new Date(record.createdAt).toISOString(),
+    finishedAt: record.finishedAt ? new Date(record.finishedAt).toISOString() : null,
+  };
+}

@@ -1,0 +1,26 @@
+import type { RunOutcome } from '../runtime/sandbox-runtime.js';
+import type { ExecutionEntity } from './execution.entity.js';
+
+export type ExecutionRecord = ExecutionEntity;
+
+export interface NewExecution {
+  id: string;
+  sessionId: string;
+  threadId: string;
+  code: string;
+  codeSha256: string;
+  timeoutMs: number;
+  idempotencyKey: string | null;
+}
+
+export interface ExecutionsRepository {
+  // Inserts a queued execution, or returns the existing one when the tenant already
+  // used this idempotency key (`created: false`).
+  createOrGet(tenantId: string, execution: NewExecution): Promise<{ record: ExecutionRecord; created: boolean }>;
+  findById(tenantId: string, executionId: string): Promise<ExecutionRecord | null>;
+  // Moves a queued execution to running; false when it had already started or finished.
+  markRunning(tenantId: string, executionId: string): Promise<boolean>;
+  complete(tenantId: string, executionId: string, outcome: RunOutcome): Promise<ExecutionRecord>;
+}
+
+export const EXECUTIONS_REPOSITORY = Symbol('EXECUTIONS_REPOSITORY');

@@ -1,0 +1,12 @@
+export * from './session.entity.js';
+export * from './sessions.repository.js';
+export * from './typeorm-sessions.repository.js';
+export * from './session-limits.js';
+export * from './worker-registry.js';
+export * from './redis-worker-registry.js';
+export * from './sessions.errors.js';
+export * from './session.view.js';
+export * from './sessions.service.js';
+export * from './session-executions.service.js';
+import { SessionEntity } from './session.entity.js';
+export const SESSIONS_ENTITIES = [SessionEntity];

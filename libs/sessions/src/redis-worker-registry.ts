@@ -1,0 +1,36 @@
+import { Injectable } from '@nestjs/common';
+import type { Redis } from 'ioredis';
+import { WORKER_REGISTRY_SET, workerHeartbeatKey } from '@drydock/execution';
+import type { WorkerInfo, WorkerRegistry } from './worker-registry.js';
+
+@Injectable()
+export class RedisWorkerRegistry implements WorkerRegistry {
+  constructor(private readonly redis: Redis) {}
+
+  async heartbeat(info: WorkerInfo, ttlMs: number): Promise<void> {
+    await this.redis
+      .multi()
+      .set(workerHeartbeatKey(info.id), JSON.stringify(info), 'PX', ttlMs)
+      .sadd(WORKER_REGISTRY_SET, info.id)
+      .exec();
+  }
+
+  async deregister(workerId: string): Promise<void> {
+    await this.redis.multi().del(workerHeartbeatKey(workerId)).srem(WORKER_REGISTRY_SET, workerId).exec();
+  }
+
+  async listLive(): Promise<WorkerInfo[]> {
+    const ids = await this.redis.smembers(WORKER_REGISTRY_SET);
+    if (ids.length === 0) return [];
+    const values = await this.redis.mget(ids.map(workerHeartbeatKey));
+    const live: WorkerInfo[] = [];
+    const dead: string[] = [];
+    values.forEach((value, i) => (value ? live.push(JSON.parse(value) as WorkerInfo) : dead.push(ids[i]!)));
+    if (dead.length) await this.redis.srem(WORKER_REGISTRY_SET, ...dead);
+    return live;
+  }
+
+  async isLive(workerId: string): Promise<boolean> {
+    return (await this.redis.exists(workerHeartbeatKey(workerId))) === 1;
+  }
+}

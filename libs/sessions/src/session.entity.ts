@@ -1,0 +1,48 @@
+import { Column, CreateDateColumn, Entity, Index, PrimaryColumn } from 'typeorm';
+import type { EffectiveLimits } from '@drydock/execution';
+
+export type SessionStatus = 'starting' | 'ready' | 'lost' | 'ended';
+export type SessionStorage = 'tmpfs' | 'bind';
+
+@Entity({ name: 'sessions' })
+@Index('sessions_tenant_created_idx', ['tenantId', 'createdAt'])
+@Index('sessions_worker_status_idx', ['workerId', 'status'])
+export class SessionEntity {
+  @PrimaryColumn({ type: 'text' })
+  id: string;
+
+  @Column({ name: 'tenant_id', type: 'text' })
+  tenantId: string;
+
+  @Column({ name: 'thread_id', type: 'text' })
+  threadId: string;
+
+  @Column({ type: 'text' })
+  status: SessionStatus;
+
+  @Column({ name: 'worker_id', type: 'text' })
+  workerId: string;
+
+  @Column({ type: 'jsonb' })
+  limits: EffectiveLimits;
+
+  @Column({ type: 'text', default: 'tmpfs' })
+  storage: SessionStorage;
+
+  // Set by the worker once a container exists; a later container for the same session
+  // means the interpreter state was lost.
+  @Column({ name: 'container_id', type: 'text', nullable: true })
+  containerId: string | null;
+
+  @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
+  createdAt: Date;
+
+  @Column({ name: 'last_used_at', type: 'timestamptz' })
+  lastUsedAt: Date;
+
+  @Column({ name: 'ended_at', type: 'timestamptz', nullable: true })
+  endedAt: Date | null;
+
+  @Column({ name: 'end_reason', type: 'text', nullable: true })
+  endReason: string | null;
+}

@@ -1,0 +1,48 @@
+import { DrydockError } from '@drydock/core';
+
+export class SessionsError extends DrydockError {
+  static notFound(sessionId: string) {
+    return new SessionsError('SESSION_NOT_FOUND', `No session with id ${sessionId}.`, 404);
+  }
+  static ended(sessionId: string) {
+    return new SessionsError(
+      'SESSION_ENDED',
+      `Session ${sessionId} has ended; create a new session for its thread.`,
+      409,
+    );
+  }
+  static executionNotFound(executionId: string) {
+    return new SessionsError('EXECUTION_NOT_FOUND', `No execution with id ${executionId}.`, 404);
+  }
+  static noWorker() {
+    return new SessionsError(
+      'NO_WORKER_AVAILABLE',
+      'No worker is available to host a session right now; try again shortly.',
+      503,
+    );
+  }
+  static tooManySessions(max: number) {
+    return new SessionsError(
+      'SESSION_QUOTA_EXCEEDED',
+      `This tenant already has ${max} live sessions, its maximum; delete one first.`,
+      429,
+    );
+  }
+  static idempotencyConflict(key: string) {
+    return new SessionsError(
+      'IDEMPOTENCY_KEY_REUSED',
+      `Idempotency key "${key}" was already used for a different session or code.`,
+      409,
+    );
+  }
+  static sandboxFailed(message: string) {
+    return new SessionsError('SANDBOX_UNAVAILABLE', `The sandbox could not be started: ${message}`, 503);
+  }
+  static waitTimeout(executionId: string) {
+    return new SessionsError(
+      'EXECUTION_WAIT_TIMEOUT',
+      `Execution ${executionId} is still running; fetch it later with GET /v1/executions/${executionId}.`,
+      504,
+    );
+  }
+}

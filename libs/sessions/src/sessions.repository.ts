@@ -1,0 +1,34 @@
+import type { EffectiveLimits } from '@drydock/execution';
+import type { SessionEntity, SessionStatus, SessionStorage } from './session.entity.js';
+
+export type SessionRecord = SessionEntity;
+
+export interface NewSession {
+  id: string;
+  threadId: string;
+  workerId: string;
+  limits: EffectiveLimits;
+  storage: SessionStorage;
+}
+
+export interface SessionsRepository {
+  // Inserts a starting session, unless the thread already has a live one, which is
+  // returned instead (`created: false`).
+  createOrGetLive(tenantId: string, session: NewSession): Promise<{ record: SessionRecord; created: boolean }>;
+  findById(tenantId: string, sessionId: string): Promise<SessionRecord | null>;
+  list(tenantId: string, options: { includeEnded: boolean; limit: number }): Promise<SessionRecord[]>;
+  countLive(tenantId: string): Promise<number>;
+  setStatus(tenantId: string, sessionId: string, status: SessionStatus): Promise<void>;
+  moveToWorker(tenantId: string, sessionId: string, workerId: string): Promise<void>;
+  end(tenantId: string, sessionId: string, reason: string): Promise<void>;
+  // Worker-side bookkeeping.
+  recordContainer(tenantId: string, sessionId: string, containerId: string): Promise<void>;
+  touch(tenantId: string, sessionId: string): Promise<void>;
+  // Operator views and maintenance, across tenants by design.
+  listAllLive(limit: number): Promise<SessionRecord[]>;
+  findAnyById(sessionId: string): Promise<SessionRecord | null>;
+  listLiveOnWorker(workerId: string): Promise<SessionRecord[]>;
+  markWorkerSessionsLost(workerId: string): Promise<number>;
+}
+
+export const SESSIONS_REPOSITORY = Symbol('SESSIONS_REPOSITORY');

@@ -1,0 +1,20 @@
+import { DataSource } from 'typeorm';
+import { CORE_ENTITIES, databaseOptions } from '@drydock/core';
+import { EXECUTION_ENTITIES } from '@drydock/execution';
+import { SESSIONS_ENTITIES } from '@drydock/sessions';
+import { InitialSchema1763800000000 } from './1763800000000-initial-schema.js';
+
+export const MIGRATIONS = [InitialSchema1763800000000];
+export const ENTITIES = [...CORE_ENTITIES, ...SESSIONS_ENTITIES, ...EXECUTION_ENTITIES];
+
+// Applies pending migrations; safe to run on every start (it takes TypeORM's lock).
+export async function runMigrations(databaseUrl: string): Promise<string[]> {
+  const ds = new DataSource(databaseOptions({ databaseUrl }, ENTITIES, MIGRATIONS));
+  await ds.initialize();
+  try {
+    const applied = await ds.runMigrations({ transaction: 'each' });
+    return applied.map((m) => m.name);
+  } finally {
+    await ds.destroy();
+  }
+}

@@ -1,0 +1,94 @@
+# Shared helpers for scripts/start.sh and scripts/test.sh: make sure PostgreSQL, Redis
+# and a Docker engine are installed (from Debian's packages, when running as root on
+# Debian) and running. Everything here is idempotent.
+
+DRYDOCK_VAR="${DRYDOCK_VAR:-$ROOT/var}"
+mkdir -p "$DRYDOCK_VAR/log"
+
+log() { printf '\033[1m[drydock]\033[0m %s\n' "$*"; }
+die() { printf '[drydock] error: %s\n' "$*" >&2; exit 1; }
+
+apt_install() {
+  local missing=()
+  for pkg in "$@"; do dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg"); done
+  [[ ${#missing[@]} -eq 0 ]] && return 0
+  [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null ||
+    die "missing packages: ${missing[*]} (install them, or run this script as root on Debian)"
+  log "installing ${missing[*]} from Debian's packages"
+  DEBIAN_FRONTEND=noninteractive apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >"$DRYDOCK_VAR/log/apt.log" 2>&1 ||
+    { tail -20 "$DRYDOCK_VAR/log/apt.log" >&2; die "apt-get install failed"; }
+}
+
+wait_for() { # wait_for <seconds> <description> <command...>
+  local seconds=$1 what=$2; shift 2
+  for ((i = 0; i < seconds * 10; i++)); do "$@" >/dev/null 2>&1 && return 0; sleep 0.1; done
+  die "$what did not come up within ${seconds}s"
+}
+
+ensure_docker() {
+  if docker info >/dev/null 2>&1; then return 0; fi
+  command -v dockerd >/dev/null || apt_install docker.io
+  command -v docker >/dev/null || apt_install docker.io
+  log "starting dockerd"
+  (setsid dockerd >"$DRYDOCK_VAR/log/dockerd.log" 2>&1 &)
+  wait_for 60 "dockerd" docker info
+}
+
+ensure_redis() {
+  local port=${REDIS_PORT:-6379}
+  if command -v redis-cli >/dev/null && redis-cli -p "$port" ping >/dev/null 2>&1; then return 0; fi
+  command -v redis-server >/dev/null || apt_install redis-server
+  log "starting redis on :$port"
+  redis-server --port "$port" --bind 127.0.0.1 --daemonize yes --save '' --appendonly no \
+    --logfile "$DRYDOCK_VAR/log/redis.log"
+  wait_for 20 "redis" redis-cli -p "$port" ping
+}
+
+pg_version() { ls /usr/lib/postgresql 2>/dev/null | sort -n | tail -1; }
+
+ensure_postgres() {
+  [[ -n "$(pg_version)" ]] || apt_install postgresql
+  local version; version=$(pg_version)
+  if ! pg_lsclusters -h 2>/dev/null | grep -q "^$version main"; then
+    pg_createcluster "$version" main >/dev/null
+  fi
+  if ! pg_lsclusters -h | grep "^$version main" | grep -q online; then
+    log "starting PostgreSQL $version"
+    pg_ctlcluster "$version" main start
+  fi
+  wait_for 30 "PostgreSQL" su postgres -c "psql -qAtc 'select 1'"
+  # One role for the platform; databases are created on demand.
+  su postgres -c "psql -qAt -c \"select 1 from pg_roles where rolname='drydock'\"" | grep -q 1 ||
+    su postgres -c "psql -q -c \"create role drydock login password 'drydock' createdb\""
+}
+
+ensure_database() { # ensure_database <name>
+  su postgres -c "psql -qAt -c \"select 1 from pg_database where datname='$1'\"" | grep -q 1 ||
+    su postgres -c "createdb -O drydock '$1'"
+}
+
+ensure_node_modules() {
+  local stamp="$ROOT/node_modules/.drydock-lock-hash"
+  local hash; hash=$(sha256sum "$ROOT/package-lock.json" | cut -d' ' -f1)
+  if [[ ! -f "$stamp" || "$(cat "$stamp")" != "$hash" ]]; then
+    log "installing npm dependencies"
+    (cd "$ROOT" && npm ci --no-audit --no-fund --loglevel=error) || die "npm ci failed"
+    echo "$hash" >"$stamp"
+  fi
+}
+
+build_images() {
+  ensure_docker
+  command -v debootstrap >/dev/null || apt_install debootstrap
+  bash "$ROOT/docker/sandbox/base/build-base.sh"
+  log "building the sandbox image ${SANDBOX_IMAGE:-drydock/sandbox:latest}"
+  docker build -q -t "${SANDBOX_IMAGE:-drydock/sandbox:latest}" \
+    --build-arg BASE_IMAGE="${DRYDOCK_BASE_IMAGE:-drydock/sandbox-base:bookworm}" \
+    "$ROOT/docker/sandbox" >/dev/null || die "sandbox image build failed"
+}
+
+build_app() {
+  log "compiling TypeScript (swc)"
+  (cd "$ROOT" && npm run -s build) || die "build failed"
+}
