@@ -32,7 +32,6 @@ export default {
       ...common,
       displayName: 'e2e',
       testMatch: ['<rootDir>/test/e2e/**/*.e2e-spec.ts'],
-      globalSetup: '<rootDir>/test/e2e/support/global-setup.ts',
       testTimeout: 120_000,
     },
   ],

@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
 import { Queue, QueueEvents } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { APP_CONFIG, createRedis, type AppConfig } from '@drydock/core';
+import { APP_CONFIG, createRedis, redisOptions, type AppConfig } from '@drydock/core';
 import {
   executionStreamChannel,
   jobIdFor,
@@ -89,9 +89,9 @@ export class BullMqJobDispatcher implements JobDispatcher, OnApplicationShutdown
     let channel = this.channels.get(workerId);
     if (!channel) {
       const name = workerQueueName(workerId);
-      const queue = new Queue(name, { connection: createRedis(this.config.redisUrl, 'drydock-gateway-queue') });
+      const queue = new Queue(name, { connection: redisOptions(this.config.redisUrl, 'drydock-gateway-queue') });
       const events = new QueueEvents(name, {
-        connection: createRedis(this.config.redisUrl, 'drydock-gateway-events'),
+        connection: redisOptions(this.config.redisUrl, 'drydock-gateway-events'),
       });
       events.on('error', (error) => this.logger.warn(`queue events ${name}: ${error.message}`));
       channel = { queue, events, ready: Promise.all([queue.waitUntilReady(), events.waitUntilReady()]) };

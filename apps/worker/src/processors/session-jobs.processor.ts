@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { APP_CONFIG, createRedis, REDIS, type AppConfig } from '@drydock/core';
+import { APP_CONFIG, redisOptions, REDIS, type AppConfig } from '@drydock/core';
 import {
   executionStreamChannel,
   JobName,
@@ -29,7 +29,7 @@ export class SessionJobsProcessor {
   start(): void {
     const name = workerQueueName(this.config.worker.id);
     this.worker = new Worker(name, (job) => this.process(job), {
-      connection: createRedis(this.config.redisUrl, 'drydock-worker-jobs'),
+      connection: redisOptions(this.config.redisUrl, 'drydock-worker-jobs'),
       concurrency: this.config.worker.concurrency,
     });
     this.worker.on('failed', (job, error) => this.logger.warn(`job ${job?.name} ${job?.id} failed: ${error.message}`));

@@ -53,7 +53,7 @@ export const configSchema = z.object({
     pids: int(1024),
     sessionDiskMb: int(4096),
     tmpDiskMb: int(1024),
-    maxOutputBytes: int(16 * 1024 * 1024),
+    maxOutputBytes: int(4 * 1024 * 1024),
   }),
 });
 

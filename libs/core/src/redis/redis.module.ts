@@ -1,12 +1,28 @@
 import { Global, Inject, Module, type OnApplicationShutdown } from '@nestjs/common';
-import { Redis } from 'ioredis';
+import { Redis, type RedisOptions } from 'ioredis';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 
 export const REDIS = Symbol('REDIS');
 
 export function createRedis(url: string, name: string): Redis {
-  // maxRetriesPerRequest null is what BullMQ requires of connections it uses.
-  return new Redis(url, { maxRetriesPerRequest: null, connectionName: name, lazyConnect: false });
+  return new Redis(redisOptions(url, name));
+}
+
+// Connection options rather than a client: BullMQ closes connections it created itself
+// but leaves a client it was handed open, which would keep a stopping process alive.
+export function redisOptions(url: string, name: string): RedisOptions {
+  const parsed = new URL(url);
+  return {
+    host: parsed.hostname,
+    port: parsed.port ? Number(parsed.port) : 6379,
+    db: parsed.pathname.length > 1 ? Number(parsed.pathname.slice(1)) : 0,
+    username: parsed.username ? decodeURIComponent(parsed.username) : undefined,
+    password: parsed.password ? decodeURIComponent(parsed.password) : undefined,
+    tls: parsed.protocol === 'rediss:' ? {} : undefined,
+    // What BullMQ requires of the connections it uses.
+    maxRetriesPerRequest: null,
+    connectionName: name,
+  };
 }
 
 @Global()

@@ -63,9 +63,19 @@ export function outcomeFromDone(done: DoneFrame): RunOutcome {
     stdout: done.stdout,
     stderr: done.stderr,
     truncated: done.truncated,
-    result: done.result,
+    result: compactResult(done.result),
     error: done.error,
     stateLost: done.stateLost,
     durationMs: done.durationMs,
   };
+}
+
+// The REPL reports absent representations as null; the API omits them.
+function compactResult(result: RichResult | null): RichResult | null {
+  if (!result) return null;
+  const compact: RichResult = {};
+  for (const [key, value] of Object.entries(result)) {
+    if (value !== null && value !== undefined) (compact as Record<string, unknown>)[key] = value;
+  }
+  return Object.keys(compact).length ? compact : null;
 }

@@ -1,0 +1,429 @@
+#!/usr/bin/env python3
+"""Drydock REPL kernel: runs user code in one persistent namespace.
+
+Started by supervisor.py as ``kernel.py <command-fd> <result-fd>`` with fd 0 = /dev/null,
+fd 1 / fd 2 = pipes the supervisor reads (user stdout / stderr), and two private pipes:
+commands arrive on <command-fd> and results leave on <result-fd>, both as 4-byte
+big-endian length + UTF-8 JSON frames. User code and everything it spawns can write to
+fd 1 / fd 2 freely: those bytes are only ever treated as output, never as protocol.
+
+Commands:   {"op": "exec", "id": str, "code": str, "maxOutputBytes": int}
+            {"op": "reap", "pids": [int]}   (collect children the supervisor killed)
+Replies:    {"ev": "ready", "pid": int}     (once, at start)
+            {"ev": "result", "id": str, "status": "ok" | "error",
+             "result": {"text": str, "html": str | None} | None,
+             "error": {"name": str, "value": str, "traceback": str} | None,
+             "truncated": bool}
+
+Standard library only: this runs inside the sandbox image before any user package.
+"""
+
+import ast
+import builtins
+import io
+import json
+import linecache
+import os
+import signal
+import struct
+import sys
+import time
+import traceback
+import types
+from typing import Any, NoReturn
+
+_HEADER = struct.Struct(">I")
+# A command carries user code, which the host caps at 16 MiB; leave room for JSON escaping.
+_MAX_COMMAND_FRAME = 96 * 1024 * 1024
+# Error text is not covered by the output cap, so bound it separately.
+_ERROR_TEXT_CAP = 64 * 1024
+# Exit code when the kernel can no longer talk to the supervisor safely (lost or
+# hijacked private fds). The supervisor sees the exit and respawns a fresh kernel.
+_EXIT_CHANNEL_BROKEN = 70
+
+# Frames from this file are kernel internals and are cut from user tracebacks.
+_KERNEL_FILE = (lambda: None).__code__.co_filename
+
+
+def _die() -> NoReturn:
+    os._exit(_EXIT_CHANNEL_BROKEN)
+
+
+def _cap_text(text: str, limit: int) -> tuple[str, bool]:
+    """Cut ``text`` to at most ``limit`` UTF-8 bytes (on a character boundary)."""
+    if len(text) * 4 <= limit:  # fast path: cannot exceed the limit even if all 4-byte
+        return text, False
+    encoded = text.encode("utf-8", "replace")
+    if len(encoded) <= limit:
+        return text, False
+    return encoded[: max(limit, 0)].decode("utf-8", "ignore"), True
+
+
+def _clean(text: str) -> str:
+    """Replace lone surrogates so the text can always be encoded as UTF-8 JSON."""
+    return text.encode("utf-8", "replace").decode("utf-8")
+
+
+def _safe_str(obj: object) -> str:
+    try:
+        return str(obj)
+    except BaseException:  # noqa: BLE001 - a user __str__ may raise anything
+        return f"<unprintable {type(obj).__name__} object>"
+
+
+class _FdWriter(io.RawIOBase):
+    """Raw writer on a numbered fd that never closes it.
+
+    ``discard`` lets the kernel throw away bytes stuck in the buffer above it after a
+    failed flush (e.g. user code closed fd 1 mid-cell), so they do not leak into the
+    output of a later cell.
+    """
+
+    def __init__(self, fd: int) -> None:
+        super().__init__()
+        self._fd = fd
+        self.discard = False
+
+    def writable(self) -> bool:
+        return True
+
+    def fileno(self) -> int:
+        return self._fd
+
+    def write(self, data: Any) -> int:  # type: ignore[override]
+        if self.discard:
+            return len(data)
+        return os.write(self._fd, data)
+
+
+class _StreamingText(io.TextIOWrapper):
+    """Text stream that hands every write to the pipe at once.
+
+    Output must reach the host while a cell is still running, including partial lines
+    (``print("x", end="")``) and progress loops, so nothing may linger in a buffer.
+    """
+
+    def write(self, s: str) -> int:  # type: ignore[override]
+        n = super().write(s)
+        self.flush()
+        return n
+
+
+def _make_stream(fd: int) -> tuple[_FdWriter, _StreamingText]:
+    raw = _FdWriter(fd)
+    text = _StreamingText(
+        io.BufferedWriter(raw),
+        encoding="utf-8",
+        errors="backslashreplace",
+        write_through=True,
+    )
+    return raw, text
+
+
+def _strip_internal_frames(te: traceback.TracebackException) -> None:
+    """Remove kernel frames from a TracebackException and everything chained to it."""
+    seen: set[int] = set()
+    todo: list[traceback.TracebackException | None] = [te]
+    while todo:
+        cur = todo.pop()
+        if cur is None or id(cur) in seen:
+            continue
+        seen.add(id(cur))
+        cur.stack = traceback.StackSummary.from_list(
+            [frame for frame in cur.stack if frame.filename != _KERNEL_FILE]
+        )
+        todo.append(cur.__cause__)
+        todo.append(cur.__context__)
+        todo.extend(getattr(cur, "exceptions", None) or [])  # ExceptionGroup members
+
+
+class Kernel:
+    def __init__(self, command_fd: int, result_fd: int) -> None:
+        self._command_fd = command_fd
+        self._result_fd = result_fd
+        self._pid = os.getpid()
+        # Private copies of the output pipes and of /dev/null: user code may close or
+        # redirect fd 0/1/2, and they are put back from these before every cell.
+        self._stdout_fd = os.dup(1)
+        self._stderr_fd = os.dup(2)
+        self._devnull_fd = os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC)
+        private = (command_fd, result_fd, self._stdout_fd, self._stderr_fd, self._devnull_fd)
+        for fd in private:
+            os.set_inheritable(fd, False)  # processes the user spawns must not get them
+        # (st_dev, st_ino) of each private fd, to notice a closed fd whose number was
+        # reused by something the user opened.
+        self._identity = {fd: self._fd_identity(fd) for fd in private}
+        self._streams: dict[int, tuple[_FdWriter, _StreamingText]] = {}
+        # Python's own stdio objects: kept referenced so they are never collected.
+        self._original_stdio = (sys.stdin, sys.stdout, sys.stderr)
+        self._cell = 0
+        # SIGINT (the supervisor's timeout) may only interrupt user code, never the
+        # kernel's own bookkeeping or its idle wait for the next command.
+        self._in_user_code = False
+
+        # The persistent user namespace is a real module registered as __main__, so
+        # pickling user classes and `import __main__` behave as in a notebook.
+        self._kernel_module = sys.modules.get("__main__")
+        main = types.ModuleType("__main__")
+        main.__dict__["__builtins__"] = builtins
+        sys.modules["__main__"] = main
+        self.namespace: dict[str, Any] = main.__dict__
+
+        # User modules in the session dir (the cwd) are importable; this directory isn't.
+        if sys.path and os.path.abspath(sys.path[0]) == os.path.dirname(_KERNEL_FILE):
+            sys.path[0] = ""
+        sys.argv = [""]
+        os.environ.setdefault("MPLBACKEND", "Agg")
+
+    # ----------------------------------------------------------------- channel
+
+    @staticmethod
+    def _fd_identity(fd: int) -> tuple[int, int]:
+        st = os.fstat(fd)
+        return st.st_dev, st.st_ino
+
+    def _check_private_fds(self) -> None:
+        for fd, identity in self._identity.items():
+            try:
+                if self._fd_identity(fd) != identity:
+                    _die()
+                os.set_inheritable(fd, False)
+            except OSError:
+                _die()
+
+    def _read_exact(self, n: int) -> bytes | None:
+        chunks: list[bytes] = []
+        remaining = n
+        while remaining:
+            try:
+                chunk = os.read(self._command_fd, min(remaining, 1 << 20))
+            except OSError:
+                _die()
+            if not chunk:
+                return None
+            chunks.append(chunk)
+            remaining -= len(chunk)
+        return b"".join(chunks)
+
+    def _receive(self) -> dict[str, Any] | None:
+        header = self._read_exact(_HEADER.size)
+        if header is None:
+            return None
+        (length,) = _HEADER.unpack(header)
+        if length > _MAX_COMMAND_FRAME:
+            _die()
+        body = self._read_exact(length)
+        if body is None:
+            return None
+        try:
+            message = json.loads(body)
+        except ValueError:
+            _die()
+        if not isinstance(message, dict):
+            _die()
+        return message
+
+    def _send(self, message: dict[str, Any]) -> None:
+        self._check_private_fds()
+        body = json.dumps(message, ensure_ascii=False).encode("utf-8", "replace")
+        data = memoryview(_HEADER.pack(len(body)) + body)
+        try:
+            while data:
+                data = data[os.write(self._result_fd, data):]
+        except OSError:
+            _die()
+
+    # --------------------------------------------------------------- main loop
+
+    def serve(self) -> NoReturn:
+        try:
+            with open("/proc/self/oom_score_adj", "w") as f:
+                # Make the kernel (and what it spawns) the OOM killer's first choice,
+                # so a memory-hungry cell never takes the supervisor down with it.
+                f.write("1000")
+        except OSError:
+            pass
+        signal.signal(signal.SIGINT, self._on_sigint)
+        self._send({"ev": "ready", "pid": self._pid})
+        while True:
+            message = self._receive()
+            if message is None:  # supervisor went away
+                os._exit(0)
+            op = message.get("op")
+            if op == "exec":
+                self._send(self._execute(message))
+            elif op == "reap":
+                self._reap(message.get("pids") or [])
+
+    def _on_sigint(self, signum: int, frame: types.FrameType | None) -> None:
+        if self._in_user_code:
+            raise KeyboardInterrupt
+
+    def _reap(self, pids: list[Any]) -> None:
+        """Collect children the supervisor killed after a timeout (no zombies left)."""
+        pending = {pid for pid in pids if isinstance(pid, int)}
+        deadline = time.monotonic() + 1.0
+        while pending and time.monotonic() < deadline:
+            for pid in list(pending):
+                try:
+                    reaped, _ = os.waitpid(pid, os.WNOHANG)
+                except ChildProcessError:
+                    reaped = pid  # not ours, or already collected
+                if reaped:
+                    pending.discard(pid)
+            if pending:
+                time.sleep(0.01)
+
+    # ------------------------------------------------------------------ stdio
+
+    def _restore_stdio(self) -> None:
+        """Undo whatever the previous cell did to fd 0/1/2 and sys.std*."""
+        self._check_private_fds()
+        os.dup2(self._devnull_fd, 0)
+        os.dup2(self._stdout_fd, 1)
+        os.dup2(self._stderr_fd, 2)
+        for fd, name in ((1, "stdout"), (2, "stderr")):
+            stream = self._streams.get(fd)
+            if stream is None or stream[1].closed:
+                stream = self._streams[fd] = _make_stream(fd)
+            setattr(sys, name, stream[1])
+            setattr(sys, f"__{name}__", stream[1])
+        stdin = sys.stdin
+        if stdin is None or getattr(stdin, "closed", True):
+            sys.stdin = sys.__stdin__ = open(0, "r", closefd=False)  # noqa: SIM115
+
+    def _flush_stdio(self) -> None:
+        """Push all pending output into the pipes before the result frame is sent."""
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()  # may be an object the user installed
+            except BaseException:  # noqa: BLE001
+                pass
+        for raw, text in self._streams.values():
+            if text.closed:
+                continue
+            try:
+                text.flush()
+            except BaseException:  # noqa: BLE001 - fd closed under us: drop the bytes
+                raw.discard = True
+                try:
+                    text.flush()
+                except BaseException:  # noqa: BLE001
+                    pass
+                raw.discard = False
+
+    # ------------------------------------------------------------------ cells
+
+    def _execute(self, message: dict[str, Any]) -> dict[str, Any]:
+        code = message.get("code")
+        cap = message.get("maxOutputBytes")
+        if not isinstance(cap, int) or cap < 0:
+            cap = 1 << 20
+        self._restore_stdio()
+        # The user may have installed their own SIGINT handler or blocked the signal.
+        signal.signal(signal.SIGINT, self._on_sigint)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+        try:
+            outcome = self._run_cell(code if isinstance(code, str) else "", cap)
+        except KeyboardInterrupt as exc:  # SIGINT landed while leaving user code
+            outcome = self._error(exc)
+        self._flush_stdio()
+        return {"ev": "result", "id": message.get("id"), **outcome}
+
+    def _run_cell(self, code: str, cap: int) -> dict[str, Any]:
+        self._cell += 1
+        # A distinct file name per cell keeps the source lines of functions defined in
+        # earlier cells correct in later tracebacks. mtime None: linecache keeps it.
+        filename = f"<cell-{self._cell}>"
+        linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
+        try:
+            tree = ast.parse(code, filename, "exec")
+            last: ast.Expression | None = None
+            if tree.body and isinstance(tree.body[-1], ast.Expr):
+                last = ast.Expression(tree.body.pop().value)
+            body_code = compile(tree, filename, "exec", dont_inherit=True)
+            last_code = (
+                compile(last, filename, "eval", dont_inherit=True) if last is not None else None
+            )
+        except (SyntaxError, ValueError, OverflowError, MemoryError, RecursionError) as exc:
+            return self._error(exc, compile_error=True)
+
+        try:
+            self._in_user_code = True
+            try:
+                exec(body_code, self.namespace)
+                value = eval(last_code, self.namespace) if last_code is not None else None
+                result, truncated = self._format_result(value, cap)  # repr is user code too
+            finally:
+                self._in_user_code = False
+                if os.getpid() != self._pid:
+                    # A process forked by user code must not carry on as a second kernel.
+                    os._exit(0)
+        except BaseException as exc:  # noqa: BLE001 - SystemExit, KeyboardInterrupt too
+            return self._error(exc)
+        return {"status": "ok", "result": result, "error": None, "truncated": truncated}
+
+    @staticmethod
+    def _format_result(value: Any, cap: int) -> tuple[dict[str, Any] | None, bool]:
+        if value is None:
+            return None, False
+        text, truncated = _cap_text(_clean(repr(value)), cap)
+        html: str | None = None
+        if not isinstance(value, type):  # a class's _repr_html_ is an unbound method
+            try:
+                method = getattr(value, "_repr_html_", None)
+                out = method() if callable(method) else None
+                html = _clean(out) if isinstance(out, str) else None
+            except Exception:  # noqa: BLE001 - a broken _repr_html_ just means no HTML
+                html = None
+        if html is not None and len(html.encode("utf-8")) > cap:
+            html, truncated = None, True  # half an HTML document is worse than none
+        return {"text": text, "html": html}, truncated
+
+    def _error(self, exc: BaseException, compile_error: bool = False) -> dict[str, Any]:
+        name = type(exc).__name__
+        value = _safe_str(exc)
+        try:
+            if compile_error:
+                # The frames are ours (ast/compile); show only the error with its caret.
+                lines = traceback.format_exception_only(type(exc), exc)
+            else:
+                te = traceback.TracebackException(
+                    type(exc), exc, exc.__traceback__, compact=True
+                )
+                _strip_internal_frames(te)
+                lines = list(te.format())
+            tb = "".join(lines)
+        except BaseException:  # noqa: BLE001
+            tb = f"{name}: {value}\n"
+        if not compile_error:
+            # Like the interactive interpreter: lets `import pdb; pdb.pm()` work.
+            sys.last_type, sys.last_value, sys.last_traceback = type(exc), exc, exc.__traceback__
+        return {
+            "status": "error",
+            "result": None,
+            "error": {
+                "name": name,
+                "value": _cap_text(_clean(value), _ERROR_TEXT_CAP)[0],
+                "traceback": _cap_text(_clean(tb), _ERROR_TEXT_CAP)[0],
+            },
+            "truncated": False,
+        }
+
+
+def main() -> NoReturn:
+    if len(sys.argv) != 3:
+        sys.stderr.write("usage: kernel.py <command-fd> <result-fd>\n")
+        os._exit(2)
+    try:
+        kernel = Kernel(int(sys.argv[1]), int(sys.argv[2]))
+        kernel.serve()
+    except BaseException:  # noqa: BLE001 - last resort: report and let the supervisor respawn
+        try:
+            os.write(2, traceback.format_exc().encode("utf-8", "replace"))
+        finally:
+            _die()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,927 @@
+#!/usr/bin/env python3
+"""Drydock REPL supervisor: the long-lived main process of a sandbox container.
+
+It owns the host channel (length-prefixed JSON frames on the container's stdin/stdout,
+see README.md) and never runs user code itself. User code runs in kernel.py, a child
+process in its own session/process group whose stdout/stderr are pipes read here, so
+nothing the user does can write a frame to the host. The supervisor enforces the
+per-exec wall-clock timeout (SIGINT, then SIGKILL of the whole process group), the
+per-stream output cap, and respawns the kernel when it dies (OOM kill, os._exit, ...).
+
+Single-threaded: one `selectors` loop over the host channel, the kernel's pipes and a
+pidfd for the kernel, with the timeouts computed from deadlines.
+
+Standard library only.
+"""
+
+from __future__ import annotations
+
+import codecs
+import ctypes
+import json
+import os
+import selectors
+import signal
+import struct
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Any, NoReturn
+
+PROTOCOL_VERSION = 1
+HEADER = struct.Struct(">I")
+MAX_HOST_FRAME = 16 * 1024 * 1024
+# The kernel caps result/error text, but a repr and its HTML can each be up to the
+# exec's output cap; anything beyond this is treated as a corrupt channel.
+MAX_KERNEL_FRAME = 96 * 1024 * 1024
+READ_CHUNK = 256 * 1024
+DEFAULT_TIMEOUT_MS = 30_000
+DEFAULT_MAX_OUTPUT_BYTES = 1024 * 1024
+KERNEL_START_TIMEOUT_S = 30.0
+KERNEL_START_ATTEMPTS = 3
+# Bound on the reads of one post-result drain: a background child that writes
+# non-stop must not be able to hold up the `done` frame forever.
+DRAIN_MAX_READS = 64
+# Only used where pidfd_open is unavailable (old kernels, strict seccomp).
+EXIT_POLL_INTERVAL_S = 0.1
+# Order of handling within one select() batch: host first (pings stay prompt), kernel
+# output before results, the pidfd last so a result written just before an exit counts.
+EVENT_PRIORITY = {"host": 0, "stdout": 1, "stderr": 1, "result": 2, "command": 3, "pidfd": 4}
+KERNEL_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "kernel.py")
+OOM_COUNTER_FILES = (
+    "/sys/fs/cgroup/memory.events",  # cgroup v2
+    "/sys/fs/cgroup/memory/memory.oom_control",  # cgroup v1
+)
+
+
+def log(message: str) -> None:
+    """Diagnostics go to stderr, i.e. the container log, never to the host channel."""
+    try:
+        sys.stderr.write(f"drydock-repl: {message}\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+
+
+class Exit(Exception):
+    """Unwinds the event loop; the supervisor cleans up and exits with ``code``."""
+
+    def __init__(self, code: int) -> None:
+        super().__init__(code)
+        self.code = code
+
+
+def encode_frame(message: dict[str, Any]) -> bytes:
+    body = json.dumps(message, ensure_ascii=False, separators=(",", ":"))
+    data = body.encode("utf-8", "replace")  # lone surrogates become "?"
+    return HEADER.pack(len(data)) + data
+
+
+class FrameReader:
+    """Incremental decoder for length-prefixed frames.
+
+    ``feed`` returns complete frame bodies; a frame longer than ``max_len`` yields
+    ``OVERSIZE`` once and its body is skipped as it streams in.
+    """
+
+    OVERSIZE = object()
+
+    def __init__(self, max_len: int) -> None:
+        self.max_len = max_len
+        self._buf = bytearray()
+        self._skip = 0
+
+    def feed(self, data: bytes) -> list[Any]:
+        self._buf += data
+        out: list[Any] = []
+        while True:
+            if self._skip:
+                dropped = min(self._skip, len(self._buf))
+                del self._buf[:dropped]
+                self._skip -= dropped
+                if self._skip:
+                    break
+            if len(self._buf) < HEADER.size:
+                break
+            (length,) = HEADER.unpack_from(self._buf)
+            if length > self.max_len:
+                del self._buf[: HEADER.size]
+                self._skip = length
+                out.append(self.OVERSIZE)
+                continue
+            end = HEADER.size + length
+            if len(self._buf) < end:
+                break
+            out.append(bytes(self._buf[HEADER.size : end]))
+            del self._buf[:end]
+        return out
+
+
+def utf8_prefix_len(data: bytes, limit: int) -> int:
+    """Largest cut <= limit that does not split a UTF-8 character of ``data``."""
+    if limit >= len(data):
+        return len(data)
+    cut = max(limit, 0)
+    # data[cut] is the first byte dropped; if it continues a character, drop the whole
+    # character (at most 3 continuation bytes precede nothing but its lead byte).
+    for _ in range(3):
+        if cut == 0 or data[cut] & 0xC0 != 0x80:
+            break
+        cut -= 1
+    return cut
+
+
+class Capture:
+    """One output stream of one exec: bytes kept up to the cap, the rest dropped."""
+
+    def __init__(self, cap: int) -> None:
+        self.cap = cap
+        self.data = bytearray()
+        self.truncated = False
+        # Incremental so a character split across two pipe reads decodes correctly in
+        # the stream events; yields exactly what decoding ``data`` at once would.
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+
+    def add(self, chunk: bytes) -> str:
+        """Keep what fits; return the newly decodable text to forward."""
+        if self.truncated:
+            return ""
+        room = self.cap - len(self.data)
+        if len(chunk) > room:
+            chunk = chunk[: utf8_prefix_len(chunk, room)]
+            self.truncated = True  # from now on everything is dropped
+        self.data += chunk
+        return self._decoder.decode(chunk)
+
+    def finish(self) -> str:
+        """Text held back by the decoder (an incomplete trailing character)."""
+        return self._decoder.decode(b"", final=True)
+
+    def text(self) -> str:
+        return self.data.decode("utf-8", "replace")
+
+
+@dataclass
+class Exec:
+    id: str
+    code: str
+    timeout_ms: float
+    cap: int
+    stdout: Capture
+    stderr: Capture
+    state_lost: bool = False
+    started: float | None = None  # monotonic; None until sent to a ready kernel
+    deadline: float = 0.0
+    interrupted_at: float | None = None  # when SIGINT was sent on timeout
+    oom_before: int | None = None
+
+
+@dataclass
+class KernelProc:
+    proc: subprocess.Popen[bytes]
+    generation: int
+    command_fd: int  # write end, non-blocking
+    result_fd: int
+    stdout_fd: int
+    stderr_fd: int
+    pidfd: int | None
+    started_at: float
+    results: FrameReader = field(default_factory=lambda: FrameReader(MAX_KERNEL_FRAME))
+    pending: bytes = b""  # command bytes not yet accepted by the pipe
+    pending_off: int = 0
+    writing: bool = False  # command_fd registered for EVENT_WRITE
+    ready: bool = False
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+
+def read_oom_kills(paths: tuple[str, ...]) -> int | None:
+    """The cgroup's `oom_kill` counter, or None when no counter is readable."""
+    for path in paths:
+        try:
+            with open(path) as f:
+                for line in f:
+                    parts = line.split()
+                    if len(parts) == 2 and parts[0] == "oom_kill":
+                        return int(parts[1])
+        except (OSError, ValueError):
+            continue
+    return None
+
+
+def iter_processes() -> list[tuple[int, int, int]]:
+    """(pid, ppid, pgrp) of every live (non-zombie) process visible in /proc."""
+    out: list[tuple[int, int, int]] = []
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return out
+    for name in names:
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                stat = f.read()
+            # The command name is in parentheses and may itself contain ") ".
+            fields = stat[stat.rindex(b")") + 2 :].split()
+            if fields[0] in (b"Z", b"X"):
+                continue
+            out.append((int(name), int(fields[1]), int(fields[2])))
+        except (OSError, ValueError, IndexError):
+            continue
+    return out
+
+
+class Supervisor:
+    def __init__(
+        self,
+        host_in: int,
+        host_out: int,
+        session_dir: str,
+        grace_s: float,
+        oom_files: tuple[str, ...],
+    ) -> None:
+        self.host_in = host_in
+        self.host_out = host_out
+        self.session_dir = session_dir
+        self.grace_s = grace_s
+        self.oom_files = oom_files
+        self.selector = selectors.DefaultSelector()
+        self.host_frames = FrameReader(MAX_HOST_FRAME)
+        self.kernel: KernelProc | None = None
+        self.generation = 0
+        self.current: Exec | None = None
+        # The kernel was replaced since the last exec finished: the next `done` says so.
+        self.state_lost = False
+        self.announced = False  # the host got `ready`
+        self.start_failures = 0
+        self.next_poll = 0.0
+
+    # ------------------------------------------------------------- event loop
+
+    def run(self) -> int:
+        try:
+            self.selector.register(self.host_in, selectors.EVENT_READ, ("host", None))
+            self.spawn_kernel()
+            while True:
+                events = self.selector.select(self.select_timeout())
+                events.sort(key=lambda ev: EVENT_PRIORITY[ev[0].data[0]])
+                for key, _mask in events:
+                    kind, generation = key.data
+                    kernel = self.kernel
+                    stale = kernel is None or kernel.generation != generation
+                    if generation is not None and stale:
+                        continue  # fd of a kernel replaced earlier in this batch
+                    self.dispatch_event(kind, kernel)
+                self.check_timers()
+        except Exit as exc:
+            return exc.code
+        finally:
+            self.stop_kernel()
+
+    def dispatch_event(self, kind: str, kernel: KernelProc | None) -> None:
+        if kind == "host":
+            self.on_host_readable()
+            return
+        assert kernel is not None
+        if kind in ("stdout", "stderr"):
+            self.on_output_readable(kernel, kind)
+        elif kind == "result":
+            self.on_result_readable(kernel)
+        elif kind == "command":
+            self.flush_command(kernel)
+        elif kind == "pidfd":
+            self.drain_results(kernel)
+            if self.kernel is kernel:
+                self.kernel_lost(kernel, "exited")
+
+    def select_timeout(self) -> float | None:
+        deadlines: list[float] = []
+        kernel, cur = self.kernel, self.current
+        if kernel is not None:
+            if not kernel.ready:
+                deadlines.append(kernel.started_at + KERNEL_START_TIMEOUT_S)
+            if kernel.pidfd is None:
+                deadlines.append(self.next_poll)
+        if cur is not None and cur.started is not None:
+            if cur.interrupted_at is None:
+                deadlines.append(cur.deadline)
+            else:
+                deadlines.append(cur.interrupted_at + self.grace_s)
+        if not deadlines:
+            return None
+        return max(0.0, min(deadlines) - time.monotonic())
+
+    def check_timers(self) -> None:
+        now = time.monotonic()
+        kernel = self.kernel
+        if kernel is None:
+            return
+        if not kernel.ready and now - kernel.started_at > KERNEL_START_TIMEOUT_S:
+            log("kernel did not become ready in time")
+            self.kernel_lost(kernel, "startup")
+            return
+        if kernel.pidfd is None and now >= self.next_poll:
+            self.next_poll = now + EXIT_POLL_INTERVAL_S
+            if kernel.proc.poll() is not None:
+                self.kernel_lost(kernel, "exited")
+                return
+        cur = self.current
+        if cur is None or cur.started is None:
+            return
+        if cur.interrupted_at is None:
+            if now >= cur.deadline:
+                # First ask nicely: the kernel turns SIGINT into KeyboardInterrupt and
+                # keeps its state. Escalate if it has not answered after the grace.
+                cur.interrupted_at = now
+                try:
+                    os.kill(kernel.pid, signal.SIGINT)
+                except ProcessLookupError:
+                    pass
+        elif now >= cur.interrupted_at + self.grace_s:
+            self.kernel_lost(kernel, "timeout")
+
+    # ------------------------------------------------------------ host channel
+
+    def send(self, message: dict[str, Any]) -> None:
+        data = memoryview(encode_frame(message))
+        while data:
+            try:
+                data = data[os.write(self.host_out, data):]
+            except BlockingIOError:  # the host's end may be non-blocking
+                self._wait_writable(self.host_out)
+            except (BrokenPipeError, ConnectionResetError):
+                log("host channel closed")
+                raise Exit(0) from None
+
+    @staticmethod
+    def _wait_writable(fd: int) -> None:
+        with selectors.DefaultSelector() as sel:
+            sel.register(fd, selectors.EVENT_WRITE)
+            sel.select()
+
+    def on_host_readable(self) -> None:
+        try:
+            data = os.read(self.host_in, READ_CHUNK)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError as exc:
+            log(f"reading the host channel failed: {exc}")
+            data = b""
+        if not data:
+            log("host channel reached EOF; exiting")
+            raise Exit(0)
+        for frame in self.host_frames.feed(data):
+            if frame is FrameReader.OVERSIZE:
+                self.protocol_error(f"frame larger than {MAX_HOST_FRAME} bytes; discarded")
+                continue
+            try:
+                message = json.loads(frame.decode("utf-8"))
+            except ValueError as exc:  # includes UnicodeDecodeError
+                self.protocol_error(f"frame is not UTF-8 JSON: {exc}")
+                continue
+            if not isinstance(message, dict):
+                self.protocol_error("frame is not a JSON object")
+                continue
+            self.on_host_message(message)
+
+    def protocol_error(self, message: str) -> None:
+        log(f"protocol error: {message}")
+        self.send({"ev": "protocol_error", "message": message})
+
+    def on_host_message(self, message: dict[str, Any]) -> None:
+        op = message.get("op")
+        if op == "ping":
+            self.send({"ev": "pong", "id": message.get("id")})
+        elif op == "exec":
+            self.on_exec_request(message)
+        elif op == "shutdown":
+            log("shutdown requested")
+            raise Exit(0)
+        else:
+            self.protocol_error(f"unknown op {op!r}")
+
+    def on_exec_request(self, message: dict[str, Any]) -> None:
+        exec_id = message.get("id")
+        if not isinstance(exec_id, str):
+            self.protocol_error("exec needs a string id")
+            return
+        code = message.get("code")
+        timeout_ms = message.get("timeoutMs", DEFAULT_TIMEOUT_MS)
+        cap = message.get("maxOutputBytes", DEFAULT_MAX_OUTPUT_BYTES)
+        problem = None
+        if not isinstance(code, str):
+            problem = "code must be a string"
+        elif not is_number(timeout_ms) or timeout_ms <= 0:
+            problem = "timeoutMs must be a positive number"
+        elif not is_number(cap) or not isinstance(cap, int) or cap < 0:
+            problem = "maxOutputBytes must be a non-negative integer"
+        if problem is not None:
+            self.send_rejection(exec_id, "InvalidRequest", problem)
+            return
+        if self.current is not None:
+            self.send_rejection(exec_id, "Busy", "another exec is still running")
+            return
+        self.current = Exec(
+            id=exec_id,
+            code=code,
+            timeout_ms=float(timeout_ms),
+            cap=cap,
+            stdout=Capture(cap),
+            stderr=Capture(cap),
+        )
+        if self.kernel is not None and self.kernel.ready:
+            self.start_exec()
+        # else: it starts when the (re)spawned kernel reports ready.
+
+    def send_rejection(self, exec_id: str, name: str, value: str) -> None:
+        """`done` for an exec that never ran; does not consume stateLost."""
+        self.send(
+            {
+                "ev": "done",
+                "id": exec_id,
+                "status": "error",
+                "stdout": "",
+                "stderr": "",
+                "truncated": False,
+                "result": None,
+                "error": {"name": name, "value": value, "traceback": ""},
+                "stateLost": False,
+                "durationMs": 0.0,
+            }
+        )
+
+    # ------------------------------------------------------------------- execs
+
+    def start_exec(self) -> None:
+        cur, kernel = self.current, self.kernel
+        assert cur is not None and kernel is not None and kernel.ready
+        cur.state_lost, self.state_lost = self.state_lost, False
+        cur.oom_before = read_oom_kills(self.oom_files)
+        cur.started = time.monotonic()
+        cur.deadline = cur.started + cur.timeout_ms / 1000.0
+        self.send_command(
+            kernel, {"op": "exec", "id": cur.id, "code": cur.code, "maxOutputBytes": cur.cap}
+        )
+
+    def finish_exec(
+        self,
+        status: str,
+        result: dict[str, Any] | None = None,
+        error: dict[str, Any] | None = None,
+        result_truncated: bool = False,
+    ) -> None:
+        cur = self.current
+        assert cur is not None
+        self.current = None
+        for name, capture in (("stdout", cur.stdout), ("stderr", cur.stderr)):
+            tail = capture.finish()
+            if tail:
+                self.send({"ev": "stream", "id": cur.id, "name": name, "text": tail})
+        started = cur.started if cur.started is not None else time.monotonic()
+        self.send(
+            {
+                "ev": "done",
+                "id": cur.id,
+                "status": status,
+                "stdout": cur.stdout.text(),
+                "stderr": cur.stderr.text(),
+                "truncated": cur.stdout.truncated or cur.stderr.truncated or result_truncated,
+                "result": result,
+                "error": error,
+                "stateLost": cur.state_lost,
+                "durationMs": round((time.monotonic() - started) * 1000.0, 3),
+            }
+        )
+
+    def on_output(self, name: str, data: bytes) -> None:
+        cur = self.current
+        if cur is None or cur.started is None:
+            return  # written between execs (background children): dropped
+        text = (cur.stdout if name == "stdout" else cur.stderr).add(data)
+        if text:
+            self.send({"ev": "stream", "id": cur.id, "name": name, "text": text})
+
+    def on_result(self, kernel: KernelProc, message: dict[str, Any]) -> None:
+        cur = self.current
+        assert cur is not None
+        status = message.get("status")
+        if status not in ("ok", "error"):
+            self.kernel_lost(kernel, "garbage")
+            return
+        result = clean_result(message.get("result"))
+        error = clean_error(message.get("error"))
+        # All output was written before the result frame: collect what is still in
+        # the pipes so the stream events and `done` are complete and in order.
+        self.drain_output(kernel)
+        if cur.interrupted_at is not None:
+            # Interrupted in time: the kernel and its variables survive, but processes
+            # the cell left behind (e.g. a fork bomb) must go.
+            tb = error["traceback"] if error and error["name"] == "KeyboardInterrupt" else ""
+            self.finish_exec("timeout", None, timeout_error(cur, tb))
+            # After `done`: the reap command may find the kernel dead, and kernel_lost
+            # must not see this exec as still running. Nothing else runs in between.
+            self.kill_strays(kernel)
+            return
+        self.finish_exec(status, result, error, bool(message.get("truncated")))
+
+    # ----------------------------------------------------------------- kernel
+
+    def spawn_kernel(self) -> None:
+        self.generation += 1
+        command_r, command_w = os.pipe()
+        result_r, result_w = os.pipe()
+        stdout_r, stdout_w = os.pipe()
+        stderr_r, stderr_w = os.pipe()
+        env = dict(os.environ)
+        env.setdefault("MPLBACKEND", "Agg")  # no display in a sandbox
+        try:
+            proc = subprocess.Popen(
+                [sys.executable, KERNEL_PATH, str(command_r), str(result_w)],
+                stdin=subprocess.DEVNULL,
+                stdout=stdout_w,
+                stderr=stderr_w,
+                pass_fds=(command_r, result_w),
+                cwd=self.session_dir,
+                env=env,
+                # Own session and process group: killpg reaches everything user code
+                # spawned, and terminal/job-control signals never reach it.
+                start_new_session=True,
+            )
+        except OSError as exc:
+            for fd in (command_r, command_w, result_r, result_w):
+                os.close(fd)
+            for fd in (stdout_r, stdout_w, stderr_r, stderr_w):
+                os.close(fd)
+            log(f"cannot start the kernel: {exc}")
+            raise Exit(1) from None
+        for fd in (command_r, result_w, stdout_w, stderr_w):
+            os.close(fd)
+        for fd in (command_w, result_r, stdout_r, stderr_r):
+            os.set_blocking(fd, False)
+        try:
+            pidfd: int | None = os.pidfd_open(proc.pid)
+        except (AttributeError, OSError):
+            pidfd = None  # fall back to polling in check_timers
+        kernel = KernelProc(
+            proc=proc,
+            generation=self.generation,
+            command_fd=command_w,
+            result_fd=result_r,
+            stdout_fd=stdout_r,
+            stderr_fd=stderr_r,
+            pidfd=pidfd,
+            started_at=time.monotonic(),
+        )
+        gen = kernel.generation
+        self.selector.register(result_r, selectors.EVENT_READ, ("result", gen))
+        self.selector.register(stdout_r, selectors.EVENT_READ, ("stdout", gen))
+        self.selector.register(stderr_r, selectors.EVENT_READ, ("stderr", gen))
+        if pidfd is not None:
+            self.selector.register(pidfd, selectors.EVENT_READ, ("pidfd", gen))
+        self.kernel = kernel
+        self.next_poll = time.monotonic() + EXIT_POLL_INTERVAL_S
+
+    def send_command(self, kernel: KernelProc, message: dict[str, Any]) -> None:
+        # Non-blocking with a backlog: a wedged kernel must never stall the loop
+        # (pings, timeouts) just because the command pipe is full.
+        kernel.pending = kernel.pending[kernel.pending_off :] + encode_frame(message)
+        kernel.pending_off = 0
+        self.flush_command(kernel)
+
+    def flush_command(self, kernel: KernelProc) -> None:
+        view = memoryview(kernel.pending)
+        while kernel.pending_off < len(kernel.pending):
+            try:
+                kernel.pending_off += os.write(kernel.command_fd, view[kernel.pending_off :])
+            except BlockingIOError:
+                break
+            except OSError:
+                view.release()
+                self.kernel_lost(kernel, "eof")
+                return
+        view.release()
+        if kernel.pending_off >= len(kernel.pending):
+            kernel.pending, kernel.pending_off = b"", 0
+        want = kernel.pending_off < len(kernel.pending)
+        if want != kernel.writing:
+            if want:
+                self.selector.register(
+                    kernel.command_fd, selectors.EVENT_WRITE, ("command", kernel.generation)
+                )
+            else:
+                self.selector.unregister(kernel.command_fd)
+            kernel.writing = want
+
+    def on_output_readable(self, kernel: KernelProc, name: str) -> None:
+        fd = kernel.stdout_fd if name == "stdout" else kernel.stderr_fd
+        try:
+            data = os.read(fd, READ_CHUNK)
+        except BlockingIOError:
+            return
+        except OSError:
+            data = b""
+        if data:
+            self.on_output(name, data)
+            return
+        # Every writer is gone (normally: the kernel died; its pidfd/result EOF says so).
+        self.selector.unregister(fd)
+        os.close(fd)
+        if name == "stdout":
+            kernel.stdout_fd = -1
+        else:
+            kernel.stderr_fd = -1
+
+    def drain_output(self, kernel: KernelProc) -> None:
+        """Read (without blocking) whatever the kernel's stdout/stderr pipes hold."""
+        for name in ("stdout", "stderr"):
+            fd = kernel.stdout_fd if name == "stdout" else kernel.stderr_fd
+            if fd < 0:
+                continue
+            for _ in range(DRAIN_MAX_READS):
+                try:
+                    data = os.read(fd, READ_CHUNK)
+                except OSError:  # BlockingIOError included: nothing more right now
+                    break
+                if not data:
+                    break
+                self.on_output(name, data)
+
+    def on_result_readable(self, kernel: KernelProc) -> None:
+        try:
+            data = os.read(kernel.result_fd, READ_CHUNK)
+        except BlockingIOError:
+            return
+        except OSError:
+            data = b""
+        if not data:
+            self.kernel_lost(kernel, "eof")
+            return
+        self.on_result_bytes(kernel, data)
+
+    def drain_results(self, kernel: KernelProc) -> None:
+        """Consume result frames already written (used when the kernel has exited)."""
+        while self.kernel is kernel:
+            try:
+                data = os.read(kernel.result_fd, READ_CHUNK)
+            except OSError:
+                return
+            if not data:
+                return
+            self.on_result_bytes(kernel, data)
+
+    def on_result_bytes(self, kernel: KernelProc, data: bytes) -> None:
+        for frame in kernel.results.feed(data):
+            if self.kernel is not kernel:
+                return
+            message: Any = None
+            if frame is not FrameReader.OVERSIZE:
+                try:
+                    message = json.loads(frame)
+                except ValueError:
+                    message = None
+            if not isinstance(message, dict):
+                log("malformed frame from the kernel")
+                self.kernel_lost(kernel, "garbage")
+                return
+            self.on_kernel_message(kernel, message)
+
+    def on_kernel_message(self, kernel: KernelProc, message: dict[str, Any]) -> None:
+        ev = message.get("ev")
+        cur = self.current
+        if ev == "ready" and not kernel.ready:
+            kernel.ready = True
+            self.start_failures = 0
+            if not self.announced:
+                self.announced = True
+                self.send(
+                    {
+                        "ev": "ready",
+                        "protocol": PROTOCOL_VERSION,
+                        "python": "%d.%d.%d" % sys.version_info[:3],
+                        "pid": os.getpid(),
+                    }
+                )
+            if cur is not None and cur.started is None:
+                self.start_exec()
+        elif (
+            ev == "result"
+            and cur is not None
+            and cur.started is not None
+            and message.get("id") == cur.id
+        ):
+            self.on_result(kernel, message)
+        else:
+            # Out-of-sequence frames mean the channel cannot be trusted any more
+            # (user code writing to the result fd, a forked copy of the kernel, ...).
+            log(f"unexpected frame from the kernel: ev={ev!r}")
+            self.kernel_lost(kernel, "garbage")
+
+    def kill_strays(self, kernel: KernelProc) -> None:
+        """SIGKILL every process in the kernel's group except the kernel itself.
+
+        The group is stopped first so a fork bomb cannot outrun the /proc scan
+        (Linux delivers a group signal to children forked concurrently as well).
+        """
+        pgid = kernel.pid
+        try:
+            os.killpg(pgid, signal.SIGSTOP)
+        except (ProcessLookupError, PermissionError):
+            return
+        children: list[int] = []
+        try:
+            for _ in range(10):
+                found = False
+                for pid, ppid, pgrp in iter_processes():
+                    if pgrp != pgid or pid == kernel.pid:
+                        continue
+                    found = True
+                    try:
+                        os.kill(pid, signal.SIGKILL)
+                    except ProcessLookupError:
+                        continue
+                    if ppid == kernel.pid and pid not in children:
+                        children.append(pid)
+                if not found:
+                    break
+        finally:
+            try:
+                os.killpg(pgid, signal.SIGCONT)
+            except ProcessLookupError:
+                pass
+        if children:
+            log(f"killed {len(children)} process(es) left by a timed-out exec")
+            # Their zombies belong to the kernel; ask it to collect them.
+            self.send_command(kernel, {"op": "reap", "pids": children})
+
+    def kernel_lost(self, kernel: KernelProc, reason: str) -> None:
+        """The kernel died or must die: kill its group, report, spawn a new one.
+
+        reason: "exited" (process gone), "eof" (result/command pipe closed),
+        "garbage" (unusable frame), "timeout" (grace after SIGINT expired),
+        "startup" (never became ready).
+        """
+        if self.kernel is not kernel:
+            return
+        self.kernel = None
+        natural_rc: int | None = None
+        if reason in ("exited", "eof"):
+            # A closed pipe can be seen just before the exit status is available.
+            try:
+                natural_rc = kernel.proc.wait(timeout=2.0 if reason == "exited" else 0.5)
+            except subprocess.TimeoutExpired:
+                natural_rc = None
+        self.reap_kernel(kernel)
+        cur = self.current
+        if cur is not None and cur.started is not None:
+            self.finish_exec(*self.death_status(cur, reason, natural_rc))
+        if kernel.ready:
+            self.state_lost = True
+        else:
+            self.start_failures += 1
+            log(f"kernel failed to start ({reason}, exit status {natural_rc})")
+            if self.start_failures >= KERNEL_START_ATTEMPTS:
+                if cur is not None:
+                    message = "the Python kernel could not be started"
+                    error = {"name": "KernelStartFailed", "value": message, "traceback": ""}
+                    self.finish_exec("killed", None, error)
+                raise Exit(1)
+        self.spawn_kernel()
+
+    def death_status(
+        self, cur: Exec, reason: str, rc: int | None
+    ) -> tuple[str, None, dict[str, Any]]:
+        if reason == "timeout":
+            return "timeout", None, timeout_error(cur, "")
+        if rc == -signal.SIGKILL:
+            # SIGKILL we did not send: the memory cgroup's OOM killer if its counter moved.
+            after = read_oom_kills(self.oom_files)
+            if cur.oom_before is not None and after is not None and after > cur.oom_before:
+                return "memory", None, {
+                    "name": "OutOfMemory",
+                    "value": "the sandbox ran out of memory and the Python process was killed",
+                    "traceback": "",
+                }
+        if rc is None:
+            what = "stopped responding on its control channel and was killed"
+        elif rc < 0:
+            try:
+                what = f"was killed by {signal.Signals(-rc).name}"
+            except ValueError:
+                what = f"was killed by signal {-rc}"
+        else:
+            what = f"exited with status {rc}"
+        error = {"name": "KernelDied", "value": f"the Python process {what}", "traceback": ""}
+        return "killed", None, error
+
+    def reap_kernel(self, kernel: KernelProc) -> None:
+        """SIGKILL the kernel's whole process group, wait for the kernel, close fds."""
+        for key in list(self.selector.get_map().values()):
+            data = key.data
+            if data[1] == kernel.generation:
+                self.selector.unregister(key.fileobj)
+        try:
+            os.killpg(kernel.pid, signal.SIGKILL)  # pgid == kernel pid (own session)
+        except (ProcessLookupError, PermissionError):
+            pass
+        try:
+            kernel.proc.wait(timeout=5.0)
+        except subprocess.TimeoutExpired:
+            log(f"kernel {kernel.pid} did not die after SIGKILL; abandoning it")
+        # Whatever the dead processes wrote is still in the pipes.
+        self.drain_output(kernel)
+        fds = (kernel.command_fd, kernel.result_fd, kernel.stdout_fd, kernel.stderr_fd, kernel.pidfd)
+        for fd in fds:
+            if fd is not None and fd >= 0:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+
+    def stop_kernel(self) -> None:
+        kernel, self.kernel = self.kernel, None
+        if kernel is not None:
+            self.reap_kernel(kernel)
+
+
+def is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def timeout_error(cur: Exec, traceback_text: str) -> dict[str, Any]:
+    return {
+        "name": "TimeoutError",
+        "value": f"execution exceeded the time limit of {cur.timeout_ms:g} ms",
+        "traceback": traceback_text,
+    }
+
+
+def clean_result(value: Any) -> dict[str, Any] | None:
+    if not isinstance(value, dict) or not isinstance(value.get("text"), str):
+        return None
+    html = value.get("html")
+    return {"text": value["text"], "html": html if isinstance(html, str) else None}
+
+
+def clean_error(value: Any) -> dict[str, Any] | None:
+    if not isinstance(value, dict):
+        return None
+    return {
+        key: value[key] if isinstance(value.get(key), str) else ""
+        for key in ("name", "value", "traceback")
+    }
+
+
+def make_undumpable() -> None:
+    """Shield this process from the kernel, which runs as the same (non-root) user.
+
+    Same-uid processes may otherwise open /proc/<supervisor>/fd/<channel> and write
+    forged frames straight to the host, or ptrace us. A non-dumpable process has its
+    /proc entries owned by root and refuses ptrace-style access without
+    CAP_SYS_PTRACE. execve() resets the flag, so the kernel is unaffected.
+    """
+    pr_set_dumpable = 4
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.prctl(pr_set_dumpable, 0, 0, 0, 0) != 0:
+            log(f"prctl(PR_SET_DUMPABLE) failed: {os.strerror(ctypes.get_errno())}")
+    except (OSError, AttributeError) as exc:
+        log(f"cannot make the supervisor non-dumpable: {exc}")
+
+
+def on_terminate(signum: int, frame: Any) -> NoReturn:
+    raise Exit(0)
+
+
+def main() -> int:
+    # The host channel is the original stdout. Keep it on a private fd and point fd 1
+    # (and print/sys.stdout) at stderr, so a stray print here lands in the container
+    # log instead of corrupting the frame stream. Likewise fd 0 becomes /dev/null.
+    host_out = os.dup(1)
+    host_in = os.dup(0)
+    devnull = os.open(os.devnull, os.O_RDWR)
+    os.dup2(devnull, 0)
+    os.dup2(2, 1)
+    os.close(devnull)
+    sys.stdout = sys.stderr
+    make_undumpable()
+
+    session_dir = os.environ.get("DRYDOCK_SESSION_DIR", "/session")
+    try:
+        grace_ms = float(os.environ.get("DRYDOCK_INTERRUPT_GRACE_MS", "1000"))
+    except ValueError:
+        grace_ms = 1000.0
+    override = os.environ.get("DRYDOCK_OOM_COUNTER_FILE")  # for tests
+    oom_files = (override,) if override else OOM_COUNTER_FILES
+
+    signal.signal(signal.SIGTERM, on_terminate)
+    signal.signal(signal.SIGINT, on_terminate)
+    supervisor = Supervisor(host_in, host_out, session_dir, grace_ms / 1000.0, oom_files)
+    return supervisor.run()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

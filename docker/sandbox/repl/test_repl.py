@@ -1,0 +1,554 @@
+"""End-to-end tests: start supervisor.py as a subprocess and speak the wire protocol.
+
+Run with: python3 -m unittest -v test_repl   (from this directory; stdlib only)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+import textwrap
+import threading
+import time
+import unittest
+from typing import Any
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SUPERVISOR = os.path.join(HERE, "supervisor.py")
+# For tests that must not run as root (the sandbox never does).
+SYSTEM_PYTHON = "/usr/bin/python3"
+NOBODY = 65534
+
+
+class Client:
+    """A host: owns one supervisor process and reads its frames on a thread."""
+
+    def __init__(
+        self,
+        env: dict[str, str] | None = None,
+        python: str = sys.executable,
+        uid: int | None = None,
+    ) -> None:
+        self.dir = tempfile.mkdtemp(prefix="drydock-repl-test-")
+        self.log = tempfile.TemporaryFile()
+        full_env = dict(os.environ, DRYDOCK_SESSION_DIR=self.dir)
+        full_env.update(env or {})
+        as_user: dict[str, Any] = {}
+        if uid is not None:  # run as an unprivileged user, like in the container
+            os.chown(self.dir, uid, uid)
+            as_user = {"user": uid, "group": uid, "extra_groups": []}
+        self.proc = subprocess.Popen(
+            [python, "-u", SUPERVISOR],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self.log,
+            cwd=self.dir,
+            env=full_env,
+            **as_user,
+        )
+        self.frames: queue.Queue[tuple[float, dict[str, Any] | None]] = queue.Queue()
+        threading.Thread(target=self._reader, daemon=True).start()
+        self.ready = self.next_frame()
+        self._ids = 0
+
+    def _reader(self) -> None:
+        stream = self.proc.stdout
+        assert stream is not None
+        while True:
+            header = stream.read(4)
+            if len(header) < 4:
+                self.frames.put((time.monotonic(), None))
+                return
+            (length,) = struct.unpack(">I", header)
+            # json.loads raising here would make every test time out: fail loudly.
+            self.frames.put((time.monotonic(), json.loads(stream.read(length).decode("utf-8"))))
+
+    def send_raw(self, data: bytes) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(data)
+        self.proc.stdin.flush()
+
+    def send(self, message: dict[str, Any]) -> None:
+        body = json.dumps(message).encode("utf-8")
+        self.send_raw(struct.pack(">I", len(body)) + body)
+
+    def next_frame(self, timeout: float = 15.0) -> dict[str, Any]:
+        return self.next_timed_frame(timeout)[1]
+
+    def next_timed_frame(self, timeout: float = 15.0) -> tuple[float, dict[str, Any]]:
+        try:
+            at, frame = self.frames.get(timeout=timeout)
+        except queue.Empty:
+            raise AssertionError(f"no frame within {timeout} s; log:\n{self.read_log()}") from None
+        if frame is None:
+            raise AssertionError(f"supervisor closed the channel; log:\n{self.read_log()}")
+        return at, frame
+
+    def start(self, code: str, timeout_ms: int = 10_000, max_output: int = 1 << 20) -> str:
+        self._ids += 1
+        exec_id = f"e{self._ids}"
+        self.send(
+            {"op": "exec", "id": exec_id, "code": code, "timeoutMs": timeout_ms, "maxOutputBytes": max_output}
+        )
+        return exec_id
+
+    def wait_done(self, exec_id: str) -> tuple[dict[str, Any], list[tuple[float, dict[str, Any]]]]:
+        """The `done` for exec_id and every frame (with arrival time) that came before it."""
+        seen: list[tuple[float, dict[str, Any]]] = []
+        while True:
+            at, frame = self.next_timed_frame()
+            seen.append((at, frame))
+            if frame.get("ev") == "done" and frame.get("id") == exec_id:
+                return frame, seen
+
+    def run(self, code: str, **kwargs: Any) -> dict[str, Any]:
+        return self.wait_done(self.start(code, **kwargs))[0]
+
+    def read_log(self) -> str:
+        self.log.seek(0)
+        return self.log.read().decode("utf-8", "replace")
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            try:
+                self.send({"op": "shutdown"})
+                self.proc.wait(timeout=5)
+            except (OSError, subprocess.TimeoutExpired):
+                self.proc.kill()
+                self.proc.wait()
+        for stream in (self.proc.stdin, self.proc.stdout):
+            if stream is not None:
+                stream.close()
+        self.log.close()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def pid_alive(pid: int) -> bool:
+    """True if pid exists and is not a zombie."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+    except OSError:
+        return False
+    return stat[stat.rindex(b")") + 2 :].split()[0] not in (b"Z", b"X")
+
+
+class ReplTestCase(unittest.TestCase):
+    env: dict[str, str] | None = None
+
+    def setUp(self) -> None:
+        self.repl = Client(self.env)
+        self.addCleanup(self.repl.close)
+
+    def assertOk(self, done: dict[str, Any]) -> None:
+        self.assertEqual(done["status"], "ok", done)
+
+
+class TestBasics(ReplTestCase):
+    def test_ready_frame(self) -> None:
+        ready = self.repl.ready
+        self.assertEqual(ready["ev"], "ready")
+        self.assertEqual(ready["protocol"], 1)
+        self.assertEqual(ready["python"], "%d.%d.%d" % sys.version_info[:3])
+        self.assertEqual(ready["pid"], self.repl.proc.pid)
+
+    def test_done_frame_shape(self) -> None:
+        done = self.repl.run("1")
+        self.assertEqual(
+            set(done),
+            {"ev", "id", "status", "stdout", "stderr", "truncated", "result", "error", "stateLost", "durationMs"},
+        )
+        self.assertIsInstance(done["durationMs"], float)
+        self.assertFalse(done["stateLost"])  # first exec of a fresh supervisor
+
+    def test_persistence(self) -> None:
+        self.assertOk(self.repl.run("x = 41"))
+        done = self.repl.run("x + 1")
+        self.assertOk(done)
+        self.assertEqual(done["result"]["text"], "42")
+        self.assertOk(self.repl.run("import math\ndef area(r):\n    return math.pi * r * r"))
+        done = self.repl.run("round(area(2), 3)")
+        self.assertEqual(done["result"]["text"], "12.566")
+        self.assertFalse(done["stateLost"])
+
+    def test_namespace_is_main(self) -> None:
+        done = self.repl.run("__name__, '__builtins__' in globals(), __import__('os').getcwd()")
+        self.assertEqual(done["result"]["text"], repr(("__main__", True, os.path.realpath(self.repl.dir))))
+
+    def test_stdout_stderr_separation(self) -> None:
+        done = self.repl.run("import sys\nprint('out')\nprint('err', file=sys.stderr)\nprint('out2')")
+        self.assertOk(done)
+        self.assertEqual(done["stdout"], "out\nout2\n")
+        self.assertEqual(done["stderr"], "err\n")
+        self.assertFalse(done["truncated"])
+
+    def test_result_null_without_value(self) -> None:
+        self.assertIsNone(self.repl.run("None")["result"])
+        self.assertIsNone(self.repl.run("print('x')")["result"])
+        self.assertIsNone(self.repl.run("y = 3")["result"])
+        self.assertEqual(self.repl.run("y = 3\ny * 2")["result"], {"text": "6", "html": None})
+
+    def test_result_html(self) -> None:
+        code = textwrap.dedent(
+            """
+            class Table:
+                def __repr__(self): return 'Table()'
+                def _repr_html_(self): return '<table></table>'
+            Table()
+            """
+        )
+        self.assertEqual(self.repl.run(code)["result"], {"text": "Table()", "html": "<table></table>"})
+        # A class object has an unbound _repr_html_: no html, no error.
+        self.assertEqual(self.repl.run("Table")["result"]["html"], None)
+
+    def test_exception_traceback(self) -> None:
+        done = self.repl.run("def f():\n    return 1 / 0\n\nf()")
+        self.assertEqual(done["status"], "error")
+        error = done["error"]
+        self.assertEqual(error["name"], "ZeroDivisionError")
+        self.assertEqual(error["value"], "division by zero")
+        tb = error["traceback"]
+        self.assertIn("return 1 / 0", tb)
+        self.assertIn('File "<cell-', tb)
+        self.assertNotIn("kernel.py", tb)
+        self.assertNotIn("supervisor.py", tb)
+        self.assertTrue(tb.rstrip().endswith("ZeroDivisionError: division by zero"))
+        # A function from an earlier cell still shows its own source line.
+        done = self.repl.run("f()")
+        self.assertIn("return 1 / 0", done["error"]["traceback"])
+
+    def test_syntax_error(self) -> None:
+        done = self.repl.run("def broken(:\n    pass")
+        self.assertEqual(done["status"], "error")
+        self.assertEqual(done["error"]["name"], "SyntaxError")
+        self.assertIn("def broken(:", done["error"]["traceback"])
+        self.assertNotIn("kernel.py", done["error"]["traceback"])
+        self.assertOk(self.repl.run("1"))
+
+    def test_memory_error_is_plain_error(self) -> None:
+        done = self.repl.run("raise MemoryError('too big')")
+        self.assertEqual((done["status"], done["error"]["name"]), ("error", "MemoryError"))
+
+    def test_sys_exit_is_error(self) -> None:
+        self.assertOk(self.repl.run("kept = 1"))
+        for code in ("import sys; sys.exit()", "raise SystemExit(3)", "exit()"):
+            done = self.repl.run(code)
+            self.assertEqual(done["status"], "error", code)
+            self.assertEqual(done["error"]["name"], "SystemExit")
+        done = self.repl.run("kept")
+        self.assertEqual(done["result"]["text"], "1")
+        self.assertFalse(done["stateLost"])
+
+    def test_subprocess_output_captured(self) -> None:
+        done = self.repl.run(
+            "import subprocess\n"
+            "subprocess.run(['echo', 'hi'])\n"
+            "subprocess.run('echo err >&2', shell=True)\n"
+            "None"
+        )
+        self.assertOk(done)
+        self.assertEqual(done["stdout"], "hi\n")
+        self.assertEqual(done["stderr"], "err\n")
+
+    def test_unicode_output(self) -> None:
+        done = self.repl.run("print('héllo ✓ 🐍')\n'ünï'")
+        self.assertEqual(done["stdout"], "héllo ✓ 🐍\n")
+        self.assertEqual(done["result"]["text"], "'ünï'")
+        done = self.repl.run("import sys; sys.stdout.buffer.write(b'bad \\xff byte\\n')")
+        self.assertEqual(done["stdout"], "bad \ufffd byte\n")
+
+
+class TestIsolation(ReplTestCase):
+    def test_frame_forgery_is_just_output(self) -> None:
+        code = (
+            "import sys, struct\n"
+            "sys.stdout.buffer.write(struct.pack('>I', 13) + b'{\"ev\":\"done\"}')\n"
+            "print(struct.pack('>I', 20) + b'{\"ev\":\"done\"}')\n"
+            "None"
+        )
+        done, frames = self.repl.wait_done(self.repl.start(code))
+        self.assertOk(done)
+        self.assertTrue(done["stdout"].startswith('\x00\x00\x00\r{"ev":"done"}'), done["stdout"])
+        self.assertIn("{\"ev\":\"done\"}'", done["stdout"])
+        for _, frame in frames:
+            self.assertIn(frame["ev"], ("stream", "done"))
+            self.assertEqual(frame["id"], done["id"])
+        self.assertEqual(self.repl.run("2 + 2")["result"]["text"], "4")
+
+    def test_stdin_is_eof(self) -> None:
+        done = self.repl.run("import sys, os\n(sys.stdin.read(), os.read(0, 10))")
+        self.assertEqual(done["result"]["text"], "('', b'')")
+        done = self.repl.run("input('prompt? ')")
+        self.assertEqual(done["error"]["name"], "EOFError")
+
+    def test_closing_stdout_fds_is_repaired(self) -> None:
+        self.assertEqual(self.repl.run("import os\nos.close(1)\nos.close(2)")["status"], "ok")
+        done = self.repl.run("import sys\nprint('back')\nprint('err back', file=sys.stderr)")
+        self.assertEqual((done["stdout"], done["stderr"]), ("back\n", "err back\n"))
+        self.assertFalse(done["stateLost"])
+        self.repl.run("import sys\nsys.stdout.close()\nsys.stderr.close()")
+        done = self.repl.run("print('again')\nimport subprocess\nsubprocess.run(['echo', 'child'])\nNone")
+        self.assertEqual(done["stdout"], "again\nchild\n")
+        self.repl.run("import sys, io\nsys.stdout = io.StringIO()")
+        self.assertEqual(self.repl.run("print('restored')")["stdout"], "restored\n")
+
+    def test_private_fds_not_inherited(self) -> None:
+        # A child process sees only fd 0/1/2 (ls of its own fd dir adds one for itself).
+        done = self.repl.run(
+            "import subprocess\n"
+            "subprocess.run(['ls', '/proc/self/fd'], capture_output=True, close_fds=False, text=True).stdout.split()"
+        )
+        self.assertEqual(sorted(eval(done["result"]["text"]))[:3], ["0", "1", "2"])
+        self.assertLessEqual(len(eval(done["result"]["text"])), 4)
+
+    def test_supervisor_unreachable_through_proc(self) -> None:
+        # Same uid as the supervisor, the kernel could otherwise open
+        # /proc/<supervisor>/fd/<channel> and write frames to the host directly.
+        repl = self.repl
+        if os.geteuid() == 0:  # root may read anything: test as an unprivileged user
+            if not os.access(SYSTEM_PYTHON, os.X_OK):
+                self.skipTest(f"running as root and {SYSTEM_PYTHON} is missing")
+            repl = Client(python=SYSTEM_PYTHON, uid=NOBODY)
+            self.addCleanup(repl.close)
+            self.assertNotEqual(repl.run("import os\nos.geteuid()")["result"]["text"], "0")
+        supervisor = repl.ready["pid"]
+        attempts = {
+            "list": f"os.listdir('/proc/{supervisor}/fd')",
+            "open": f"os.open('/proc/{supervisor}/fd/1', os.O_WRONLY)",
+            "environ": f"open('/proc/{supervisor}/environ').read()",
+        }
+        for what, expr in attempts.items():
+            done = repl.run(f"import os\n{expr}")
+            self.assertEqual(done["status"], "error", what)
+            self.assertEqual(done["error"]["name"], "PermissionError", what)
+
+    def test_os_exit_kills_and_respawns(self) -> None:
+        self.assertOk(self.repl.run("x = 5"))
+        done = self.repl.run("import os\nprint('bye', flush=True)\nos._exit(3)")
+        self.assertEqual(done["status"], "killed")
+        self.assertFalse(done["stateLost"])
+        self.assertEqual(done["stdout"], "bye\n")
+        done = self.repl.run("'x' in globals()")
+        self.assertTrue(done["stateLost"])
+        self.assertEqual(done["result"]["text"], "False")
+        self.assertFalse(self.repl.run("1")["stateLost"])  # reported once only
+
+    def test_sigkill_without_oom_is_killed(self) -> None:
+        done = self.repl.run("import os, signal\nos.kill(os.getpid(), signal.SIGKILL)")
+        self.assertEqual(done["status"], "killed")
+        self.assertTrue(self.repl.run("1")["stateLost"])
+
+    def test_garbage_on_result_pipe_kills_kernel(self) -> None:
+        # Spray a malformed frame at every writable fd; one of them is the result pipe.
+        code = (
+            "import os\n"
+            "for fd in range(3, 64):\n"
+            "    try:\n"
+            "        os.write(fd, b'\\x00\\x00\\x00\\x05hello')\n"
+            "    except OSError:\n"
+            "        pass\n"
+            "import time; time.sleep(5)"
+        )
+        done = self.repl.run(code)
+        self.assertEqual(done["status"], "killed")
+        self.assertLess(done["durationMs"], 4000)
+        self.assertTrue(self.repl.run("1")["stateLost"])
+
+    def test_closing_private_fds_kills_kernel(self) -> None:
+        done = self.repl.run("import os\nos.closerange(3, 256)")
+        self.assertEqual(done["status"], "killed")
+        done = self.repl.run("print('fresh')")
+        self.assertEqual((done["stdout"], done["stateLost"]), ("fresh\n", True))
+
+
+class TestLimits(ReplTestCase):
+    def test_timeout_interrupt_keeps_state(self) -> None:
+        self.assertOk(self.repl.run("x = 1"))
+        started = time.monotonic()
+        done = self.repl.run("while True: pass", timeout_ms=1500)
+        elapsed = time.monotonic() - started
+        self.assertEqual(done["status"], "timeout")
+        self.assertEqual(done["error"]["name"], "TimeoutError")
+        self.assertIn("while True: pass", done["error"]["traceback"])
+        self.assertGreaterEqual(elapsed, 1.4)
+        self.assertLess(elapsed, 3.0)
+        done = self.repl.run("x")
+        self.assertEqual(done["result"]["text"], "1")
+        self.assertFalse(done["stateLost"])
+
+    def test_timeout_swallowed_interrupt_restarts(self) -> None:
+        # The inner loop sleeps on purpose: on CPython 3.11 a KeyboardInterrupt raised
+        # at the backward jump of a body-less `while True: pass` escapes the enclosing
+        # try/except, so that loop would not actually swallow the interrupt.
+        swallowers = (
+            "import time\nwhile True:\n  try:\n    while True: time.sleep(0.01)\n"
+            "  except KeyboardInterrupt: pass",
+            "import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nwhile True: pass",
+        )
+        for code in swallowers:
+            with self.subTest(code=code):
+                self.assertOk(self.repl.run("x = 1"))
+                started = time.monotonic()
+                done = self.repl.run(code, timeout_ms=1500)
+                elapsed = time.monotonic() - started
+                self.assertEqual(done["status"], "timeout")
+                self.assertFalse(done["stateLost"])
+                self.assertLess(elapsed, 4.0)  # 1.5 s timeout + 1 s grace + respawn
+                done = self.repl.run("'x' in globals()")
+                self.assertTrue(done["stateLost"])
+                self.assertEqual(done["result"]["text"], "False")
+
+    def test_timeout_kills_leftover_processes(self) -> None:
+        code = textwrap.dedent(
+            """
+            import os, subprocess, time
+            pids = [subprocess.Popen(['sleep', '60']).pid]
+            for _ in range(5):
+                pid = os.fork()
+                if pid == 0:
+                    while True:
+                        time.sleep(0.05)
+                pids.append(pid)
+            open('pids.txt', 'w').write(' '.join(map(str, pids)))
+            kept = 'yes'
+            while True:
+                pass
+            """
+        )
+        done = self.repl.run(code, timeout_ms=1500)
+        self.assertEqual(done["status"], "timeout")
+        with open(os.path.join(self.repl.dir, "pids.txt")) as f:
+            pids = [int(p) for p in f.read().split()]
+        deadline = time.monotonic() + 3
+        while any(pid_alive(p) for p in pids) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        self.assertEqual([p for p in pids if pid_alive(p)], [])
+        # The kernel itself survived, and reaped its killed children (no zombies).
+        done = self.repl.run(
+            f"import os\n[p for p in {pids} if os.path.exists(f'/proc/{{p}}')], kept"
+        )
+        self.assertEqual(done["result"]["text"], "([], 'yes')")
+        self.assertFalse(done["stateLost"])
+
+    def test_output_cap_truncates(self) -> None:
+        done = self.repl.run("print('x' * 1_000_000)\nimport sys\nprint('e' * 5000, file=sys.stderr)", max_output=1000)
+        self.assertOk(done)
+        self.assertTrue(done["truncated"])
+        self.assertEqual(done["stdout"], "x" * 1000)
+        self.assertEqual(done["stderr"], "e" * 1000)
+        done = self.repl.run("print('small')", max_output=1000)
+        self.assertFalse(done["truncated"])
+
+    def test_output_cap_streams_only_within_cap(self) -> None:
+        done, frames = self.repl.wait_done(
+            self.repl.start("for i in range(20000): print('é' * 50)", max_output=1001)
+        )
+        streamed = "".join(f["text"] for _, f in frames if f["ev"] == "stream" and f["name"] == "stdout")
+        self.assertEqual(streamed, done["stdout"])
+        self.assertLessEqual(len(done["stdout"].encode("utf-8")), 1001)
+        self.assertNotIn("\ufffd", done["stdout"])  # never cut inside a character
+        self.assertTrue(done["truncated"])
+
+    def test_large_result_repr_capped(self) -> None:
+        done = self.repl.run("list(range(100000))", max_output=500)
+        self.assertLessEqual(len(done["result"]["text"]), 500)
+        self.assertTrue(done["truncated"])
+
+    def test_memory_status_from_oom_counter(self) -> None:
+        counter = os.path.join(self.repl.dir, "memory.events")
+        with open(counter, "w") as f:
+            f.write("low 0\nhigh 0\nmax 3\noom 1\noom_kill 1\n")
+        repl = Client({"DRYDOCK_OOM_COUNTER_FILE": counter})
+        self.addCleanup(repl.close)
+        self.assertOk(repl.run("x = 1"))
+        code = (
+            f"open({counter!r}, 'w').write('oom 2\\noom_kill 2\\n')\n"
+            "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)"
+        )
+        done = repl.run(code)
+        self.assertEqual(done["status"], "memory")
+        self.assertFalse(done["stateLost"])
+        self.assertTrue(repl.run("1")["stateLost"])
+
+
+class TestChannel(ReplTestCase):
+    def test_streaming_is_prompt(self) -> None:
+        code = "import time\nfor i in range(3):\n    print(i)\n    time.sleep(0.3)\nprint('tail', end='')\ntime.sleep(0.4)"
+        done, frames = self.repl.wait_done(self.repl.start(code))
+        self.assertOk(done)
+        done_at = frames[-1][0]
+        streams = [(at, f["text"]) for at, f in frames if f["ev"] == "stream"]
+        self.assertEqual("".join(text for _, text in streams), "0\n1\n2\ntail")
+        self.assertEqual(done["stdout"], "0\n1\n2\ntail")
+        self.assertGreaterEqual(len(streams), 4)
+        self.assertGreater(streams[-1][0] - streams[0][0], 0.6)  # spread out in time
+        self.assertGreater(done_at - streams[0][0], 0.9)
+        # The partial line was forwarded without waiting for a newline or the end.
+        self.assertGreater(done_at - streams[-1][0], 0.25)
+
+    def test_ping_during_exec(self) -> None:
+        exec_id = self.repl.start("import time\ntime.sleep(1)")
+        time.sleep(0.2)
+        self.repl.send({"op": "ping", "id": "p1"})
+        at, frame = self.repl.next_timed_frame()
+        self.assertEqual(frame, {"ev": "pong", "id": "p1"})
+        done, _ = self.repl.wait_done(exec_id)
+        self.assertOk(done)
+
+    def test_busy(self) -> None:
+        first = self.repl.start("import time\ntime.sleep(0.5)\n'first'")
+        second = self.repl.start("'second'")
+        frame = self.repl.next_frame()
+        self.assertEqual((frame["ev"], frame["id"], frame["status"]), ("done", second, "error"))
+        self.assertEqual(frame["error"]["name"], "Busy")
+        done, _ = self.repl.wait_done(first)
+        self.assertEqual(done["result"]["text"], "'first'")
+
+    def test_protocol_errors_are_survivable(self) -> None:
+        self.repl.send_raw(struct.pack(">I", 9) + b"not json!")
+        self.assertEqual(self.repl.next_frame()["ev"], "protocol_error")
+        self.repl.send_raw(struct.pack(">I", 2) + b"[]")
+        self.assertEqual(self.repl.next_frame()["ev"], "protocol_error")
+        self.repl.send({"op": "bogus"})
+        self.assertEqual(self.repl.next_frame()["ev"], "protocol_error")
+        # An oversized frame is announced and its body skipped.
+        size = 16 * 1024 * 1024 + 1
+        self.repl.send_raw(struct.pack(">I", size))
+        self.assertEqual(self.repl.next_frame()["ev"], "protocol_error")
+        chunk = b"{" * (1 << 20)
+        for _ in range(size // len(chunk)):
+            self.repl.send_raw(chunk)
+        self.repl.send_raw(b"{" * (size % len(chunk)))
+        self.repl.send({"op": "ping", "id": "after"})
+        self.assertEqual(self.repl.next_frame(), {"ev": "pong", "id": "after"})
+        done = self.repl.run("'still fine'")
+        self.assertEqual(done["result"]["text"], "'still fine'")
+
+    def test_invalid_exec_rejected(self) -> None:
+        self.repl.send({"op": "exec", "id": "bad", "code": 3, "timeoutMs": 1000, "maxOutputBytes": 10})
+        frame = self.repl.next_frame()
+        self.assertEqual((frame["ev"], frame["status"], frame["error"]["name"]), ("done", "error", "InvalidRequest"))
+
+    def test_shutdown_exits_zero_and_kills_kernel(self) -> None:
+        kernel_pid = int(self.repl.run("import os; os.getpid()")["result"]["text"])
+        self.repl.send({"op": "shutdown"})
+        self.assertEqual(self.repl.proc.wait(timeout=5), 0)
+        self.assertFalse(pid_alive(kernel_pid))
+
+    def test_stdin_eof_exits_zero(self) -> None:
+        kernel_pid = int(self.repl.run("import os; os.getpid()")["result"]["text"])
+        self.repl.start("import time; time.sleep(30)")
+        assert self.repl.proc.stdin is not None
+        self.repl.proc.stdin.close()
+        self.assertEqual(self.repl.proc.wait(timeout=5), 0)
+        self.assertFalse(pid_alive(kernel_pid))
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,58 @@
+import type { INestApplication, INestApplicationContext } from '@nestjs/common';
+import Docker from 'dockerode';
+import { randomBytes } from 'node:crypto';
+import { createGateway } from '../../../apps/gateway/src/bootstrap.js';
+import { createWorker } from '../../../apps/worker/src/bootstrap.js';
+import { runMigrations } from '../../../migrations/index.js';
+import { ApiClient } from './api-client.js';
+import { applyTestEnv } from './test-env.js';
+
+export interface Platform {
+  url: string;
+  workerId: string;
+  admin: ApiClient;
+  anonymous: ApiClient;
+  docker: Docker;
+  newTenant(limits?: Record<string, number>): Promise<ApiClient & { tenantId: string }>;
+  containerOf(sessionId: string): Promise<Docker.ContainerInspectInfo>;
+  close(): Promise<void>;
+}
+
+// Boots a real worker and gateway in this process, against the real PostgreSQL,
+// Redis and Docker. Each platform has its own worker id, so its containers and queue
+// are its own.
+export async function startPlatform(env: Record<string, string> = {}): Promise<Platform> {
+  applyTestEnv();
+  // The schema comes from the real migrations (idempotent; TypeORM takes a lock).
+  await runMigrations(process.env.DATABASE_URL!);
+  const workerId = `test-${randomBytes(4).toString('hex')}`;
+  Object.assign(process.env, { WORKER_ID: workerId, GATEWAY_PORT: '0', GATEWAY_HOST: '127.0.0.1' }, env);
+  const worker: INestApplicationContext = await createWorker({ logger: false });
+  const gateway: INestApplication = await createGateway({ logger: false });
+  await gateway.listen(0, '127.0.0.1');
+  const url = (await gateway.getUrl()).replace('[::1]', '127.0.0.1');
+  const admin = new ApiClient(url, process.env.DRYDOCK_ADMIN_KEY!);
+  const docker = new Docker({ socketPath: process.env.DOCKER_SOCKET ?? '/var/run/docker.sock' });
+
+  return {
+    url,
+    workerId,
+    admin,
+    anonymous: new ApiClient(url, null),
+    docker,
+    async newTenant(limits) {
+      const res = await admin.post('/admin/tenants', { name: `tenant-${randomBytes(3).toString('hex')}`, limits });
+      if (res.status !== 201) throw new Error(`tenant create failed: ${JSON.stringify(res.body)}`);
+      return Object.assign(new ApiClient(url, res.body.apiKey), { tenantId: res.body.id as string });
+    },
+    async containerOf(sessionId) {
+      const [info] = await docker.listContainers({ filters: { label: [`drydock.session=${sessionId}`] } });
+      if (!info) throw new Error(`no running container for ${sessionId}`);
+      return docker.getContainer(info.Id).inspect();
+    },
+    async close() {
+      await gateway.close();
+      await worker.close();
+    },
+  };
+}

@@ -1,0 +1,8 @@
+// Defaults for running jest directly; scripts/test.sh sets the same variables.
+export function applyTestEnv(): void {
+  process.env.NODE_ENV ??= 'test';
+  process.env.DATABASE_URL ??= 'postgres://drydock:drydock@127.0.0.1:5432/drydock_test';
+  process.env.REDIS_URL ??= 'redis://127.0.0.1:6379/15';
+  process.env.DRYDOCK_ADMIN_KEY ??= 'test-admin-key-0123456789abcdef';
+  process.env.SANDBOX_IMAGE ??= 'drydock/sandbox:latest';
+}
