@@ -44,8 +44,13 @@ export class ErrorResponseFilter implements ExceptionFilter {
       if (exception.details) body.error.details = exception.details;
       return { status: exception.status, body };
     }
-    // body-parser errors carry a `type` and a status.
-    const parser = exception as { type?: string; status?: number; limit?: number };
+    // body-parser errors carry a `type` and a status; Nest's adapter wraps them in an
+    // HttpException whose cause is the original.
+    const cause = exception instanceof HttpException ? exception.cause : undefined;
+    const parser = ((cause as object | undefined) ?? exception) as { type?: string; status?: number; limit?: number };
+    if (cause instanceof URIError) {
+      return error(400, 'INVALID_URL', 'The request URL has an invalid percent-encoding.');
+    }
     if (parser?.type === 'entity.too.large') {
       return error(413, 'BODY_TOO_LARGE', `The request body is larger than the ${parser.limit} bytes allowed.`);
     }

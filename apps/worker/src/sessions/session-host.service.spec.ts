@@ -1,0 +1,152 @@
+import type {
+  ExecuteJobData,
+  ExecutionRecord,
+  ExecutionsRepository,
+  RunOutcome,
+  RunRequest,
+  Sandbox,
+  SandboxRuntime,
+} from '@drydock/execution';
+import type { SessionRecord, SessionsRepository } from '@drydock/sessions';
+import { makeConfig } from '../../../../test/factories/config.factory.js';
+import { makeLimits } from '../../../../test/factories/limits.factory.js';
+import { SessionHostService } from './session-host.service.js';
+
+const ok = (over: Partial<RunOutcome> = {}): RunOutcome => ({
+  status: 'ok', stdout: '', stderr: '', truncated: false, result: null, error: null, stateLost: false, durationMs: 1, ...over,
+});
+
+class FakeSandbox implements Sandbox {
+  alive = true;
+  running = 0;
+  maxConcurrent = 0;
+  runs: RunRequest[] = [];
+  constructor(readonly id: string, private readonly behaviour: (s: FakeSandbox) => Promise<RunOutcome>) {}
+  async run(request: RunRequest): Promise<RunOutcome> {
+    this.runs.push(request);
+    this.running++;
+    this.maxConcurrent = Math.max(this.maxConcurrent, this.running);
+    try {
+      return await this.behaviour(this);
+    } finally {
+      this.running--;
+    }
+  }
+  async destroy() {
+    this.alive = false;
+  }
+}
+
+class FakeRuntime implements SandboxRuntime {
+  created: FakeSandbox[] = [];
+  behaviour: (s: FakeSandbox) => Promise<RunOutcome> = async () => ok();
+  async create() {
+    const sandbox = new FakeSandbox(`c${this.created.length + 1}`, (s) => this.behaviour(s));
+    this.created.push(sandbox);
+    return sandbox;
+  }
+  async removeOrphans() {
+    return 0;
+  }
+  async healthy() {
+    return true;
+  }
+}
+
+function fakeSessions(row: Partial<SessionRecord> = {}): SessionsRepository {
+  const session = { id: 'ses_1', tenantId: 'ten_1', status: 'ready', containerId: null, ...row } as SessionRecord;
+  return {
+    findById: async () => session,
+    recordContainer: async (_t: string, _s: string, containerId: string) => {
+      session.containerId = containerId;
+    },
+    touch: async () => undefined,
+    end: async () => undefined,
+    listLiveOnWorker: async () => [],
+  } as unknown as SessionsRepository;
+}
+
+function fakeExecutions() {
+  const records = new Map<string, Partial<ExecutionRecord>>();
+  const repo = {
+    records,
+    markRunning: async (_t: string, id: string) => {
+      const record = records.get(id) ?? { id, status: 'queued' };
+      if (record.status !== 'queued') return false;
+      records.set(id, { ...record, status: 'running' });
+      return true;
+    },
+    findById: async (_t: string, id: string) => ({ ...records.get(id), createdAt: new Date(), finishedAt: null }),
+    complete: async (_t: string, id: string, outcome: RunOutcome) => {
+      const record = { ...records.get(id), ...outcome, id, createdAt: new Date(), finishedAt: new Date() };
+      records.set(id, record);
+      return record;
+    },
+  };
+  return repo as unknown as ExecutionsRepository & { records: typeof records };
+}
+
+const job = (executionId: string): ExecuteJobData => ({
+  executionId,
+  code: '1',
+  timeoutMs: 1000,
+  session: { sessionId: 'ses_1', tenantId: 'ten_1', threadId: 'thr_1', limits: makeLimits() },
+});
+
+describe(SessionHostService.name, () => {
+  let runtime: FakeRuntime;
+  let executions: ReturnType<typeof fakeExecutions>;
+
+  const create = (sessions = fakeSessions()) =>
+    new SessionHostService(makeConfig(), runtime, sessions, executions);
+
+  beforeEach(() => {
+    runtime = new FakeRuntime();
+    executions = fakeExecutions();
+  });
+
+  it('should return the stored execution for a redelivered job without running it again', async () => {
+    const sut = create();
+    const first = await sut.execute(job('exe_1'));
+    const again = await sut.execute(job('exe_1'));
+    expect(again.id).toBe(first.id);
+    expect(runtime.created[0]!.runs).toHaveLength(1);
+  });
+
+  it('should re-create a dead sandbox and tell the next run that state was lost', async () => {
+    const sut = create();
+    runtime.behaviour = async (sandbox) => {
+      sandbox.alive = false;
+      return ok({ status: 'memory' });
+    };
+    expect((await sut.execute(job('exe_1'))).status).toBe('memory');
+    runtime.behaviour = async () => ok();
+    const next = await sut.execute(job('exe_2'));
+    expect(next.stateLost).toBe(true);
+    expect(runtime.created).toHaveLength(2);
+    expect((await sut.execute(job('exe_3'))).stateLost).toBe(false);
+  });
+
+  it('should report lost state when the session had a container before this worker hosted it', async () => {
+    const sut = create(fakeSessions({ containerId: 'old-container' }));
+    expect((await sut.execute(job('exe_1'))).stateLost).toBe(true);
+    expect((await sut.execute(job('exe_2'))).stateLost).toBe(false);
+  });
+
+  it('should run the executions of one session one at a time', async () => {
+    const sut = create();
+    runtime.behaviour = () => new Promise((resolve) => setTimeout(() => resolve(ok()), 20));
+    await Promise.all([sut.execute(job('a')), sut.execute(job('b')), sut.execute(job('c'))]);
+    expect(runtime.created).toHaveLength(1);
+    expect(runtime.created[0]!.maxConcurrent).toBe(1);
+  });
+
+  it('should report a sandbox that cannot start as a killed run instead of failing the job', async () => {
+    runtime.create = async () => {
+      throw new Error('image missing');
+    };
+    const result = await create().execute(job('exe_1'));
+    expect(result.status).toBe('killed');
+    expect(result.error).toMatchObject({ name: 'SandboxUnavailable' });
+  });
+});

@@ -1,0 +1,30 @@
+import { ConfigError, loadConfig } from './app-config.js';
+
+describe(loadConfig.name, () => {
+  const base = {
+    DATABASE_URL: 'postgres://u:p@localhost:5432/db',
+    REDIS_URL: 'redis://localhost:6379/0',
+    DRYDOCK_ADMIN_KEY: 'unit-test-admin-key-0123456789',
+  };
+
+  it('should refuse to start without an admin key, naming the variable', () => {
+    const { DRYDOCK_ADMIN_KEY: _, ...env } = base;
+    expect(() => loadConfig(env)).toThrow(ConfigError);
+    expect(() => loadConfig(env)).toThrow(/DRYDOCK_ADMIN_KEY/);
+  });
+
+  it('should refuse a short admin key', () => {
+    expect(() => loadConfig({ ...base, DRYDOCK_ADMIN_KEY: 'short' })).toThrow(/at least 24/);
+  });
+
+  it('should refuse a malformed database URL and a bad worker id', () => {
+    expect(() => loadConfig({ ...base, DATABASE_URL: 'nope' })).toThrow(/DATABASE_URL/);
+    expect(() => loadConfig({ ...base, WORKER_ID: 'bad id/with slash' })).toThrow(/WORKER_ID/);
+  });
+
+  it('should coerce numbers from the environment', () => {
+    const sut = loadConfig({ ...base, SANDBOX_MEMORY_MB: '1024', GATEWAY_PORT: '9000' });
+    expect(sut.defaultLimits.memoryMb).toBe(1024);
+    expect(sut.gateway.port).toBe(9000);
+  });
+});
