@@ -73,7 +73,11 @@ ensure_node_modules() {
   local hash; hash=$(sha256sum "$ROOT/package-lock.json" | cut -d' ' -f1)
   if [[ ! -f "$stamp" || "$(cat "$stamp")" != "$hash" ]]; then
     log "installing npm dependencies"
-    (cd "$ROOT" && npm ci --no-audit --no-fund --loglevel=error) || die "npm ci failed"
+    # Not `npm ci`: npm records only this platform's optional native binaries (swc,
+    # msgpackr) in the lockfile and `npm ci` then rejects it as out of sync (npm/cli
+    # #4828, #8320). `npm install --no-save` installs the locked versions and never
+    # rewrites the lockfile.
+    (cd "$ROOT" && npm install --no-save --no-audit --no-fund --loglevel=error) || die "npm install failed"
     echo "$hash" >"$stamp"
   fi
 }

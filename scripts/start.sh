@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# Starts the whole platform on this machine: PostgreSQL, Redis and a Docker engine
+# (installed from Debian's packages when missing and running as root), the sandbox
+# image, migrations, one worker and the gateway. Prints where the gateway listens and
+# how to authenticate. Ctrl-C stops the gateway and the worker; `--detach` leaves them
+# running in the background (stop them with scripts/stop.sh).
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+source "$ROOT/scripts/lib/services.sh"
+
+DETACH=0
+[[ "${1:-}" == "--detach" ]] && DETACH=1
+
+ensure_postgres
+ensure_database drydock
+ensure_redis
+ensure_docker
+ensure_node_modules
+build_images
+build_app
+
+# Settings: var/drydock.env is created once with a fresh admin key; edit it or export
+# variables to override (see docs/configuration.md).
+ENV_FILE="$DRYDOCK_VAR/drydock.env"
+if [[ ! -f "$ENV_FILE" ]]; then
+  cat >"$ENV_FILE" <<ENV
+DATABASE_URL=postgres://drydock:drydock@127.0.0.1:5432/drydock
+REDIS_URL=redis://127.0.0.1:6379/0
+DRYDOCK_ADMIN_KEY=adm_$(head -c 32 /dev/urandom | base64 | tr -dc 'A-Za-z0-9' | head -c 40)
+GATEWAY_HOST=127.0.0.1
+GATEWAY_PORT=8080
+WORKER_ID=worker-1
+ENV
+  chmod 600 "$ENV_FILE"
+fi
+set -a; source "$ENV_FILE"; set +a
+
+log "applying migrations"
+(cd "$ROOT" && node dist/scripts/migrate.js)
+
+mkdir -p "$DRYDOCK_VAR/run"
+"$ROOT/scripts/stop.sh" --quiet || true
+log "starting the worker ($WORKER_ID) and the gateway"
+(cd "$ROOT" && exec node --enable-source-maps dist/apps/worker/src/main.js >>"$DRYDOCK_VAR/log/worker.log" 2>&1) &
+echo $! >"$DRYDOCK_VAR/run/worker.pid"
+(cd "$ROOT" && exec node --enable-source-maps dist/apps/gateway/src/main.js >>"$DRYDOCK_VAR/log/gateway.log" 2>&1) &
+echo $! >"$DRYDOCK_VAR/run/gateway.pid"
+
+URL="http://${GATEWAY_HOST}:${GATEWAY_PORT}"
+health_ok() { curl -fsS "$URL/health" >/dev/null; }
+wait_for 60 "the gateway (see $DRYDOCK_VAR/log/gateway.log)" health_ok
+
+cat <<INFO
+
+  Drydock is running.
+    gateway   $URL   (health: $URL/health)
+    logs      $DRYDOCK_VAR/log/{gateway,worker}.log
+    settings  $ENV_FILE
+
+  Authenticate with "Authorization: Bearer <key>".
+    admin key  $DRYDOCK_ADMIN_KEY   (for /admin; from $ENV_FILE)
+
+  Create a tenant (its API key is shown once), then a session, then run code:
+    curl -s -X POST $URL/admin/tenants -H "Authorization: Bearer $DRYDOCK_ADMIN_KEY" \\
+         -H 'content-type: application/json' -d '{"name":"acme"}'
+    curl -s -X POST $URL/v1/sessions -H "Authorization: Bearer <apiKey>" -H 'content-type: application/json' -d '{}'
+    curl -s -X POST $URL/v1/sessions/<id>/executions -H "Authorization: Bearer <apiKey>" \\
+         -H 'content-type: application/json' -d '{"code":"x = 41\nx + 1"}'
+
+INFO
+
+if [[ $DETACH -eq 1 ]]; then
+  log "detached; stop with scripts/stop.sh"
+  exit 0
+fi
+trap '"$ROOT/scripts/stop.sh"; exit 0' INT TERM
+log "press Ctrl-C to stop"
+wait
