@@ -23,8 +23,33 @@ log "type-checking (tsc $(cd "$ROOT" && npx tsc --version | cut -d' ' -f2))"
 (cd "$ROOT" && npx tsc -p .)
 
 log "REPL server tests (python unittest)"
-(cd "$ROOT/docker/sandbox/repl" && python3 -m unittest -q test_repl)
+PY_LOG="$DRYDOCK_VAR/log/repl-tests.log"
+set +e
+(cd "$ROOT/docker/sandbox/repl" && python3 -m unittest test_repl) 2>&1 | tee "$PY_LOG" | tail -4
+PY_STATUS=${PIPESTATUS[0]}
+set -e
+PY_RAN=$(sed -n 's/^Ran \([0-9]*\) tests\? .*/\1/p' "$PY_LOG")
+PY_FAILED=$(sed -n 's/^FAILED (.*failures=\([0-9]*\).*/\1/p; s/^FAILED (.*errors=\([0-9]*\).*/\1/p' "$PY_LOG" | head -1)
+PY_FAILED=${PY_FAILED:-0}
+[[ $PY_STATUS -ne 0 && $PY_FAILED -eq 0 ]] && PY_FAILED=1
 
 log "unit and end-to-end tests (jest)"
 cd "$ROOT"
-NODE_OPTIONS="--experimental-vm-modules --no-warnings" npx jest --ci "$@"
+JEST_JSON="$DRYDOCK_VAR/jest-results.json"
+rm -f "$JEST_JSON"
+set +e
+NODE_OPTIONS="--experimental-vm-modules --no-warnings" npx jest --ci --json --outputFile="$JEST_JSON" "$@"
+JEST_STATUS=$?
+set -e
+read -r J_PASSED J_FAILED J_SKIPPED < <(node -e '
+  const fs = require("fs"); const f = process.argv[1];
+  const r = fs.existsSync(f) ? JSON.parse(fs.readFileSync(f, "utf8")) : { numPassedTests: 0, numFailedTests: 1, numPendingTests: 0 };
+  console.log(r.numPassedTests, r.numFailedTests + (r.numRuntimeErrorTestSuites || 0), r.numPendingTests);' "$JEST_JSON")
+
+PASSED=$(( ${PY_RAN:-0} - PY_FAILED + J_PASSED ))
+FAILED=$(( PY_FAILED + J_FAILED ))
+echo
+echo "python: $(( ${PY_RAN:-0} - PY_FAILED )) passed, $PY_FAILED failed"
+echo "jest: $J_PASSED passed, $J_FAILED failed, $J_SKIPPED skipped"
+echo "total: $PASSED passed, $FAILED failed"
+[[ $PY_STATUS -eq 0 && $JEST_STATUS -eq 0 ]]

@@ -15,9 +15,23 @@ import type { INestApplication, INestApplicationContext } from '@nestjs/common';
 import Docker from 'dockerode';
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { writeFile } from 'node:fs/promises';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { cpus } from 'node:os';
 import { parseArgs, promisify } from 'node:util';
+import { Queue } from 'bullmq';
+import { DataSource } from 'typeorm';
+import { REDIS, TenantsService } from '@drydock/core';
+import { DockerSandbox, TypeOrmExecutionsRepository } from '@drydock/execution';
+import { SessionExecutionsService, SessionsService, TypeOrmSessionsRepository } from '@drydock/sessions';
+import { createGateway } from '../../apps/gateway/src/bootstrap.js';
+import { TenantAuthGuard } from '../../apps/gateway/src/auth/tenant-auth.guard.js';
+import { BullMqJobDispatcher } from '../../apps/gateway/src/queue/bullmq-job-dispatcher.js';
+import { createWorker } from '../../apps/worker/src/bootstrap.js';
+import { SessionJobsProcessor } from '../../apps/worker/src/processors/session-jobs.processor.js';
+import { SessionHostService } from '../../apps/worker/src/sessions/session-host.service.js';
+import { runMigrations } from '../../migrations/index.js';
 
 const execFileAsync = promisify(execFile);
 
@@ -150,10 +164,13 @@ function summaryRow(label: string, s: Summary): string[] {
 const SUMMARY_HEADERS = ['(ms)', 'n', 'min', 'p50', 'p90', 'p99', 'max', 'mean', 'stdev'];
 
 // ---------------------------------------------------------------------------------------
-// In-process stage timing: wraps a few service methods (prototype level, after boot) so
-// each sample records how long each stage of the hot path took. Costs ~1 µs per call.
+// In-process stage timing: wraps a few methods (prototype level, after boot) so each
+// sample records how long each stage of the hot path took, plus start/end instants
+// (performance.now(), one clock for gateway and worker since both live here) for the
+// hand-offs between them. Costs about a microsecond per wrapped call.
 
 type StageKey =
+  | 'server' // HTTP 'request' event .. response 'finish'
   | 'auth'
   | 'service'
   | 'sessionsGet'
@@ -161,16 +178,20 @@ type StageKey =
   | 'tenantsGet'
   | 'createOrGet'
   | 'dispatch'
+  | 'queueAdd'
+  | 'processor'
   | 'workerJob'
   | 'markRunning'
   | 'sandboxRun'
   | 'replMs'
   | 'complete'
   | 'touch';
+type MarkKey = 'queueAddEnd' | 'processorStart' | 'processorEnd' | 'dispatchEnd';
+type StageSample = Partial<Record<StageKey | MarkKey, number>>;
 
 class StageRecorder {
-  current: Partial<Record<StageKey, number>> | null = null;
-  readonly samples: Partial<Record<StageKey, number>>[] = [];
+  current: StageSample | null = null;
+  readonly samples: StageSample[] = [];
 
   begin(): void {
     this.current = {};
@@ -189,69 +210,87 @@ class StageRecorder {
     if (this.current) this.current[key] = (this.current[key] ?? 0) + value;
   }
 
-  wrap(proto: object, method: string, key: StageKey, onResult?: (result: unknown) => void): void {
+  mark(key: MarkKey, at = performance.now()): void {
+    if (this.current) this.current[key] = at;
+  }
+
+  wrap(
+    proto: object,
+    method: string,
+    key: StageKey,
+    extra: { onResult?: (result: unknown) => void; start?: MarkKey; end?: MarkKey } = {},
+  ): void {
     const target = proto as Record<string, unknown>;
     const original = target[method];
     if (typeof original !== 'function') throw new BenchError(`cannot time ${key}: no method ${method}`);
     const recorder = this;
     target[method] = async function (this: unknown, ...args: unknown[]) {
       const started = performance.now();
+      if (extra.start) recorder.mark(extra.start, started);
       try {
         const result = await (original as (...a: unknown[]) => unknown).apply(this, args);
-        onResult?.(result);
+        extra.onResult?.(result);
         return result;
       } finally {
-        recorder.add(key, performance.now() - started);
+        const ended = performance.now();
+        recorder.add(key, ended - started);
+        if (extra.end) recorder.mark(extra.end, ended);
       }
     };
   }
 }
 
-async function instrument(recorder: StageRecorder): Promise<void> {
-  const [core, sessions, execution, guard, dispatcher, host] = await Promise.all([
-    import('@drydock/core'),
-    import('@drydock/sessions'),
-    import('@drydock/execution'),
-    import('../../apps/gateway/src/auth/tenant-auth.guard.js'),
-    import('../../apps/gateway/src/queue/bullmq-job-dispatcher.js'),
-    import('../../apps/worker/src/sessions/session-host.service.js'),
-  ]);
-  recorder.wrap(guard.TenantAuthGuard.prototype, 'canActivate', 'auth');
-  recorder.wrap(sessions.SessionExecutionsService.prototype, 'execute', 'service');
-  recorder.wrap(sessions.SessionsService.prototype, 'get', 'sessionsGet');
-  recorder.wrap(sessions.SessionsService.prototype, 'ensurePlaced', 'ensurePlaced');
-  recorder.wrap(core.TenantsService.prototype, 'get', 'tenantsGet');
-  recorder.wrap(execution.TypeOrmExecutionsRepository.prototype, 'createOrGet', 'createOrGet');
-  recorder.wrap(dispatcher.BullMqJobDispatcher.prototype, 'dispatch', 'dispatch');
-  recorder.wrap(host.SessionHostService.prototype, 'execute', 'workerJob');
-  recorder.wrap(execution.TypeOrmExecutionsRepository.prototype, 'markRunning', 'markRunning');
+function instrument(recorder: StageRecorder, httpServer: Server): void {
+  // Server-side time of the request, from Node's 'request' event to the last byte handed
+  // to the socket: separates client/undici/socket costs from Express/Nest ones.
+  httpServer.prependListener('request', (_req, res) => {
+    const started = performance.now();
+    res.once('finish', () => recorder.add('server', performance.now() - started));
+  });
+  recorder.wrap(TenantAuthGuard.prototype, 'canActivate', 'auth');
+  recorder.wrap(SessionExecutionsService.prototype, 'execute', 'service');
+  recorder.wrap(SessionsService.prototype, 'get', 'sessionsGet');
+  recorder.wrap(SessionsService.prototype, 'ensurePlaced', 'ensurePlaced');
+  recorder.wrap(TenantsService.prototype, 'get', 'tenantsGet');
+  recorder.wrap(TypeOrmExecutionsRepository.prototype, 'createOrGet', 'createOrGet');
+  recorder.wrap(BullMqJobDispatcher.prototype, 'dispatch', 'dispatch', { end: 'dispatchEnd' });
+  recorder.wrap(Queue.prototype, 'add', 'queueAdd', { end: 'queueAddEnd' });
+  recorder.wrap(SessionJobsProcessor.prototype, 'process', 'processor', { start: 'processorStart', end: 'processorEnd' });
+  recorder.wrap(SessionHostService.prototype, 'execute', 'workerJob');
+  recorder.wrap(TypeOrmExecutionsRepository.prototype, 'markRunning', 'markRunning');
   // The supervisor's own float durationMs, before the repository rounds it.
-  recorder.wrap(execution.DockerSandbox.prototype, 'run', 'sandboxRun', (outcome) =>
-    recorder.add('replMs', (outcome as { durationMs: number }).durationMs),
-  );
-  recorder.wrap(execution.TypeOrmExecutionsRepository.prototype, 'complete', 'complete');
-  recorder.wrap(sessions.TypeOrmSessionsRepository.prototype, 'touch', 'touch');
+  recorder.wrap(DockerSandbox.prototype, 'run', 'sandboxRun', {
+    onResult: (outcome) => recorder.add('replMs', (outcome as { durationMs: number }).durationMs),
+  });
+  recorder.wrap(TypeOrmExecutionsRepository.prototype, 'complete', 'complete');
+  recorder.wrap(TypeOrmSessionsRepository.prototype, 'touch', 'touch');
 }
 
-// Rows of the breakdown: [label, value of one sample given its client total].
-const BREAKDOWN: Array<[string, (s: Partial<Record<StageKey, number>>, total: number) => number | undefined]> = [
-  ['client round trip (fetch + JSON)', (_s, total) => total],
-  ['  HTTP/Express/Nest + client, outside guard & service', (s, total) => total - (s.auth ?? 0) - (s.service ?? 0)],
-  ['  TenantAuthGuard (key hash lookup + tenant row)', (s) => s.auth],
-  ['  SessionExecutionsService.execute', (s) => s.service],
-  ['    sessions.get (session row)', (s) => s.sessionsGet],
-  ['    ensurePlaced (worker heartbeat EXISTS)', (s) => s.ensurePlaced],
-  ['    tenants.get (tenant row, again)', (s) => s.tenantsGet],
-  ['    executions.createOrGet (INSERT + SELECT)', (s) => s.createOrGet],
-  ['    dispatcher.dispatch (BullMQ add .. finished)', (s) => s.dispatch],
-  ['      queue transit (dispatch - worker job)', (s) => (s.dispatch !== undefined && s.workerJob !== undefined ? s.dispatch - s.workerJob : undefined)],
-  ['      SessionHostService.execute (worker job)', (s) => s.workerJob],
-  ['        executions.markRunning (UPDATE)', (s) => s.markRunning],
-  ['        DockerSandbox.run (attach stream round trip)', (s) => s.sandboxRun],
-  ['          REPL durationMs (supervisor, in container)', (s) => s.replMs],
-  ['          transport (run - REPL durationMs)', (s) => (s.sandboxRun !== undefined && s.replMs !== undefined ? s.sandboxRun - s.replMs : undefined)],
-  ['        executions.complete (UPDATE + SELECT)  } in', (s) => s.complete],
-  ['        sessions.touch (UPDATE)                } parallel', (s) => s.touch],
+const diff = (a: number | undefined, b: number | undefined) => (a !== undefined && b !== undefined ? a - b : undefined);
+
+// Rows of the breakdown: [label, value for one sample given its client-side total].
+const BREAKDOWN: Array<[string, (s: StageSample, total: number) => number | undefined]> = [
+  ['client round trip (fetch + body)', (_s, total) => total],
+  ['  client side: undici, loopback socket, body read', (s, total) => diff(total, s.server)],
+  ['  server: HTTP request event .. response finish', (s) => s.server],
+  ['    Express/Nest/ValidationPipe/JSON (the rest)', (s) => diff(diff(s.server, s.auth), s.service)],
+  ['    TenantAuthGuard (key hash lookup + tenant row)', (s) => s.auth],
+  ['    SessionExecutionsService.execute', (s) => s.service],
+  ['      sessions.get (session row)', (s) => s.sessionsGet],
+  ['      ensurePlaced (worker heartbeat EXISTS)', (s) => s.ensurePlaced],
+  ['      tenants.get (tenant row, again)', (s) => s.tenantsGet],
+  ['      executions.createOrGet (INSERT + SELECT)', (s) => s.createOrGet],
+  ['      dispatcher.dispatch (BullMQ add .. finished)', (s) => s.dispatch],
+  ['        Queue.add (addJob script)', (s) => s.queueAdd],
+  ['        hand-off: added .. processor called', (s) => diff(s.processorStart, s.queueAddEnd)],
+  ['        worker processor (SessionJobsProcessor)', (s) => s.processor],
+  ['          markRunning (UPDATE)', (s) => s.markRunning],
+  ['          DockerSandbox.run (attach stream round trip)', (s) => s.sandboxRun],
+  ['            REPL durationMs (supervisor, in container)', (s) => s.replMs],
+  ['            transport (run - REPL durationMs)', (s) => diff(s.sandboxRun, s.replMs)],
+  ['          complete (UPDATE + SELECT) } in parallel', (s) => s.complete],
+  ['          touch (UPDATE)             }', (s) => s.touch],
+  ['        hand-back: processor done .. result in gateway', (s) => diff(s.dispatchEnd, s.processorEnd)],
 ];
 
 // ---------------------------------------------------------------------------------------
@@ -262,6 +301,7 @@ interface Target {
   adminKey: string;
   mode: string;
   workerId: string | null;
+  httpServer?: Server;
   primitives?: () => Promise<Array<[string, number[]]>>;
   close(): Promise<void>;
 }
@@ -275,12 +315,6 @@ async function startInProcess(): Promise<Target> {
   const workerId = `bench-${randomBytes(4).toString('hex')}`;
   Object.assign(env, { WORKER_ID: workerId, GATEWAY_PORT: '0', GATEWAY_HOST: '127.0.0.1' });
 
-  // Imported here so that `--url` mode never loads (or configures) the apps.
-  const [{ runMigrations }, { createWorker }, { createGateway }] = await Promise.all([
-    import('../../migrations/index.js'),
-    import('../../apps/worker/src/bootstrap.js'),
-    import('../../apps/gateway/src/bootstrap.js'),
-  ]);
   await runMigrations(env.DATABASE_URL);
   const worker: INestApplicationContext = await createWorker({ logger: false });
   let gateway: INestApplication;
@@ -298,9 +332,9 @@ async function startInProcess(): Promise<Target> {
     adminKey: env.DRYDOCK_ADMIN_KEY,
     mode: `in-process gateway + worker ${workerId}`,
     workerId,
+    httpServer: gateway.getHttpServer() as Server,
     // Cost of the primitives the hot path is made of, through the apps' own clients.
     async primitives() {
-      const [{ DataSource }, { REDIS }] = await Promise.all([import('typeorm'), import('@drydock/core')]);
       const db = gateway.get(DataSource);
       const redis = gateway.get<symbol, { ping(): Promise<string> }>(REDIS);
       const time = async (fn: () => Promise<unknown>, n = 100) => {
@@ -374,7 +408,7 @@ async function main(): Promise<number> {
     ? { url: options.url, adminKey: options.adminKey, mode: `gateway at ${options.url}`, workerId: null, close: async () => {} }
     : await startInProcess();
 
-  const recorder = options.breakdown && !options.url ? new StageRecorder() : null;
+  const recorder = options.breakdown && target.httpServer ? new StageRecorder() : null;
   let tenantKey: string | null = null;
   let sessionId: string | null = null;
   let failed = false;
@@ -419,7 +453,7 @@ async function main(): Promise<number> {
     console.log('');
 
     // --- Drydock: POST /v1/sessions/:id/executions
-    if (recorder) await instrument(recorder);
+    if (recorder) instrument(recorder, target.httpServer!);
     const execPath = `/v1/sessions/${sessionId}/executions`;
     const execBody = JSON.stringify({ code: CODE });
     const headers = { authorization: `Bearer ${tenantKey}`, 'content-type': 'application/json', accept: 'application/json' };
@@ -521,7 +555,6 @@ async function main(): Promise<number> {
     console.log(`drydock p50 ${ms(total.p50)} ms | docker exec p50 ${ms(baseline.p50)} ms | ratio ${ratio.toFixed(1)}x`);
 
     if (options.json) {
-      const { writeFile } = await import('node:fs/promises');
       await writeFile(
         options.json,
         JSON.stringify(
