@@ -10,6 +10,7 @@ import {
   type ExecutionView,
   type JobDispatcher,
   type StreamEvent,
+  WorkerLostError,
 } from '@drydock/execution';
 import { tenantCeiling } from './session-limits.js';
 import { SessionsError } from './sessions.errors.js';
@@ -73,12 +74,34 @@ export class SessionExecutionsService {
       );
     } catch (error) {
       if (error instanceof SessionsError) throw error;
+      if (error instanceof WorkerLostError) return this.failOnLostWorker(tenantId, session.id, record.id);
       const latest = await this.executions.findById(tenantId, record.id);
       if (latest && FINISHED.has(latest.status)) return toExecutionView(latest);
       throw SessionsError.waitTimeout(record.id);
     } finally {
       await unsubscribe?.();
     }
+  }
+
+  // The run's fate is unknown and its container is gone with the worker: record it as
+  // killed and mark the session lost, so the next run re-creates it on a live worker.
+  private async failOnLostWorker(tenantId: string, sessionId: string, executionId: string): Promise<ExecutionView> {
+    await this.sessions.markLost(tenantId, sessionId);
+    const record = await this.executions.complete(tenantId, executionId, {
+      status: 'killed',
+      stdout: '',
+      stderr: '',
+      truncated: false,
+      result: null,
+      error: {
+        name: 'WorkerLost',
+        value: 'The worker hosting this session stopped during the run; the next run re-creates the session.',
+        traceback: '',
+      },
+      stateLost: false,
+      durationMs: 0,
+    });
+    return toExecutionView(record);
   }
 
   async get(tenantId: string, executionId: string): Promise<ExecutionView> {

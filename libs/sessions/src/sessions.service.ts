@@ -84,6 +84,10 @@ export class SessionsService {
     }
   }
 
+  markLost(tenantId: string, sessionId: string): Promise<void> {
+    return this.sessions.setStatus(tenantId, sessionId, 'lost');
+  }
+
   // A live session whose worker died is moved to a live worker; the container will be
   // re-created there on the next job and the run will report the lost state.
   async ensurePlaced(session: SessionRecord): Promise<SessionRecord> {

@@ -10,6 +10,11 @@ import { applyTestEnv } from './test-env.js';
 export interface Platform {
   url: string;
   workerId: string;
+  worker: INestApplicationContext;
+  // Starts one more worker (its own id and queue) with extra environment.
+  addWorker(env?: Record<string, string>): Promise<{ id: string; app: INestApplicationContext; stop(): Promise<void> }>;
+  // Gracefully stops the worker started with the platform.
+  stopWorker(): Promise<void>;
   admin: ApiClient;
   anonymous: ApiClient;
   docker: Docker;
@@ -26,10 +31,15 @@ export async function startPlatform(env: Record<string, string> = {}): Promise<P
   // The schema comes from the real migrations (idempotent; TypeORM takes a lock).
   await runMigrations(process.env.DATABASE_URL!);
   const workerId = `test-${randomBytes(4).toString('hex')}`;
-  Object.assign(process.env, { WORKER_ID: workerId, GATEWAY_PORT: '0', GATEWAY_HOST: '127.0.0.1' }, env);
-  const worker: INestApplicationContext = await createWorker({ logger: false });
-  const gateway: INestApplication = await createGateway({ logger: false });
+  const base = { GATEWAY_PORT: '0', GATEWAY_HOST: '127.0.0.1', WORKER_SHUTDOWN_GRACE_MS: '1000', ...env };
+  const worker = await withEnv({ ...base, WORKER_ID: workerId }, () => createWorker({ logger: false }));
+  const gateway: INestApplication = await withEnv(base, () => createGateway({ logger: false }));
   await gateway.listen(0, '127.0.0.1');
+  const running = new Set<INestApplicationContext>([worker]);
+  const stop = async (app: INestApplicationContext) => {
+    if (!running.delete(app)) return;
+    await app.close();
+  };
   const url = (await gateway.getUrl()).replace('[::1]', '127.0.0.1');
   const admin = new ApiClient(url, process.env.DRYDOCK_ADMIN_KEY!);
   const docker = new Docker({ socketPath: process.env.DOCKER_SOCKET ?? '/var/run/docker.sock' });
@@ -37,6 +47,14 @@ export async function startPlatform(env: Record<string, string> = {}): Promise<P
   return {
     url,
     workerId,
+    worker,
+    async addWorker(extra = {}) {
+      const id = `test-${randomBytes(4).toString('hex')}`;
+      const app = await withEnv({ ...base, ...extra, WORKER_ID: id }, () => createWorker({ logger: false }));
+      running.add(app);
+      return { id, app, stop: () => stop(app) };
+    },
+    stopWorker: () => stop(worker),
     admin,
     anonymous: new ApiClient(url, null),
     docker,
@@ -52,7 +70,22 @@ export async function startPlatform(env: Record<string, string> = {}): Promise<P
     },
     async close() {
       await gateway.close();
-      await worker.close();
+      await Promise.allSettled([...running].map(stop));
     },
   };
+}
+
+// Config is read from the environment when an app is created; set it for that moment
+// only, so one suite's settings never leak into the next platform.
+async function withEnv<T>(env: Record<string, string>, create: () => Promise<T>): Promise<T> {
+  const saved = Object.fromEntries(Object.keys(env).map((key) => [key, process.env[key]]));
+  Object.assign(process.env, env);
+  try {
+    return await create();
+  } finally {
+    for (const [key, value] of Object.entries(saved)) {
+      if (value === undefined) delete process.env[key];
+      else process.env[key] = value;
+    }
+  }
 }

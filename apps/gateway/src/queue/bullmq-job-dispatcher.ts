@@ -10,7 +10,11 @@ import {
   type JobDispatcher,
   type JobName,
   type StreamEvent,
+  WorkerLostError,
 } from '@drydock/execution';
+import { WORKER_REGISTRY, type WorkerRegistry } from '@drydock/sessions';
+
+const LOST = Symbol('worker-lost');
 
 interface WorkerChannel {
   queue: Queue;
@@ -27,7 +31,10 @@ export class BullMqJobDispatcher implements JobDispatcher, OnApplicationShutdown
   private subscriber: Redis | null = null;
   private readonly listeners = new Map<string, Set<(event: StreamEvent) => void>>();
 
-  constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(WORKER_REGISTRY) private readonly workers: WorkerRegistry,
+  ) {}
 
   async dispatch<N extends JobName, R>(
     workerId: string,
@@ -43,7 +50,34 @@ export class BullMqJobDispatcher implements JobDispatcher, OnApplicationShutdown
       removeOnComplete: { age: 3600, count: 10_000 },
       removeOnFail: { age: 24 * 3600 },
     });
-    return (await job.waitUntilFinished(channel.events, options.waitMs)) as R;
+    const finished = job.waitUntilFinished(channel.events, options.waitMs) as Promise<R>;
+    const watch = this.watchWorker(workerId);
+    try {
+      const outcome = await Promise.race([finished, watch.lost]);
+      if (outcome === LOST) {
+        finished.catch(() => undefined);
+        // Nobody will take it from a dead worker's queue; drop it if it is still waiting.
+        await job.remove().catch(() => undefined);
+        throw new WorkerLostError(workerId);
+      }
+      return outcome as R;
+    } finally {
+      watch.stop();
+    }
+  }
+
+  // Resolves when the worker's heartbeat lapses, checked every heartbeat period.
+  private watchWorker(workerId: string) {
+    let timer: NodeJS.Timeout | undefined;
+    const lost = new Promise<typeof LOST>((resolve) => {
+      timer = setInterval(() => {
+        void this.workers.isLive(workerId).then(
+          (live) => live || resolve(LOST),
+          () => undefined,
+        );
+      }, this.config.worker.heartbeatMs);
+    });
+    return { lost, stop: () => clearInterval(timer) };
   }
 
   async subscribeOutput(executionId: string, onEvent: (event: StreamEvent) => void) {

@@ -36,8 +36,20 @@ export class SessionJobsProcessor {
     this.worker.on('error', (error) => this.logger.error(`queue ${name}: ${error.message}`));
   }
 
+  // Stops taking jobs and waits up to `graceMs` for running ones; returns whether they
+  // all finished.
+  async drain(graceMs: number): Promise<boolean> {
+    if (!this.worker) return true;
+    const closing = this.worker.close();
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), graceMs)));
+    const finished = await Promise.race([closing.then(() => true), timeout]);
+    clearTimeout(timer);
+    return finished;
+  }
+
   async close(): Promise<void> {
-    await this.worker?.close();
+    await this.worker?.close(true);
     this.worker = null;
   }
 

@@ -4,7 +4,7 @@ import {
   Injectable,
   Logger,
   type OnApplicationBootstrap,
-  type OnApplicationShutdown,
+  type BeforeApplicationShutdown,
 } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from '@drydock/core';
 import { SANDBOX_RUNTIME, type SandboxRuntime } from '@drydock/execution';
@@ -15,7 +15,7 @@ import { SessionHostService } from '../sessions/session-host.service.js';
 // Start-up and shut-down order of a worker: clear containers left by a previous life,
 // announce itself, take jobs; on the way out, the reverse.
 @Injectable()
-export class WorkerLifecycleService implements OnApplicationBootstrap, OnApplicationShutdown {
+export class WorkerLifecycleService implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger('Worker');
   private heartbeatTimer: NodeJS.Timeout | null = null;
   private reaperTimer: NodeJS.Timeout | null = null;
@@ -41,12 +41,17 @@ export class WorkerLifecycleService implements OnApplicationBootstrap, OnApplica
     this.logger.log(`worker ${id} ready (capacity ${this.config.worker.capacity})`);
   }
 
-  async onApplicationShutdown(): Promise<void> {
+  // Before Nest closes the database and Redis connections this still needs.
+  async beforeApplicationShutdown(): Promise<void> {
     if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
     if (this.reaperTimer) clearInterval(this.reaperTimer);
     await this.registry.deregister(this.config.worker.id).catch(() => undefined);
-    await this.processor.close();
+    // Let running executions finish within the grace period; then destroying the
+    // sandboxes ends whatever still runs (recorded as killed) and the consumer closes.
+    const drained = await this.processor.drain(this.config.worker.shutdownGraceMs);
+    if (!drained) this.logger.warn('stopping with executions still running; they end as killed');
     await this.host.shutdown();
+    await this.processor.close();
     // The containers are gone; the next run of each session re-creates it elsewhere.
     await this.sessions.markWorkerSessionsLost(this.config.worker.id).catch(() => undefined);
   }

@@ -38,6 +38,8 @@ export const configSchema = z.object({
     sessionIdleMs: int(15 * 60_000),
     reaperIntervalMs: int(30_000),
     interruptGraceMs: int(1_000),
+    // On shutdown, how long running executions may finish before their sandboxes go.
+    shutdownGraceMs: z.coerce.number().int().min(0).default(10_000),
   }),
   docker: z.object({
     socketPath: z.string().default('/var/run/docker.sock'),
@@ -95,6 +97,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       sessionIdleMs: env.SESSION_IDLE_TIMEOUT_MS,
       reaperIntervalMs: env.SESSION_REAPER_INTERVAL_MS,
       interruptGraceMs: env.SANDBOX_INTERRUPT_GRACE_MS,
+      shutdownGraceMs: env.WORKER_SHUTDOWN_GRACE_MS,
     },
     docker: { socketPath: env.DOCKER_SOCKET, sandboxImage: env.SANDBOX_IMAGE },
     defaultLimits: {

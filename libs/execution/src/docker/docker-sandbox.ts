@@ -112,8 +112,8 @@ export class DockerSandbox implements Sandbox {
   }
 
   async destroy(): Promise<void> {
-    this.isAlive = false;
-    this.exitReason = 'the sandbox was destroyed';
+    // Fails a run in progress now rather than at its deadline.
+    this.onGone('the sandbox was destroyed');
     try {
       this.channel.destroy();
     } catch {

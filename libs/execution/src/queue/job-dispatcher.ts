@@ -19,3 +19,11 @@ export interface StreamEvent {
 }
 
 export const JOB_DISPATCHER = Symbol('JOB_DISPATCHER');
+
+// The worker a job was sent to stopped heartbeating before the job finished.
+export class WorkerLostError extends Error {
+  constructor(readonly workerId: string) {
+    super(`worker ${workerId} stopped before finishing the job`);
+    this.name = 'WorkerLostError';
+  }
+}
