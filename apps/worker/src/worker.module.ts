@@ -5,6 +5,8 @@ import {
   DockerSandboxRuntime,
   EXECUTION_ENTITIES,
   EXECUTIONS_REPOSITORY,
+  RedisRunGuard,
+  RUN_GUARD,
   SANDBOX_RUNTIME,
   TypeOrmExecutionsRepository,
 } from '@drydock/execution';
@@ -31,6 +33,7 @@ import { SessionHostService } from './sessions/session-host.service.js';
     { provide: SESSIONS_REPOSITORY, useClass: TypeOrmSessionsRepository },
     { provide: EXECUTIONS_REPOSITORY, useClass: TypeOrmExecutionsRepository },
     { provide: WORKER_REGISTRY, inject: [REDIS], useFactory: (redis: Redis) => new RedisWorkerRegistry(redis) },
+    { provide: RUN_GUARD, inject: [REDIS], useFactory: (redis: Redis) => new RedisRunGuard(redis) },
     SessionHostService,
     SessionJobsProcessor,
     WorkerLifecycleService,

@@ -11,3 +11,5 @@ export * from './records/typeorm-executions.repository.js';
 export * from './records/execution.view.js';
 import { ExecutionEntity } from './records/execution.entity.js';
 export const EXECUTION_ENTITIES = [ExecutionEntity];
+export * from './queue/run-guard.js';
+export * from './queue/redis-run-guard.js';

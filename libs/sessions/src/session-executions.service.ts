@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
-import { APP_CONFIG, newId, TenantsService, type AppConfig } from '@drydock/core';
+import { APP_CONFIG, newId, type AppConfig, type TenantPrincipal } from '@drydock/core';
 import {
   EXECUTIONS_REPOSITORY,
   JOB_DISPATCHER,
@@ -33,18 +33,17 @@ export class SessionExecutionsService {
     @Inject(EXECUTIONS_REPOSITORY) private readonly executions: ExecutionsRepository,
     @Inject(JOB_DISPATCHER) private readonly dispatcher: JobDispatcher,
     private readonly sessions: SessionsService,
-    private readonly tenants: TenantsService,
   ) {}
 
   async execute(
-    tenantId: string,
+    principal: Pick<TenantPrincipal, 'tenantId' | 'limits'>,
     sessionId: string,
     command: ExecuteCommand,
     onOutput?: (event: StreamEvent) => void,
   ): Promise<ExecutionView> {
+    const { tenantId } = principal;
     const session = await this.sessions.ensurePlaced(await this.sessions.get(tenantId, sessionId));
-    const tenant = await this.tenants.get(tenantId);
-    const ceiling = tenantCeiling(this.config, tenant.limits).timeoutMs;
+    const ceiling = tenantCeiling(this.config, principal.limits).timeoutMs;
     const timeoutMs = Math.min(command.timeoutMs ?? session.limits.timeoutMs, ceiling);
     const codeSha256 = createHash('sha256').update(command.code, 'utf8').digest('hex');
 

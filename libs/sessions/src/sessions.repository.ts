@@ -24,6 +24,8 @@ export interface SessionsRepository {
   // Worker-side bookkeeping.
   recordContainer(tenantId: string, sessionId: string, containerId: string): Promise<void>;
   touch(tenantId: string, sessionId: string): Promise<void>;
+  // Records activity of many sessions at once (the worker batches it off the hot path).
+  touchMany(sessionIds: string[]): Promise<void>;
   // Operator views and maintenance, across tenants by design.
   listAllLive(limit: number): Promise<SessionRecord[]>;
   findAnyById(sessionId: string): Promise<SessionRecord | null>;

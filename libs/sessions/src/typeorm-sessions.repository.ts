@@ -6,6 +6,21 @@ import { SessionEntity, type SessionStatus } from './session.entity.js';
 import type { NewSession, SessionRecord, SessionsRepository } from './sessions.repository.js';
 
 const UNIQUE_VIOLATION = '23505';
+
+interface SessionRow {
+  id: string;
+  tenant_id: string;
+  thread_id: string;
+  status: SessionStatus;
+  worker_id: string;
+  limits: SessionRecord['limits'];
+  storage: SessionRecord['storage'];
+  container_id: string | null;
+  created_at: Date;
+  last_used_at: Date;
+  ended_at: Date | null;
+  end_reason: string | null;
+}
 const LIVE: SessionStatus[] = ['starting', 'ready', 'lost'];
 
 @Injectable()
@@ -35,9 +50,31 @@ export class TypeOrmSessionsRepository implements SessionsRepository {
     }
   }
 
-  findById(tenantId: string, sessionId: string) {
+  // On every execution request: plain SQL, mapped by hand (bench/exec-latency).
+  async findById(tenantId: string, sessionId: string): Promise<SessionRecord | null> {
     assertTenant(tenantId);
-    return this.repo.findOneBy({ tenantId, id: sessionId });
+    const rows: SessionRow[] = await this.db.query(
+      `SELECT id, tenant_id, thread_id, status, worker_id, limits, storage, container_id,
+              created_at, last_used_at, ended_at, end_reason
+         FROM sessions WHERE tenant_id = $1 AND id = $2`,
+      [tenantId, sessionId],
+    );
+    const row = rows[0];
+    if (!row) return null;
+    return Object.assign(new SessionEntity(), {
+      id: row.id,
+      tenantId: row.tenant_id,
+      threadId: row.thread_id,
+      status: row.status,
+      workerId: row.worker_id,
+      limits: row.limits,
+      storage: row.storage,
+      containerId: row.container_id,
+      createdAt: row.created_at,
+      lastUsedAt: row.last_used_at,
+      endedAt: row.ended_at,
+      endReason: row.end_reason,
+    });
   }
 
   list(tenantId: string, options: { includeEnded: boolean; limit: number }) {
@@ -83,6 +120,11 @@ export class TypeOrmSessionsRepository implements SessionsRepository {
   async touch(tenantId: string, sessionId: string) {
     assertTenant(tenantId);
     await this.repo.update({ tenantId, id: sessionId }, { lastUsedAt: new Date() });
+  }
+
+  async touchMany(sessionIds: string[]) {
+    if (sessionIds.length === 0) return;
+    await this.db.query(`UPDATE sessions SET last_used_at = now() WHERE id = ANY($1) AND status <> 'ended'`, [sessionIds]);
   }
 
   listAllLive(limit: number): Promise<SessionRecord[]> {

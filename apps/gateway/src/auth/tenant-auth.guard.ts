@@ -20,7 +20,7 @@ export class TenantAuthGuard implements CanActivate {
     if (!token) throw AuthError.missing();
     const tenant = await this.tenants.authenticate(token);
     if (!tenant) throw AuthError.invalid();
-    req.principal = { tenantId: tenant.id, tenantName: tenant.name };
+    req.principal = { tenantId: tenant.id, tenantName: tenant.name, limits: tenant.limits };
     return true;
   }
 }

@@ -23,7 +23,7 @@ export class ExecutionsController {
     @Res() res: Response,
   ): Promise<void> {
     if (!(req.headers.accept ?? '').includes('text/event-stream')) {
-      const view = await this.executions.execute(principal.tenantId, sessionId, dto);
+      const view = await this.executions.execute(principal, sessionId, dto);
       res.status(200).json(view);
       return;
     }
@@ -41,7 +41,7 @@ export class ExecutionsController {
   private async stream(principal: TenantPrincipal, sessionId: string, dto: CreateExecutionDto, res: Response) {
     const sse = new SseWriter(res);
     try {
-      const view = await this.executions.execute(principal.tenantId, sessionId, dto, (event: StreamEvent) =>
+      const view = await this.executions.execute(principal, sessionId, dto, (event: StreamEvent) =>
         sse.send(event.name, { text: event.text }),
       );
       if (view.result) sse.send('result', view.result);

@@ -47,7 +47,9 @@ export class BullMqJobDispatcher implements JobDispatcher, OnApplicationShutdown
     const job = await channel.queue.add(name, data, {
       jobId: jobIdFor(name, data),
       attempts: 1,
-      removeOnComplete: { age: 3600, count: 10_000 },
+      // The finished record lives in PostgreSQL and waitUntilFinished reads the result
+      // from the completion event, so completed jobs are dropped at once (cheapest).
+      removeOnComplete: true,
       removeOnFail: { age: 24 * 3600 },
     });
     const finished = job.waitUntilFinished(channel.events, options.waitMs) as Promise<R>;

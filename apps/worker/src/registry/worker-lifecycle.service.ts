@@ -67,6 +67,7 @@ export class WorkerLifecycleService implements OnApplicationBootstrap, BeforeApp
 
   private async beat(): Promise<void> {
     try {
+      await this.host.flushActivity();
       await this.registry.heartbeat(
         {
           id: this.config.worker.id,

@@ -61,6 +61,7 @@ function fakeSessions(row: Partial<SessionRecord> = {}): SessionsRepository {
       session.containerId = containerId;
     },
     touch: async () => undefined,
+    touchMany: async () => undefined,
     end: async () => undefined,
     listLiveOnWorker: async () => [],
   } as unknown as SessionsRepository;
@@ -97,10 +98,13 @@ describe(SessionHostService.name, () => {
   let runtime: FakeRuntime;
   let executions: ReturnType<typeof fakeExecutions>;
 
+  const claimed = new Set<string>();
+  const guard = { claim: async (id: string) => !claimed.has(id) && !!claimed.add(id) };
   const create = (sessions = fakeSessions()) =>
-    new SessionHostService(makeConfig(), runtime, sessions, executions);
+    new SessionHostService(makeConfig(), runtime, sessions, executions, guard);
 
   beforeEach(() => {
+    claimed.clear();
     runtime = new FakeRuntime();
     executions = fakeExecutions();
   });

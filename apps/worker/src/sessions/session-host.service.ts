@@ -2,18 +2,22 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from '@drydock/core';
 import {
   EXECUTIONS_REPOSITORY,
+  RUN_GUARD,
   SANDBOX_RUNTIME,
   toExecutionView,
   type ExecuteJobData,
   type ExecutionsRepository,
   type ExecutionView,
   type OutputListener,
+  type RunGuard,
   type RunOutcome,
   type Sandbox,
   type SandboxRuntime,
   type SessionSpec,
 } from '@drydock/execution';
 import { SESSIONS_REPOSITORY, SessionsError, type SessionsRepository } from '@drydock/sessions';
+
+const RUNNING_MARK_DELAY_MS = 50;
 
 interface HostedSession {
   spec: SessionSpec;
@@ -32,12 +36,15 @@ interface HostedSession {
 export class SessionHostService {
   private readonly logger = new Logger(SessionHostService.name);
   private readonly hosted = new Map<string, HostedSession>();
+  // Sessions used since the last flush; their last_used_at is written in one batch.
+  private active = new Set<string>();
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(SANDBOX_RUNTIME) private readonly runtime: SandboxRuntime,
     @Inject(SESSIONS_REPOSITORY) private readonly sessions: SessionsRepository,
     @Inject(EXECUTIONS_REPOSITORY) private readonly executions: ExecutionsRepository,
+    @Inject(RUN_GUARD) private readonly guard: RunGuard,
   ) {}
 
   get size(): number {
@@ -60,16 +67,23 @@ export class SessionHostService {
     const { tenantId } = data.session;
     const hosted = await this.entry(data.session);
     return this.serialize(hosted, async () => {
-      // A redelivered job finds its execution already started or finished.
-      if (!(await this.executions.markRunning(tenantId, data.executionId))) {
+      // A redelivered job finds its execution already claimed and returns its record.
+      if (!(await this.guard.claim(data.executionId))) {
         const existing = await this.executions.findById(tenantId, data.executionId);
         return toExecutionView(existing!);
       }
-      const outcome = await this.run(hosted, data, onOutput);
-      const [record] = await Promise.all([
-        this.executions.complete(tenantId, data.executionId, outcome),
-        this.sessions.touch(tenantId, data.session.sessionId),
-      ]);
+      // The `running` mark is for observers of long runs; a run that is over within
+      // RUNNING_MARK_DELAY_MS goes from queued to finished in one write.
+      let marking: Promise<unknown> | undefined;
+      const markTimer = setTimeout(() => {
+        marking = this.executions.markRunning(tenantId, data.executionId).catch((error: Error) =>
+          this.logger.warn(`marking ${data.executionId} running failed: ${error.message}`),
+        );
+      }, RUNNING_MARK_DELAY_MS);
+      const outcome = await this.run(hosted, data, onOutput).finally(() => clearTimeout(markTimer));
+      await marking;
+      const record = await this.executions.complete(tenantId, data.executionId, outcome);
+      this.active.add(data.session.sessionId);
       return toExecutionView(record);
     });
   }
@@ -101,7 +115,15 @@ export class SessionHostService {
     return reaped;
   }
 
+  async flushActivity(): Promise<void> {
+    if (this.active.size === 0) return;
+    const ids = [...this.active];
+    this.active = new Set();
+    await this.sessions.touchMany(ids);
+  }
+
   async shutdown(): Promise<void> {
+    await this.flushActivity().catch(() => undefined);
     const all = [...this.hosted.values()];
     this.hosted.clear();
     await Promise.allSettled(all.map((h) => h.sandbox?.destroy()));

@@ -25,6 +25,9 @@ export const configSchema = z.object({
     maxBodyBytes: int(2 * 1024 * 1024),
     // How long a synchronous execution request waits for its result.
     maxWaitMs: int(15 * 60_000),
+    // How long a verified API key is trusted without asking the database again. A
+    // revoked key stops working on every gateway within this time (0 disables it).
+    authCacheTtlMs: z.coerce.number().int().min(0).max(60_000).default(1_000),
   }),
   adminKey: z.string().min(24, 'DRYDOCK_ADMIN_KEY must be at least 24 characters'),
   worker: z.object({
@@ -86,6 +89,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       port: env.GATEWAY_PORT,
       maxBodyBytes: env.GATEWAY_MAX_BODY_BYTES,
       maxWaitMs: env.GATEWAY_MAX_WAIT_MS,
+      authCacheTtlMs: env.AUTH_CACHE_TTL_MS,
     },
     adminKey: env.DRYDOCK_ADMIN_KEY,
     worker: {

@@ -1,4 +1,5 @@
 import { DrydockError } from '../errors/drydock.error.js';
+import type { TenantLimits } from './tenant-limits.js';
 
 // Every repository method takes the tenant first and calls this, so a missing tenant
 // is a loud programming error rather than a query across all tenants.
@@ -12,4 +13,5 @@ export function assertTenant(tenantId: string | undefined | null): asserts tenan
 export interface TenantPrincipal {
   tenantId: string;
   tenantName: string;
+  limits: TenantLimits;
 }

@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
+import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { NotFoundError } from '../errors/drydock.error.js';
 import { newId } from '../ids.js';
 import type { TenantLimits } from './tenant-limits.js';
@@ -11,6 +12,7 @@ export interface IssuedKey {
 }
 
 const KEY_PREFIX = 'ddk_';
+const KEY_CACHE_MAX = 10_000;
 
 export function hashApiKey(apiKey: string): string {
   return createHash('sha256').update(apiKey, 'utf8').digest('hex');
@@ -18,7 +20,13 @@ export function hashApiKey(apiKey: string): string {
 
 @Injectable()
 export class TenantsService {
-  constructor(@Inject(TENANTS_REPOSITORY) private readonly tenants: TenantsRepository) {}
+  // keyHash → tenant, for authCacheTtlMs. Only successful lookups are kept.
+  private readonly keyCache = new Map<string, { tenant: TenantRecord; expiresAt: number }>();
+
+  constructor(
+    @Inject(TENANTS_REPOSITORY) private readonly tenants: TenantsRepository,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
 
   async create(name: string, limits: TenantLimits = {}): Promise<IssuedKey> {
     const { apiKey, record } = this.issueKey();
@@ -39,6 +47,7 @@ export class TenantsService {
   async updateLimits(tenantId: string, limits: TenantLimits): Promise<TenantRecord> {
     const current = await this.get(tenantId);
     const updated = await this.tenants.updateLimits(tenantId, { ...current.limits, ...limits });
+    this.forgetTenant(tenantId);
     return updated!;
   }
 
@@ -46,13 +55,27 @@ export class TenantsService {
     const tenant = await this.get(tenantId);
     const { apiKey, record } = this.issueKey();
     await this.tenants.rotateKey(tenantId, record);
+    this.forgetTenant(tenantId);
     return { tenant, apiKey };
   }
 
   // Returns the tenant owning an API key, or null for an unknown or revoked key.
-  authenticate(apiKey: string): Promise<TenantRecord | null> {
-    if (!apiKey.startsWith(KEY_PREFIX) || apiKey.length > 200) return Promise.resolve(null);
-    return this.tenants.findByKeyHash(hashApiKey(apiKey));
+  async authenticate(apiKey: string): Promise<TenantRecord | null> {
+    if (!apiKey.startsWith(KEY_PREFIX) || apiKey.length > 200) return null;
+    const keyHash = hashApiKey(apiKey);
+    const ttl = this.config.gateway.authCacheTtlMs;
+    const cached = this.keyCache.get(keyHash);
+    if (cached && cached.expiresAt > Date.now()) return cached.tenant;
+    const tenant = await this.tenants.findByKeyHash(keyHash);
+    if (tenant && ttl > 0) {
+      if (this.keyCache.size >= KEY_CACHE_MAX) this.keyCache.clear();
+      this.keyCache.set(keyHash, { tenant, expiresAt: Date.now() + ttl });
+    }
+    return tenant;
+  }
+
+  private forgetTenant(tenantId: string): void {
+    for (const [hash, entry] of this.keyCache) if (entry.tenant.id === tenantId) this.keyCache.delete(hash);
   }
 
   private issueKey() {

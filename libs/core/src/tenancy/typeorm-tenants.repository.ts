@@ -42,10 +42,18 @@ export class TypeOrmTenantsRepository implements TenantsRepository {
     });
   }
 
+  // On every authenticated request: one indexed join, in plain SQL.
   async findByKeyHash(keyHash: string): Promise<TenantRecord | null> {
-    const key = await this.db
-      .getRepository(TenantApiKeyEntity)
-      .findOneBy({ keyHash, revokedAt: IsNull() });
-    return key ? this.findById(key.tenantId) : null;
+    const rows: { id: string; name: string; limits: TenantRecord['limits']; created_at: Date; updated_at: Date }[] =
+      await this.db.query(
+        `SELECT t.id, t.name, t.limits, t.created_at, t.updated_at
+           FROM tenant_api_keys k JOIN tenants t ON t.id = k.tenant_id
+          WHERE k.key_hash = $1 AND k.revoked_at IS NULL`,
+        [keyHash],
+      );
+    const row = rows[0];
+    return row
+      ? { id: row.id, name: row.name, limits: row.limits, createdAt: row.created_at, updatedAt: row.updated_at }
+      : null;
   }
 }

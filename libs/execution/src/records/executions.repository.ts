@@ -1,7 +1,8 @@
 import type { RunOutcome } from '../runtime/sandbox-runtime.js';
 import type { ExecutionEntity } from './execution.entity.js';
 
-export type ExecutionRecord = ExecutionEntity;
+// What the repository returns: the row without the stored code.
+export type ExecutionRecord = Omit<ExecutionEntity, 'code'>;
 
 export interface NewExecution {
   id: string;

@@ -1,72 +1,141 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, QueryFailedError } from 'typeorm';
-import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity.js';
+import { DataSource } from 'typeorm';
 import { assertTenant } from '@drydock/core';
 import type { RunOutcome } from '../runtime/sandbox-runtime.js';
-import { ExecutionEntity } from './execution.entity.js';
 import type { ExecutionRecord, ExecutionsRepository, NewExecution } from './executions.repository.js';
 
-const UNIQUE_VIOLATION = '23505';
+// Every statement here is on the execution hot path, so they are plain SQL with
+// RETURNING rather than TypeORM repository calls, which cost several times the CPU
+// of the query itself (bench/exec-latency). The stored code is never read back.
+const COLUMNS = `id, tenant_id, session_id, thread_id, code_sha256, status, stdout, stderr, truncated,
+  result, error, state_lost, files, artifacts, idempotency_key, timeout_ms, duration_ms,
+  created_at, started_at, finished_at`;
+
+interface ExecutionRow {
+  id: string;
+  tenant_id: string;
+  session_id: string;
+  thread_id: string;
+  code_sha256: string;
+  status: ExecutionRecord['status'];
+  stdout: string;
+  stderr: string;
+  truncated: boolean;
+  result: ExecutionRecord['result'];
+  error: ExecutionRecord['error'];
+  state_lost: boolean;
+  files: ExecutionRecord['files'];
+  artifacts: unknown[];
+  idempotency_key: string | null;
+  timeout_ms: number;
+  duration_ms: number | null;
+  created_at: Date;
+  started_at: Date | null;
+  finished_at: Date | null;
+}
+
+function toRecord(row: ExecutionRow): ExecutionRecord {
+  return {
+    id: row.id,
+    tenantId: row.tenant_id,
+    sessionId: row.session_id,
+    threadId: row.thread_id,
+    codeSha256: row.code_sha256,
+    status: row.status,
+    stdout: row.stdout,
+    stderr: row.stderr,
+    truncated: row.truncated,
+    result: row.result,
+    error: row.error,
+    stateLost: row.state_lost,
+    files: row.files,
+    artifacts: row.artifacts,
+    idempotencyKey: row.idempotency_key,
+    timeoutMs: row.timeout_ms,
+    durationMs: row.duration_ms,
+    createdAt: row.created_at,
+    startedAt: row.started_at,
+    finishedAt: row.finished_at,
+  };
+}
+
+// PostgreSQL text cannot hold NUL; output is user-controlled.
+const text = (value: string) => value.replaceAll('\u0000', '\uFFFD');
 
 @Injectable()
 export class TypeOrmExecutionsRepository implements ExecutionsRepository {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
 
-  private get repo() {
-    return this.db.getRepository(ExecutionEntity);
-  }
-
   async createOrGet(tenantId: string, execution: NewExecution) {
     assertTenant(tenantId);
-    if (execution.idempotencyKey) {
-      const existing = await this.repo.findOneBy({ tenantId, idempotencyKey: execution.idempotencyKey });
-      if (existing) return { record: existing, created: false };
-    }
-    try {
-      const record = this.repo.create({ ...execution, tenantId, status: 'queued' });
-      await this.repo.insert(record as QueryDeepPartialEntity<ExecutionEntity>);
-      return { record: (await this.repo.findOneBy({ tenantId, id: execution.id }))!, created: true };
-    } catch (error) {
-      // Two concurrent requests with one key: the loser returns the winner's record.
-      if (error instanceof QueryFailedError && (error.driverError as { code?: string }).code === UNIQUE_VIOLATION && execution.idempotencyKey) {
-        const existing = await this.repo.findOneBy({ tenantId, idempotencyKey: execution.idempotencyKey });
-        if (existing) return { record: existing, created: false };
-      }
-      throw error;
-    }
+    // With an idempotency key, the partial unique index settles concurrent requests:
+    // the loser inserts nothing and reads the winner's row.
+    const rows: ExecutionRow[] = await this.db.query(
+      `INSERT INTO executions (id, tenant_id, session_id, thread_id, code, code_sha256, status, timeout_ms, idempotency_key)
+       VALUES ($1, $2, $3, $4, $5, $6, 'queued', $7, $8)
+       ON CONFLICT (tenant_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
+       RETURNING ${COLUMNS}`,
+      [
+        execution.id,
+        tenantId,
+        execution.sessionId,
+        execution.threadId,
+        text(execution.code),
+        execution.codeSha256,
+        execution.timeoutMs,
+        execution.idempotencyKey,
+      ],
+    );
+    if (rows[0]) return { record: toRecord(rows[0]), created: true };
+    const existing: ExecutionRow[] = await this.db.query(
+      `SELECT ${COLUMNS} FROM executions WHERE tenant_id = $1 AND idempotency_key = $2`,
+      [tenantId, execution.idempotencyKey],
+    );
+    return { record: toRecord(existing[0]!), created: false };
   }
 
-  findById(tenantId: string, executionId: string): Promise<ExecutionRecord | null> {
+  async findById(tenantId: string, executionId: string): Promise<ExecutionRecord | null> {
     assertTenant(tenantId);
-    return this.repo.findOneBy({ tenantId, id: executionId });
+    const rows: ExecutionRow[] = await this.db.query(
+      `SELECT ${COLUMNS} FROM executions WHERE tenant_id = $1 AND id = $2`,
+      [tenantId, executionId],
+    );
+    return rows[0] ? toRecord(rows[0]) : null;
   }
 
   async markRunning(tenantId: string, executionId: string): Promise<boolean> {
     assertTenant(tenantId);
-    const result = await this.repo.update(
-      { tenantId, id: executionId, status: 'queued' },
-      { status: 'running', startedAt: new Date() },
+    // TypeORM answers an UPDATE with [rows, rowCount].
+    const [rows]: [unknown[], number] = await this.db.query(
+      `UPDATE executions SET status = 'running', started_at = now()
+        WHERE tenant_id = $1 AND id = $2 AND status = 'queued' RETURNING id`,
+      [tenantId, executionId],
     );
-    return (result.affected ?? 0) > 0;
+    return rows.length > 0;
   }
 
   async complete(tenantId: string, executionId: string, outcome: RunOutcome): Promise<ExecutionRecord> {
     assertTenant(tenantId);
-    const changes: Partial<ExecutionEntity> = {
-        status: outcome.status,
-        // PostgreSQL text cannot hold NUL; output is user-controlled.
-        stdout: outcome.stdout.replaceAll('\u0000', '\uFFFD'),
-        stderr: outcome.stderr.replaceAll('\u0000', '\uFFFD'),
-        truncated: outcome.truncated,
-        result: outcome.result,
-        error: outcome.error,
-        stateLost: outcome.stateLost,
-        durationMs: Math.round(outcome.durationMs),
-        finishedAt: new Date(),
-    };
-    // jsonb columns hold arbitrary JSON, which TypeORM's deep-partial type cannot express.
-    await this.repo.update({ tenantId, id: executionId }, changes as QueryDeepPartialEntity<ExecutionEntity>);
-    return (await this.findById(tenantId, executionId))!;
+    const [rows]: [ExecutionRow[], number] = await this.db.query(
+      `UPDATE executions
+          SET status = $3, stdout = $4, stderr = $5, truncated = $6, result = $7, error = $8,
+              state_lost = $9, duration_ms = $10, finished_at = now()
+        WHERE tenant_id = $1 AND id = $2
+        RETURNING ${COLUMNS}`,
+      [
+        tenantId,
+        executionId,
+        outcome.status,
+        text(outcome.stdout),
+        text(outcome.stderr),
+        outcome.truncated,
+        outcome.result === null ? null : JSON.stringify(outcome.result),
+        outcome.error === null ? null : JSON.stringify(outcome.error),
+        outcome.stateLost,
+        Math.round(outcome.durationMs),
+      ],
+    );
+    return toRecord(rows[0]!);
   }
 }
