@@ -8,5 +8,4 @@ export * from './sessions.errors.js';
 export * from './session.view.js';
 export * from './sessions.service.js';
 export * from './session-executions.service.js';
-import { SessionEntity } from './session.entity.js';
-export const SESSIONS_ENTITIES = [SessionEntity];
+export * from './platform-data.module.js';

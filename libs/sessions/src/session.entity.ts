@@ -46,3 +46,5 @@ export class SessionEntity {
   @Column({ name: 'end_reason', type: 'text', nullable: true })
   endReason: string | null;
 }
+
+export const SESSIONS_ENTITIES = [SessionEntity];

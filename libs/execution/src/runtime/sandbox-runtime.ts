@@ -1,4 +1,4 @@
-import type { DoneFrame, ExecutionStatus, PythonError, RichResult } from '../protocol/repl-protocol.js';
+import type { DoneFrame, RichResult } from '../protocol/repl-protocol.js';
 
 // Limits applied to one session's container, after clamping to the tenant's maxima.
 export interface EffectiveLimits {
@@ -26,17 +26,9 @@ export interface RunRequest {
   maxOutputBytes: number;
 }
 
-export interface RunOutcome {
-  status: ExecutionStatus;
-  stdout: string;
-  stderr: string;
-  truncated: boolean;
-  result: RichResult | null;
-  error: PythonError | null;
-  // The interpreter's variables were lost before this run started.
-  stateLost: boolean;
-  durationMs: number;
-}
+// What one run produced: the REPL's done frame without its envelope. `stateLost` says
+// the interpreter's variables were lost before this run started.
+export type RunOutcome = Omit<DoneFrame, 'ev' | 'id'>;
 
 export type OutputListener = (name: 'stdout' | 'stderr', text: string) => void;
 
