@@ -36,6 +36,30 @@ describe('Workers: idle reaping', () => {
   });
 });
 
+describe('Workers: sessions abandoned by a stopped worker', () => {
+  let platform: Platform;
+
+  beforeAll(async () => {
+    platform = await startPlatform({ SESSION_IDLE_TIMEOUT_MS: '1500', SESSION_REAPER_INTERVAL_MS: '300' });
+  });
+
+  afterAll(async () => {
+    await platform?.close();
+  });
+
+  it('should end them after the idle time so they stop counting against the tenant', async () => {
+    const api = await platform.newTenant({ maxSessions: 1 });
+    const session = await api.createSession();
+    await platform.addWorker();
+    await platform.stopWorker();
+    expect((await api.get(`/v1/sessions/${session.id}`)).body.status).toBe('lost');
+
+    const ended = await eventually(() => api.get(`/v1/sessions/${session.id}`), (res) => res.body.status === 'ended');
+    expect(ended.body).toMatchObject({ status: 'ended', endReason: 'worker-lost' });
+    expect((await api.post('/v1/sessions', {})).status).toBe(201);
+  });
+});
+
 describe('Workers: placement and loss', () => {
   let platform: Platform;
 

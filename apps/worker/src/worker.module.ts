@@ -1,14 +1,32 @@
+import { BullModule } from '@nestjs/bullmq';
 import { Module } from '@nestjs/common';
 import { Redis } from 'ioredis';
-import { ConfigModule, REDIS, RedisModule } from '@drydock/core';
-import { DockerSandboxRuntime, RedisRunGuard, RUN_GUARD, SANDBOX_RUNTIME } from '@drydock/execution';
+import { APP_CONFIG, ConfigModule, REDIS, RedisModule, redisOptions, type AppConfig } from '@drydock/core';
+import {
+  DockerSandboxRuntime,
+  MAINTENANCE_QUEUE,
+  RedisRunGuard,
+  RUN_GUARD,
+  SANDBOX_RUNTIME,
+} from '@drydock/execution';
 import { PlatformDataModule } from '@drydock/sessions';
+import { SessionSweeper } from './maintenance/session-sweeper.service.js';
+import { MaintenanceProcessor } from './processors/maintenance.processor.js';
 import { SessionJobsProcessor } from './processors/session-jobs.processor.js';
 import { WorkerLifecycleService } from './registry/worker-lifecycle.service.js';
 import { SessionHostService } from './sessions/session-host.service.js';
 
 @Module({
-  imports: [ConfigModule, RedisModule, PlatformDataModule],
+  imports: [
+    ConfigModule,
+    RedisModule,
+    PlatformDataModule,
+    BullModule.forRootAsync({
+      inject: [APP_CONFIG],
+      useFactory: (config: AppConfig) => ({ connection: redisOptions(config.redisUrl, 'drydock-maintenance') }),
+    }),
+    BullModule.registerQueue({ name: MAINTENANCE_QUEUE }),
+  ],
   providers: [
     DockerSandboxRuntime,
     { provide: SANDBOX_RUNTIME, useExisting: DockerSandboxRuntime },
@@ -16,6 +34,8 @@ import { SessionHostService } from './sessions/session-host.service.js';
     SessionHostService,
     SessionJobsProcessor,
     WorkerLifecycleService,
+    SessionSweeper,
+    MaintenanceProcessor,
   ],
 })
 export class WorkerModule {}

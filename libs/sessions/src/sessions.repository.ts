@@ -31,6 +31,9 @@ export interface SessionsRepository {
   findAnyById(sessionId: string): Promise<SessionRecord | null>;
   listLiveOnWorker(workerId: string): Promise<SessionRecord[]>;
   markWorkerSessionsLost(workerId: string): Promise<number>;
+  // Ends live sessions whose worker is not among `liveWorkerIds` and which nobody used
+  // since `idleBefore`; returns their ids.
+  endAbandoned(liveWorkerIds: string[], idleBefore: Date): Promise<string[]>;
 }
 
 export const SESSIONS_REPOSITORY = Symbol('SESSIONS_REPOSITORY');

@@ -139,6 +139,16 @@ export class TypeOrmSessionsRepository implements SessionsRepository {
     return this.repo.findBy({ workerId, status: In(LIVE) });
   }
 
+  async endAbandoned(liveWorkerIds: string[], idleBefore: Date): Promise<string[]> {
+    const [rows]: [{ id: string }[], number] = await this.db.query(
+      `UPDATE sessions SET status = 'ended', ended_at = now(), end_reason = 'worker-lost'
+        WHERE status <> 'ended' AND NOT (worker_id = ANY($1)) AND last_used_at < $2
+        RETURNING id`,
+      [liveWorkerIds, idleBefore],
+    );
+    return rows.map((r) => r.id);
+  }
+
   async markWorkerSessionsLost(workerId: string) {
     const result = await this.repo.update({ workerId, status: In(['starting', 'ready']) }, { status: 'lost' });
     return result.affected ?? 0;

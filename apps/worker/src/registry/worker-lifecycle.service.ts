@@ -6,8 +6,10 @@ import {
   type OnApplicationBootstrap,
   type BeforeApplicationShutdown,
 } from '@nestjs/common';
+import { InjectQueue } from '@nestjs/bullmq';
+import type { Queue } from 'bullmq';
 import { APP_CONFIG, type AppConfig } from '@drydock/core';
-import { SANDBOX_RUNTIME, type SandboxRuntime } from '@drydock/execution';
+import { MAINTENANCE_QUEUE, MaintenanceJob, SANDBOX_RUNTIME, type SandboxRuntime } from '@drydock/execution';
 import { SESSIONS_REPOSITORY, WORKER_REGISTRY, type SessionsRepository, type WorkerRegistry } from '@drydock/sessions';
 import { SessionJobsProcessor } from '../processors/session-jobs.processor.js';
 import { SessionHostService } from '../sessions/session-host.service.js';
@@ -28,6 +30,7 @@ export class WorkerLifecycleService implements OnApplicationBootstrap, BeforeApp
     @Inject(SESSIONS_REPOSITORY) private readonly sessions: SessionsRepository,
     private readonly host: SessionHostService,
     private readonly processor: SessionJobsProcessor,
+    @InjectQueue(MAINTENANCE_QUEUE) private readonly maintenance: Queue,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
@@ -37,6 +40,12 @@ export class WorkerLifecycleService implements OnApplicationBootstrap, BeforeApp
     await this.beat();
     this.heartbeatTimer = setInterval(() => void this.beat(), this.config.worker.heartbeatMs);
     this.reaperTimer = setInterval(() => void this.reap(), this.config.worker.reaperIntervalMs);
+    // Every worker upserts the same scheduler: one sweep per period, on any worker.
+    await this.maintenance.upsertJobScheduler(
+      MaintenanceJob.SweepSessions,
+      { every: this.config.worker.reaperIntervalMs },
+      { name: MaintenanceJob.SweepSessions, opts: { removeOnComplete: true, removeOnFail: 100 } },
+    );
     this.processor.start();
     this.logger.log(`worker ${id} ready (capacity ${this.config.worker.capacity})`);
   }

@@ -51,6 +51,13 @@ export function jobIdFor<N extends JobName>(name: N, data: JobDataByName[N]): st
   return undefined;
 }
 
+// Shared by all workers: periodic housekeeping, scheduled with a BullMQ job scheduler
+// so that one run happens per period whatever the number of workers.
+export const MAINTENANCE_QUEUE = 'drydock-maintenance';
+export const MaintenanceJob = {
+  SweepSessions: 'sweep-sessions',
+} as const;
+
 // Redis pub/sub channel on which a worker relays live output of one execution.
 export function executionStreamChannel(executionId: string): string {
   return `drydock:exec-stream:${executionId}`;

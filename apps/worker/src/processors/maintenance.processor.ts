@@ -1,0 +1,21 @@
+import { Processor, WorkerHost } from '@nestjs/bullmq';
+import type { Job } from 'bullmq';
+import { MAINTENANCE_QUEUE, MaintenanceJob } from '@drydock/execution';
+import { SessionSweeper } from '../maintenance/session-sweeper.service.js';
+
+// Housekeeping shared by all workers; each scheduled job runs on one of them.
+@Processor(MAINTENANCE_QUEUE)
+export class MaintenanceProcessor extends WorkerHost {
+  constructor(private readonly sweeper: SessionSweeper) {
+    super();
+  }
+
+  async process(job: Job): Promise<unknown> {
+    switch (job.name) {
+      case MaintenanceJob.SweepSessions:
+        return { ended: await this.sweeper.sweep() };
+      default:
+        throw new Error(`unknown maintenance job ${job.name}`);
+    }
+  }
+}
