@@ -44,6 +44,12 @@ export const configSchema = z.object({
     // On shutdown, how long running executions may finish before their sandboxes go.
     shutdownGraceMs: z.coerce.number().int().min(0).default(10_000),
   }),
+  vfs: z.object({
+    // Largest single file in a thread's filesystem.
+    maxFileBytes: int(50 * 1024 * 1024),
+    // Default total bytes of all a tenant's thread files (tenant limit `vfsBytes` overrides).
+    maxTenantBytes: int(1024 * 1024 * 1024),
+  }),
   docker: z.object({
     socketPath: z.string().default('/var/run/docker.sock'),
     sandboxImage: z.string().default('drydock/sandbox:latest'),
@@ -103,6 +109,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       interruptGraceMs: env.SANDBOX_INTERRUPT_GRACE_MS,
       shutdownGraceMs: env.WORKER_SHUTDOWN_GRACE_MS,
     },
+    vfs: { maxFileBytes: env.VFS_MAX_FILE_BYTES, maxTenantBytes: env.VFS_MAX_TENANT_BYTES },
     docker: { socketPath: env.DOCKER_SOCKET, sandboxImage: env.SANDBOX_IMAGE },
     defaultLimits: {
       memoryMb: env.SANDBOX_MEMORY_MB,

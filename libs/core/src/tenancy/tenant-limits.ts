@@ -7,6 +7,8 @@ export interface TenantLimits {
   pids?: number;
   sessionDiskMb?: number;
   maxSessions?: number;
+  // Total bytes of the tenant's thread files (all threads).
+  vfsBytes?: number;
 }
 
 export const TENANT_LIMIT_KEYS = [
@@ -16,4 +18,5 @@ export const TENANT_LIMIT_KEYS = [
   'pids',
   'sessionDiskMb',
   'maxSessions',
+  'vfsBytes',
 ] as const satisfies readonly (keyof TenantLimits)[];

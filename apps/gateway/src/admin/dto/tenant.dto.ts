@@ -8,6 +8,7 @@ export class TenantLimitsDto {
   @IsOptional() @IsInt() @Min(8) pids?: number;
   @IsOptional() @IsInt() @Min(1) sessionDiskMb?: number;
   @IsOptional() @IsInt() @Min(0) @Max(100_000) maxSessions?: number;
+  @IsOptional() @IsInt() @Min(0) vfsBytes?: number;
 }
 
 export class CreateTenantDto {
