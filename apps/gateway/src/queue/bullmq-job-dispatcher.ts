@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
-import { Queue, QueueEvents } from 'bullmq';
+import { Queue, QueueEvents, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { APP_CONFIG, createRedis, redisOptions, type AppConfig } from '@drydock/core';
 import {
@@ -13,8 +13,6 @@ import {
   WorkerLostError,
 } from '@drydock/execution';
 import { WORKER_REGISTRY, type WorkerRegistry } from '@drydock/sessions';
-
-const LOST = Symbol('worker-lost');
 
 interface WorkerChannel {
   queue: Queue;
@@ -30,6 +28,7 @@ export class BullMqJobDispatcher implements JobDispatcher, OnApplicationShutdown
   private readonly channels = new Map<string, WorkerChannel>();
   private subscriber: Redis | null = null;
   private readonly listeners = new Map<string, Set<(event: StreamEvent) => void>>();
+  private readonly pending = new Set<() => void>();
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -47,39 +46,50 @@ export class BullMqJobDispatcher implements JobDispatcher, OnApplicationShutdown
     const job = await channel.queue.add(name, data, {
       jobId: jobIdFor(name, data),
       attempts: 1,
-      // The finished record lives in PostgreSQL and waitUntilFinished reads the result
-      // from the completion event, so completed jobs are dropped at once (cheapest).
+      // The finished record lives in PostgreSQL and the result arrives with the
+      // completion event, so completed jobs are dropped at once (cheapest).
       removeOnComplete: true,
       removeOnFail: { age: 24 * 3600 },
     });
-    const finished = job.waitUntilFinished(channel.events, options.waitMs) as Promise<R>;
-    const watch = this.watchWorker(workerId);
-    try {
-      const outcome = await Promise.race([finished, watch.lost]);
-      if (outcome === LOST) {
-        finished.catch(() => undefined);
-        // Nobody will take it from a dead worker's queue; drop it if it is still waiting.
-        await job.remove().catch(() => undefined);
-        throw new WorkerLostError(workerId);
-      }
-      return outcome as R;
-    } finally {
-      watch.stop();
-    }
+    return this.waitFor<R>(channel, job, workerId, options.waitMs);
   }
 
-  // Resolves when the worker's heartbeat lapses, checked every heartbeat period.
-  private watchWorker(workerId: string) {
-    let timer: NodeJS.Timeout | undefined;
-    const lost = new Promise<typeof LOST>((resolve) => {
-      timer = setInterval(() => {
+  // Waits for the job's completion event, for at most `waitMs`, and gives up early when
+  // the worker's heartbeat lapses. Unlike BullMQ's waitUntilFinished, every timer and
+  // listener is released the moment the wait ends, and pending waits end on shutdown.
+  private waitFor<R>(channel: WorkerChannel, job: Job, workerId: string, waitMs: number): Promise<R> {
+    const { events } = channel;
+    const completed = `completed:${job.id}`;
+    const failed = `failed:${job.id}`;
+    return new Promise<R>((resolve, reject) => {
+      const finish = (outcome: () => void) => {
+        clearTimeout(deadline);
+        clearInterval(watch);
+        events.off(completed as never, onCompleted as never);
+        events.off(failed as never, onFailed as never);
+        this.pending.delete(cancel);
+        outcome();
+      };
+      const onCompleted = (args: { returnvalue: unknown }) => finish(() => resolve(args.returnvalue as R));
+      const onFailed = (args: { failedReason: string }) => finish(() => reject(new Error(args.failedReason)));
+      const cancel = () => finish(() => reject(new Error('the gateway is shutting down')));
+      const deadline = setTimeout(() => finish(() => reject(new Error(`no result within ${waitMs} ms`))), waitMs);
+      const watch = setInterval(() => {
         void this.workers.isLive(workerId).then(
-          (live) => live || resolve(LOST),
+          (live) => {
+            if (live) return;
+            // Nobody will take it from a dead worker's queue; drop it if still waiting.
+            void job.remove().catch(() => undefined);
+            finish(() => reject(new WorkerLostError(workerId)));
+          },
           () => undefined,
         );
       }, this.config.worker.heartbeatMs);
+      // Registered in the same tick as the add resolved, before any event can be read.
+      events.on(completed as never, onCompleted as never);
+      events.on(failed as never, onFailed as never);
+      this.pending.add(cancel);
     });
-    return { lost, stop: () => clearInterval(timer) };
   }
 
   async subscribeOutput(executionId: string, onEvent: (event: StreamEvent) => void) {
@@ -113,6 +123,7 @@ export class BullMqJobDispatcher implements JobDispatcher, OnApplicationShutdown
   }
 
   async onApplicationShutdown(): Promise<void> {
+    for (const cancel of [...this.pending]) cancel();
     for (const channel of this.channels.values()) {
       await channel.events.close().catch(() => undefined);
       await channel.queue.close().catch(() => undefined);
