@@ -1,9 +1,12 @@
 import 'reflect-metadata';
+import type { IncomingMessage } from 'node:http';
 import { ValidationPipe, type INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { APP_CONFIG, type AppConfig } from '@drydock/core';
 import { GatewayModule } from './gateway.module.js';
+
+const FILE_CONTENT_ROUTE = /^\/v1\/threads\/[^/]+\/files\/content(\?|$)/;
 
 // Builds the gateway application without listening, so tests and main.ts share it.
 export async function createGateway(options: { logger?: false } = {}): Promise<INestApplication> {
@@ -12,7 +15,14 @@ export async function createGateway(options: { logger?: false } = {}): Promise<I
     logger: options.logger ?? ['log', 'warn', 'error'],
   });
   const config = app.get<AppConfig>(APP_CONFIG);
-  app.useBodyParser('json', { limit: config.gateway.maxBodyBytes });
+  // File uploads take the raw body (any Content-Type, up to the file size limit);
+  // every other route takes JSON.
+  const isFileUpload = (req: IncomingMessage) => req.method === 'PUT' && FILE_CONTENT_ROUTE.test(req.url ?? '');
+  app.useBodyParser('raw', { limit: config.vfs.maxFileBytes, type: isFileUpload });
+  app.useBodyParser('json', {
+    limit: config.gateway.maxBodyBytes,
+    type: (req: IncomingMessage) => !isFileUpload(req) && /\bjson\b/i.test(req.headers['content-type'] ?? ''),
+  });
   app.useGlobalPipes(new ValidationPipe({ whitelist: true, transform: true }));
   app.disable('x-powered-by');
   app.enableShutdownHooks();

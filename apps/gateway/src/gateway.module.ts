@@ -3,23 +3,26 @@ import { APP_FILTER } from '@nestjs/core';
 import { ConfigModule, RedisModule, TenantsService } from '@drydock/core';
 import { JOB_DISPATCHER } from '@drydock/execution';
 import { PlatformDataModule, SessionExecutionsService, SessionsService } from '@drydock/sessions';
+import { VfsModule } from '@drydock/vfs';
 import { AdminOperationsController } from './admin/admin-operations.controller.js';
 import { AdminTenantsController } from './admin/admin-tenants.controller.js';
 import { AdminAuthGuard } from './auth/admin-auth.guard.js';
 import { TenantAuthGuard } from './auth/tenant-auth.guard.js';
 import { ExecutionsController } from './executions/executions.controller.js';
+import { FilesController } from './files/files.controller.js';
 import { HealthController } from './health/health.controller.js';
 import { ErrorResponseFilter } from './http/error-response.filter.js';
 import { BullMqJobDispatcher } from './queue/bullmq-job-dispatcher.js';
 import { SessionsController } from './sessions/sessions.controller.js';
 
 @Module({
-  imports: [ConfigModule, RedisModule, PlatformDataModule],
+  imports: [ConfigModule, RedisModule, PlatformDataModule, VfsModule.register({ imports: [PlatformDataModule] })],
   controllers: [
     AdminTenantsController,
     AdminOperationsController,
     SessionsController,
     ExecutionsController,
+    FilesController,
     HealthController,
   ],
   providers: [

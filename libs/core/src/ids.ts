@@ -15,3 +15,7 @@ const ID_PATTERN = /^[a-z]{2,4}_[0-9a-z]{20}$/;
 export function isId(value: string, prefix: string): boolean {
   return ID_PATTERN.test(value) && value.startsWith(`${prefix}_`);
 }
+
+// Thread ids are chosen by clients (LangGraph's thread_id); they appear in URLs and keys.
+export const THREAD_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/;
+export const THREAD_ID_RULE = '1-128 characters of letters, digits, _ . : - starting with a letter or digit';

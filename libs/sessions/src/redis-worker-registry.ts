@@ -5,7 +5,14 @@ import type { WorkerInfo, WorkerRegistry } from './worker-registry.js';
 
 @Injectable()
 export class RedisWorkerRegistry implements WorkerRegistry {
-  constructor(private readonly redis: Redis) {}
+  private snapshot: { takenAt: number; ids: Set<string> } | null = null;
+
+  // `isLive` answers from a snapshot of the live set up to `snapshotMs` old: liveness is
+  // only as fresh as the heartbeat expiry anyway, and the hot path saves a round trip.
+  constructor(
+    private readonly redis: Redis,
+    private readonly snapshotMs = 0,
+  ) {}
 
   async heartbeat(info: WorkerInfo, ttlMs: number): Promise<void> {
     await this.redis
@@ -13,10 +20,6 @@ export class RedisWorkerRegistry implements WorkerRegistry {
       .set(workerHeartbeatKey(info.id), JSON.stringify(info), 'PX', ttlMs)
       .sadd(WORKER_REGISTRY_SET, info.id)
       .exec();
-  }
-
-  async deregister(workerId: string): Promise<void> {
-    await this.redis.multi().del(workerHeartbeatKey(workerId)).srem(WORKER_REGISTRY_SET, workerId).exec();
   }
 
   async listLive(): Promise<WorkerInfo[]> {
@@ -31,6 +34,17 @@ export class RedisWorkerRegistry implements WorkerRegistry {
   }
 
   async isLive(workerId: string): Promise<boolean> {
-    return (await this.redis.exists(workerHeartbeatKey(workerId))) === 1;
+    if (this.snapshotMs <= 0) return (await this.redis.exists(workerHeartbeatKey(workerId))) === 1;
+    const now = Date.now();
+    if (!this.snapshot || now - this.snapshot.takenAt >= this.snapshotMs) {
+      const ids = new Set((await this.listLive()).map((w) => w.id));
+      this.snapshot = { takenAt: now, ids };
+    }
+    return this.snapshot.ids.has(workerId);
+  }
+
+  async deregister(workerId: string): Promise<void> {
+    this.snapshot = null;
+    await this.redis.multi().del(workerHeartbeatKey(workerId)).srem(WORKER_REGISTRY_SET, workerId).exec();
   }
 }

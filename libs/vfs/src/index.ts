@@ -1,1 +1,10 @@
-export {};
+export * from './vfs.errors.js';
+export * from './vfs-path.js';
+export * from './vfs-lines.js';
+export { DEFAULT_MAX_MATCHES, type GrepMode, type GrepResult } from './vfs-grep.js';
+export * from './thread-files.entity.js';
+export * from './thread-files.repository.js';
+export * from './typeorm-thread-files.repository.js';
+export * from './in-memory-thread-files.repository.js';
+export * from './vfs.service.js';
+export * from './vfs.module.js';

@@ -27,7 +27,7 @@ export class ErrorResponseFilter implements ExceptionFilter {
 
   catch(exception: unknown, host: ArgumentsHost): void {
     const res = host.switchToHttp().getResponse<Response>();
-    const { status, body } = this.toResponse(exception);
+    const { status, body } = this.toResponse(exception, host);
     if (status >= 500 && !(exception instanceof DrydockError)) {
       this.logger.error(exception instanceof Error ? exception.stack : String(exception));
     }
@@ -38,7 +38,12 @@ export class ErrorResponseFilter implements ExceptionFilter {
     res.status(status).json(body);
   }
 
-  toResponse(exception: unknown): { status: number; body: ErrorBody } {
+  private isFileUpload(host?: ArgumentsHost): boolean {
+    const req = host?.switchToHttp().getRequest<{ method?: string; url?: string }>();
+    return req?.method === 'PUT' && /\/files\/content(\?|$)/.test(req.url ?? '');
+  }
+
+  toResponse(exception: unknown, host?: ArgumentsHost): { status: number; body: ErrorBody } {
     if (exception instanceof DrydockError) {
       const body: ErrorBody = { error: { code: exception.code, message: exception.message } };
       if (exception.details) body.error.details = exception.details;
@@ -50,6 +55,9 @@ export class ErrorResponseFilter implements ExceptionFilter {
     const parser = ((cause as object | undefined) ?? exception) as { type?: string; status?: number; limit?: number };
     if (cause instanceof URIError) {
       return error(400, 'INVALID_URL', 'The request URL has an invalid percent-encoding.');
+    }
+    if (parser?.type === 'entity.too.large' && this.isFileUpload(host)) {
+      return error(413, 'FILE_TOO_LARGE', `The file is larger than the ${parser.limit} bytes a thread file may hold.`);
     }
     if (parser?.type === 'entity.too.large') {
       return error(413, 'BODY_TOO_LARGE', `The request body is larger than the ${parser.limit} bytes allowed.`);

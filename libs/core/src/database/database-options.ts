@@ -7,6 +7,7 @@ export function databaseOptions(
   config: Pick<AppConfig, 'databaseUrl'>,
   entities: DataSourceOptions['entities'],
   migrations: DataSourceOptions['migrations'] = [],
+  options: { statementTimeoutMs?: number } = {},
 ): DataSourceOptions {
   return {
     type: 'postgres',
@@ -16,6 +17,8 @@ export function databaseOptions(
     synchronize: false,
     migrationsRun: false,
     logging: ['error'],
-    extra: { max: 20 },
+    // statement_timeout bounds every statement of the connection (tenant regexes run in
+    // PostgreSQL); migrations run without it.
+    extra: { max: 20, ...(options.statementTimeoutMs ? { statement_timeout: options.statementTimeoutMs } : {}) },
   };
 }

@@ -4,6 +4,9 @@ import type { DataSourceOptions } from 'typeorm';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { databaseOptions } from './database-options.js';
 
+// No request of the apps needs a longer statement; a runaway one is cut off.
+const APP_STATEMENT_TIMEOUT_MS = 30_000;
+
 @Module({})
 export class DatabaseModule {
   static forRoot(entities: NonNullable<DataSourceOptions['entities']>): DynamicModule {
@@ -12,7 +15,8 @@ export class DatabaseModule {
       imports: [
         TypeOrmModule.forRootAsync({
           inject: [APP_CONFIG],
-          useFactory: (config: AppConfig) => databaseOptions(config, entities),
+          useFactory: (config: AppConfig) =>
+            databaseOptions(config, entities, [], { statementTimeoutMs: APP_STATEMENT_TIMEOUT_MS }),
         }),
       ],
       exports: [TypeOrmModule],

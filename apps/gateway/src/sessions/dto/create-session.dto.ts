@@ -1,4 +1,5 @@
 import { Type } from 'class-transformer';
+import { THREAD_ID_PATTERN, THREAD_ID_RULE } from '@drydock/core';
 import {
   IsArray,
   IsBoolean,
@@ -25,9 +26,7 @@ export class SessionLimitsDto {
 }
 
 export class CreateSessionDto {
-  @IsOptional() @IsString() @Matches(/^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/, {
-    message: 'threadId must be 1-128 characters of letters, digits, _ . : - and start with a letter or digit',
-  })
+  @IsOptional() @IsString() @Matches(THREAD_ID_PATTERN, { message: `threadId must be ${THREAD_ID_RULE}` })
   threadId?: string;
 
   @IsOptional() @ValidateNested() @Type(() => SessionLimitsDto)

@@ -1,0 +1,123 @@
+// The storage port of the thread filesystem. Every method takes the tenant first and
+// refuses an empty one; paths are already normalised by the service. A "live" file is
+// one that is not a tombstone (deleted rows stay, content-less, so sync sees deletes).
+
+export interface ThreadFileRecord {
+  path: string;
+  contentType: string;
+  size: number;
+  sha256: string;
+  version: number;
+  // The thread revision at which the file last changed.
+  revision: number;
+  // Stored as UTF-8 text (searchable, editable) rather than bytes.
+  text: boolean;
+  createdAt: Date;
+  modifiedAt: Date;
+}
+
+// What a write stores: exactly one of `text` and `bytes` is set.
+export interface FileBody {
+  path: string;
+  text: string | null;
+  bytes: Buffer | null;
+  contentType: string;
+  size: number;
+  sha256: string;
+}
+
+export interface WritePolicy {
+  overwrite: boolean;
+  maxFileBytes: number;
+  maxTenantBytes: number;
+}
+
+export interface DirectoryEntryRecord {
+  path: string;
+  type: 'file' | 'directory';
+  // 0 for directories.
+  size: number;
+  // For a directory, the latest change of anything beneath it.
+  modifiedAt: Date;
+}
+
+export type PathRecord = { type: 'file'; file: ThreadFileRecord } | { type: 'directory'; modifiedAt: Date | null };
+
+// How grep matches a line. `postgres` is the same regex in PostgreSQL's ARE dialect, or
+// null when it has no faithful translation (the service then matches in JS).
+export type LineMatcher =
+  | { kind: 'literal'; pattern: string; caseInsensitive: boolean }
+  | { kind: 'regex'; source: string; postgres: string | null; caseInsensitive: boolean };
+
+export interface LineMatch {
+  path: string;
+  // 1-based, as `read` numbers lines.
+  line: number;
+  // The line, cut after 2,001 characters (the service shows 2,000 and an ellipsis).
+  text: string;
+}
+
+export interface ThreadChanges {
+  revision: number;
+  changed: ThreadFileRecord[];
+  deleted: string[];
+}
+
+// Runs inside the write transaction: gets the live text file (text null when binary)
+// and returns its new body, or null to change nothing. May throw to abort.
+export type TextEdit = (text: string | null, file: ThreadFileRecord) => FileBody | null;
+
+export interface ThreadFilesRepository {
+  // A live file, an implied directory (a prefix of live files), or null. `/` is always
+  // a directory.
+  stat(tenantId: string, threadId: string, path: string): Promise<PathRecord | null>;
+  // Direct children of a directory (files and implied directories), sorted by path.
+  list(tenantId: string, threadId: string, dir: string): Promise<DirectoryEntryRecord[]>;
+  // Paths of live files at or beneath `under`, sorted.
+  listPaths(tenantId: string, threadId: string, under: string): Promise<string[]>;
+  // A live file with its text (null for a binary file); its bytes are not fetched.
+  readText(tenantId: string, threadId: string, path: string): Promise<{ file: ThreadFileRecord; text: string | null } | null>;
+  readContent(tenantId: string, threadId: string, path: string): Promise<{ file: ThreadFileRecord; content: Buffer } | null>;
+
+  // Writes all files in one transaction and one thread revision, or none of them: a
+  // conflict, a file over the size limit or a tenant over its quota changes nothing.
+  write(
+    tenantId: string,
+    threadId: string,
+    files: FileBody[],
+    policy: WritePolicy,
+  ): Promise<{ file: ThreadFileRecord; created: boolean }[]>;
+  // Read-modify-write of one file under the tenant's write lock (no lost updates).
+  // Null when there is no live file at `path`.
+  editText(
+    tenantId: string,
+    threadId: string,
+    path: string,
+    edit: TextEdit,
+    policy: Omit<WritePolicy, 'overwrite'>,
+  ): Promise<ThreadFileRecord | null>;
+  // Tombstones the file at `path` or everything beneath it; returns the deleted paths
+  // (sorted), empty when there was nothing.
+  remove(tenantId: string, threadId: string, path: string): Promise<string[]>;
+
+  // Live text files at or beneath `under` that contain a matching line, sorted.
+  findMatchingFiles(tenantId: string, threadId: string, under: string, matcher: LineMatcher): Promise<string[]>;
+  // Matching lines of the given files in (path, line) order, at most `limit`.
+  matchLines(
+    tenantId: string,
+    threadId: string,
+    paths: string[],
+    matcher: LineMatcher,
+    limit: number,
+  ): Promise<LineMatch[]>;
+  // Number of matching lines per file (files without any are left out), sorted.
+  countLines(tenantId: string, threadId: string, paths: string[], matcher: LineMatcher): Promise<{ path: string; count: number }[]>;
+
+  // The thread's revision: 0 before its first change, then moved by every change.
+  revision(tenantId: string, threadId: string): Promise<number>;
+  // Files changed and paths deleted after `revision`, with the current revision, read
+  // from one snapshot.
+  changesSince(tenantId: string, threadId: string, revision: number): Promise<ThreadChanges>;
+}
+
+export const THREAD_FILES_REPOSITORY = Symbol('THREAD_FILES_REPOSITORY');

@@ -1,0 +1,535 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, QueryFailedError, type QueryRunner } from 'typeorm';
+import { assertTenant, DrydockError } from '@drydock/core';
+import type {
+  DirectoryEntryRecord,
+  FileBody,
+  LineMatch,
+  LineMatcher,
+  PathRecord,
+  TextEdit,
+  ThreadChanges,
+  ThreadFileRecord,
+  ThreadFilesRepository,
+  WritePolicy,
+} from './thread-files.repository.js';
+import { MAX_LINE_CHARS } from './vfs-lines.js';
+import { ancestorsOf } from './vfs-path.js';
+import { planWrite, type WriteState } from './vfs-write-rules.js';
+import { VfsError } from './vfs.errors.js';
+
+// Plain SQL throughout: grep, reads and writes are the filesystem's hot paths. Paths
+// are COLLATE "C", so "everything beneath /dir" is the index range
+// ['/dir/', '/dir0') ('0' is the byte after '/'), no LIKE escaping needed.
+// Writes hold the tenant's tenant_storage row lock (FOR UPDATE) from before they read
+// any state until commit: a tenant's writes are serialised, the quota is exact, and a
+// file cannot appear under a path that just became a file.
+
+const INVALID_REGULAR_EXPRESSION = '2201B';
+// Rows per INSERT of a batch (each statement's parameters stay a few MB).
+const BATCH_ROWS = 500;
+const BATCH_BYTES = 8 * 1024 * 1024;
+
+const FILE_COLUMNS = `path, content_type, size, sha256, version, revision, (bytes IS NULL) AS is_text, created_at, modified_at`;
+
+interface FileRow {
+  path: string;
+  content_type: string;
+  size: string;
+  sha256: string;
+  version: number;
+  revision: string;
+  is_text: boolean;
+  created_at: Date;
+  modified_at: Date;
+}
+
+function toRecord(row: FileRow): ThreadFileRecord {
+  return {
+    path: row.path,
+    contentType: row.content_type,
+    size: Number(row.size),
+    sha256: row.sha256,
+    version: row.version,
+    revision: Number(row.revision),
+    text: row.is_text,
+    createdAt: row.created_at,
+    modifiedAt: row.modified_at,
+  };
+}
+
+function assertThread(threadId: string): void {
+  if (typeof threadId !== 'string' || threadId.length === 0) {
+    throw new DrydockError('THREAD_REQUIRED', 'A thread scope is required for this operation.', 500);
+  }
+}
+
+// `col` at or beneath `under`, with parameters from $first on.
+function beneath(col: string, under: string, first: number): { sql: string; params: string[] } {
+  if (under === '/') return { sql: 'TRUE', params: [] };
+  return {
+    sql: `(${col} = $${first} OR (${col} >= $${first + 1} AND ${col} < $${first + 2}))`,
+    params: [under, `${under}/`, `${under}0`],
+  };
+}
+
+// Strictly beneath a directory: ['/dir/', '/dir0'), or every path for the root.
+const below = (dir: string) => (dir === '/' ? ['/', '0'] : [`${dir}/`, `${dir}0`]);
+
+// ARE constructs that can match a newline even in newline-sensitive mode, so a match
+// in the whole text does not prove a matching line.
+const CROSSES_LINES = /\\[sDWn]|\\u000[aA]|\\c[jJ]/;
+
+// SQL conditions on a whole text (`file`) and on one line (`line`), each with its one
+// parameter. Literals use strpos (case-sensitive) or the regex engine in literal mode
+// (`***=`, case-insensitive), both several times faster than LIKE/ILIKE on large
+// texts, and exact at the file level. For a regex the file condition is
+// newline-sensitive and `lineCheck` says whether a line must confirm it.
+function matchSql(matcher: LineMatcher) {
+  if (matcher.kind === 'literal') {
+    const condition = matcher.caseInsensitive
+      ? (col: string, n: number) => `${col} ~* $${n}`
+      : (col: string, n: number) => `strpos(${col}, $${n}) > 0`;
+    const param = matcher.caseInsensitive ? `***=${matcher.pattern}` : matcher.pattern;
+    return {
+      file: condition,
+      fileParam: param,
+      line: condition,
+      lineParam: param,
+      lineCheck: false,
+      // Whether the pattern matches an empty line (then a text's final newline must
+      // not count as starting one more line).
+      matchesEmpty: false,
+    };
+  }
+  const op = matcher.caseInsensitive ? '~*' : '~';
+  const re = matcher.postgres!;
+  return {
+    file: (col: string, n: number) => `${col} ${op} $${n}`,
+    fileParam: `(?n)${re}`,
+    line: (col: string, n: number) => `${col} ${op} $${n}`,
+    lineParam: re,
+    lineCheck: CROSSES_LINES.test(re),
+    matchesEmpty: new RegExp(matcher.source).test(''),
+  };
+}
+
+// Lines of a text column as a set-returning expression, numbered from 1.
+const linesOf = (col: string, dropFinalNewline: boolean) =>
+  dropFinalNewline
+    ? `string_to_table(CASE WHEN right(${col}, 1) = E'\\n' THEN left(${col}, -1) ELSE ${col} END, E'\\n') WITH ORDINALITY`
+    : `string_to_table(${col}, E'\\n') WITH ORDINALITY`;
+
+type Run = <R>(sql: string, params?: unknown[]) => Promise<R[]>;
+
+@Injectable()
+export class TypeOrmThreadFilesRepository implements ThreadFilesRepository {
+  constructor(@InjectDataSource() private readonly db: DataSource) {}
+
+  async stat(tenantId: string, threadId: string, path: string): Promise<PathRecord | null> {
+    assertTenant(tenantId);
+    assertThread(threadId);
+    const rows: (Partial<FileRow> & { kind: 'file' | 'directory'; modified_at: Date | null })[] = await this.db.query(
+      `SELECT 'file' AS kind, ${FILE_COLUMNS}
+         FROM thread_files WHERE tenant_id = $1 AND thread_id = $2 AND path = $3 AND NOT deleted
+       UNION ALL
+       SELECT 'directory', NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, max(modified_at)
+         FROM thread_files WHERE tenant_id = $1 AND thread_id = $2 AND NOT deleted AND path >= $4 AND path < $5
+       HAVING count(*) > 0 OR $3 = '/'`,
+      [tenantId, threadId, path, ...below(path)],
+    );
+    const file = rows.find((r) => r.kind === 'file');
+    if (file) return { type: 'file', file: toRecord(file as FileRow) };
+    const dir = rows[0];
+    return dir ? { type: 'directory', modifiedAt: dir.modified_at } : null;
+  }
+
+  async list(tenantId: string, threadId: string, dir: string): Promise<DirectoryEntryRecord[]> {
+    assertTenant(tenantId);
+    assertThread(threadId);
+    const [from, to] = below(dir);
+    const rows: { name: string; is_file: boolean; size: string | null; modified_at: Date }[] = await this.db.query(
+      `SELECT split_part(substr(path, char_length($3::text) + 1), '/', 1) AS name,
+              bool_or(strpos(substr(path, char_length($3::text) + 1), '/') = 0) AS is_file,
+              sum(size) AS size, max(modified_at) AS modified_at
+         FROM thread_files
+        WHERE tenant_id = $1 AND thread_id = $2 AND NOT deleted AND path >= $3 AND path < $4
+        GROUP BY 1 ORDER BY 1`,
+      [tenantId, threadId, from, to],
+    );
+    return rows.map((r) => ({
+      path: from + r.name,
+      type: r.is_file ? 'file' : 'directory',
+      size: r.is_file ? Number(r.size) : 0,
+      modifiedAt: r.modified_at,
+    }));
+  }
+
+  async listPaths(tenantId: string, threadId: string, under: string): Promise<string[]> {
+    assertTenant(tenantId);
+    assertThread(threadId);
+    const scope = beneath('path', under, 3);
+    const rows: { path: string }[] = await this.db.query(
+      `SELECT path FROM thread_files
+        WHERE tenant_id = $1 AND thread_id = $2 AND NOT deleted AND ${scope.sql} ORDER BY path`,
+      [tenantId, threadId, ...scope.params],
+    );
+    return rows.map((r) => r.path);
+  }
+
+  async readText(tenantId: string, threadId: string, path: string) {
+    assertTenant(tenantId);
+    assertThread(threadId);
+    const rows: (FileRow & { text_content: string | null })[] = await this.db.query(
+      `SELECT ${FILE_COLUMNS}, text_content FROM thread_files
+        WHERE tenant_id = $1 AND thread_id = $2 AND path = $3 AND NOT deleted`,
+      [tenantId, threadId, path],
+    );
+    return rows[0] ? { file: toRecord(rows[0]), text: rows[0].text_content } : null;
+  }
+
+  async readContent(tenantId: string, threadId: string, path: string) {
+    assertTenant(tenantId);
+    assertThread(threadId);
+    const rows: (FileRow & { text_content: string | null; bytes: Buffer | null })[] = await this.db.query(
+      `SELECT ${FILE_COLUMNS}, text_content, bytes FROM thread_files
+        WHERE tenant_id = $1 AND thread_id = $2 AND path = $3 AND NOT deleted`,
+      [tenantId, threadId, path],
+    );
+    const row = rows[0];
+    if (!row) return null;
+    return { file: toRecord(row), content: row.bytes ?? Buffer.from(row.text_content ?? '', 'utf8') };
+  }
+
+  async write(tenantId: string, threadId: string, files: FileBody[], policy: WritePolicy) {
+    assertTenant(tenantId);
+    assertThread(threadId);
+    if (files.length === 0) return [];
+    return this.transaction(async (run) => {
+      const storageBytes = await this.lockStorage(run, tenantId);
+      const state = await this.writeState(run, tenantId, threadId, files, storageBytes);
+      const delta = planWrite(files, state, policy);
+      const rows = await this.upsert(run, tenantId, threadId, files, delta);
+      return rows.map((row) => {
+        const old = state.existing.get(row.path);
+        return { file: toRecord(row), created: !old || old.deleted };
+      });
+    });
+  }
+
+  async editText(
+    tenantId: string,
+    threadId: string,
+    path: string,
+    edit: TextEdit,
+    policy: Omit<WritePolicy, 'overwrite'>,
+  ): Promise<ThreadFileRecord | null> {
+    assertTenant(tenantId);
+    assertThread(threadId);
+    return this.transaction(async (run) => {
+      const storageBytes = await this.lockStorage(run, tenantId);
+      const [row] = await run<FileRow & { text_content: string | null }>(
+        `SELECT ${FILE_COLUMNS}, text_content FROM thread_files
+          WHERE tenant_id = $1 AND thread_id = $2 AND path = $3 AND NOT deleted`,
+        [tenantId, threadId, path],
+      );
+      if (!row) return null;
+      const current = toRecord(row);
+      const body = edit(row.text_content, current);
+      if (!body) return current;
+      // A live file has no live file above or beneath it, so only size rules apply.
+      const state: WriteState = {
+        storageBytes,
+        existing: new Map([[path, { size: current.size, deleted: false }]]),
+        fileAncestors: new Set(),
+        directories: new Set(),
+      };
+      const delta = planWrite([body], state, { ...policy, overwrite: true });
+      const [updated] = await this.upsert(run, tenantId, threadId, [body], delta);
+      return toRecord(updated);
+    });
+  }
+
+  async remove(tenantId: string, threadId: string, path: string): Promise<string[]> {
+    assertTenant(tenantId);
+    assertThread(threadId);
+    const scope = beneath('path', path, 3);
+    return this.transaction(async (run) => {
+      await this.lockStorage(run, tenantId);
+      const rows = await run<{ path: string }>(
+        `WITH gone AS (
+           SELECT path, size FROM thread_files
+            WHERE tenant_id = $1 AND thread_id = $2 AND NOT deleted AND ${scope.sql}
+         ), rev AS (
+           INSERT INTO thread_revisions AS r (tenant_id, thread_id, revision)
+           SELECT $1, $2, 1 WHERE EXISTS (SELECT 1 FROM gone)
+           ON CONFLICT (tenant_id, thread_id) DO UPDATE SET revision = r.revision + 1
+           RETURNING revision
+         ), storage AS (
+           UPDATE tenant_storage SET bytes = bytes - (SELECT sum(size) FROM gone)
+            WHERE tenant_id = $1 AND EXISTS (SELECT 1 FROM gone)
+         )
+         UPDATE thread_files f
+            SET deleted = true, text_content = NULL, bytes = NULL, size = 0,
+                version = f.version + 1, revision = rev.revision, modified_at = now()
+           FROM gone, rev
+          WHERE f.tenant_id = $1 AND f.thread_id = $2 AND f.path = gone.path
+         RETURNING f.path`,
+        [tenantId, threadId, ...scope.params],
+      );
+      return rows.map((r) => r.path).sort();
+    });
+  }
+
+  async findMatchingFiles(tenantId: string, threadId: string, under: string, matcher: LineMatcher): Promise<string[]> {
+    assertTenant(tenantId);
+    assertThread(threadId);
+    const match = matchSql(matcher);
+    const params: unknown[] = [tenantId, threadId, match.fileParam];
+    let confirm = '';
+    if (match.lineCheck) {
+      params.push(match.lineParam);
+      confirm = `AND EXISTS (SELECT 1 FROM ${linesOf('f.text_content', match.matchesEmpty)} AS l(t, n)
+                              WHERE ${match.line('l.t', params.length)})`;
+    }
+    const scope = beneath('f.path', under, params.length + 1);
+    const rows: { path: string }[] = await this.search(
+      `SELECT f.path FROM thread_files f
+        WHERE f.tenant_id = $1 AND f.thread_id = $2 AND NOT f.deleted AND ${scope.sql}
+          AND ${match.file('f.text_content', 3)} ${confirm}
+        ORDER BY f.path`,
+      [...params, ...scope.params],
+      matcher,
+    );
+    return rows.map((r) => r.path);
+  }
+
+  async matchLines(
+    tenantId: string,
+    threadId: string,
+    paths: string[],
+    matcher: LineMatcher,
+    limit: number,
+  ): Promise<LineMatch[]> {
+    assertTenant(tenantId);
+    assertThread(threadId);
+    if (paths.length === 0 || limit <= 0) return [];
+    const match = matchSql(matcher);
+    const rows: { path: string; line: string; text: string }[] = await this.search(
+      `SELECT f.path, l.n AS line, left(l.t, ${MAX_LINE_CHARS + 1}) AS text
+         FROM thread_files f CROSS JOIN LATERAL ${linesOf('f.text_content', match.matchesEmpty)} AS l(t, n)
+        WHERE f.tenant_id = $1 AND f.thread_id = $2 AND f.path = ANY($3::text[]) AND NOT f.deleted
+          AND f.text_content IS NOT NULL AND ${match.line('l.t', 4)}
+        ORDER BY f.path, l.n
+        LIMIT ${Math.floor(limit)}`,
+      [tenantId, threadId, paths, match.lineParam],
+      matcher,
+    );
+    return rows.map((r) => ({ path: r.path, line: Number(r.line), text: r.text }));
+  }
+
+  async countLines(tenantId: string, threadId: string, paths: string[], matcher: LineMatcher) {
+    assertTenant(tenantId);
+    assertThread(threadId);
+    if (paths.length === 0) return [];
+    const match = matchSql(matcher);
+    const rows: { path: string; count: string }[] = await this.search(
+      `SELECT f.path, count(*) AS count
+         FROM thread_files f CROSS JOIN LATERAL ${linesOf('f.text_content', match.matchesEmpty)} AS l(t, n)
+        WHERE f.tenant_id = $1 AND f.thread_id = $2 AND f.path = ANY($3::text[]) AND NOT f.deleted
+          AND f.text_content IS NOT NULL AND ${match.line('l.t', 4)}
+        GROUP BY f.path ORDER BY f.path`,
+      [tenantId, threadId, paths, match.lineParam],
+      matcher,
+    );
+    return rows.map((r) => ({ path: r.path, count: Number(r.count) }));
+  }
+
+  async revision(tenantId: string, threadId: string): Promise<number> {
+    assertTenant(tenantId);
+    assertThread(threadId);
+    const rows: { revision: string }[] = await this.db.query(
+      `SELECT revision FROM thread_revisions WHERE tenant_id = $1 AND thread_id = $2`,
+      [tenantId, threadId],
+    );
+    return rows[0] ? Number(rows[0].revision) : 0;
+  }
+
+  // One statement, so the revision and the rows come from one snapshot. A revision the
+  // thread has not reached (a restored database) is answered like 0: a full listing.
+  async changesSince(tenantId: string, threadId: string, revision: number): Promise<ThreadChanges> {
+    assertTenant(tenantId);
+    assertThread(threadId);
+    const rows: (Omit<FileRow, 'path'> & { path: string | null; current: string | null; deleted: boolean })[] =
+      await this.db.query(
+        `WITH cur AS (
+           SELECT coalesce((SELECT revision FROM thread_revisions WHERE tenant_id = $1 AND thread_id = $2), 0) AS current
+         ), since AS (
+           SELECT CASE WHEN $3::bigint > current THEN 0 ELSE $3::bigint END AS rev FROM cur
+         )
+         SELECT cur.current, f.path, f.content_type, f.size, f.sha256, f.version, f.revision,
+                (f.bytes IS NULL) AS is_text, f.created_at, f.modified_at, f.deleted
+           FROM cur CROSS JOIN since
+           LEFT JOIN thread_files f
+             ON f.tenant_id = $1 AND f.thread_id = $2 AND f.revision > since.rev
+            AND (since.rev > 0 OR NOT f.deleted)
+          ORDER BY f.revision, f.path`,
+        [tenantId, threadId, revision],
+      );
+    const changes: ThreadChanges = { revision: Number(rows[0]?.current ?? 0), changed: [], deleted: [] };
+    for (const row of rows) {
+      if (row.path === null) continue;
+      if (row.deleted) changes.deleted.push(row.path);
+      else changes.changed.push(toRecord(row as FileRow));
+    }
+    return changes;
+  }
+
+  // --- write internals -----------------------------------------------------------
+
+  private async transaction<T>(work: (run: Run) => Promise<T>): Promise<T> {
+    const qr: QueryRunner = this.db.createQueryRunner();
+    await qr.connect();
+    const run: Run = async <R>(sql: string, params: unknown[] = []) =>
+      ((await qr.query(sql, params, true)).records ?? []) as R[];
+    try {
+      await qr.startTransaction();
+      const result = await work(run);
+      await qr.commitTransaction();
+      return result;
+    } catch (error) {
+      if (qr.isTransactionActive) await qr.rollbackTransaction();
+      throw error;
+    } finally {
+      await qr.release();
+    }
+  }
+
+  // Takes the tenant's write lock and returns its stored bytes.
+  private async lockStorage(run: Run, tenantId: string): Promise<number> {
+    const lock = () => run<{ bytes: string }>(`SELECT bytes FROM tenant_storage WHERE tenant_id = $1 FOR UPDATE`, [tenantId]);
+    let rows = await lock();
+    if (rows.length === 0) {
+      await run(`INSERT INTO tenant_storage (tenant_id, bytes) VALUES ($1, 0) ON CONFLICT DO NOTHING`, [tenantId]);
+      rows = await lock();
+    }
+    return Number(rows[0].bytes);
+  }
+
+  private async writeState(
+    run: Run,
+    tenantId: string,
+    threadId: string,
+    files: FileBody[],
+    storageBytes: number,
+  ): Promise<WriteState> {
+    const paths = files.map((f) => f.path);
+    const ancestors = [...new Set(paths.flatMap(ancestorsOf))];
+    const rows = await run<{ kind: 'self' | 'ancestor' | 'directory'; path: string; size: string; deleted: boolean }>(
+      `SELECT 'self' AS kind, path, size, deleted FROM thread_files
+        WHERE tenant_id = $1 AND thread_id = $2 AND path = ANY($3::text[])
+       UNION ALL
+       SELECT 'ancestor', path, 0, false FROM thread_files
+        WHERE tenant_id = $1 AND thread_id = $2 AND path = ANY($4::text[]) AND NOT deleted
+       UNION ALL
+       SELECT 'directory', p, 0, false FROM unnest($3::text[]) AS p
+        WHERE EXISTS (SELECT 1 FROM thread_files f
+                       WHERE f.tenant_id = $1 AND f.thread_id = $2 AND NOT f.deleted
+                         AND f.path >= (p || '/') AND f.path < (p || '0'))`,
+      [tenantId, threadId, paths, ancestors],
+    );
+    const state: WriteState = { storageBytes, existing: new Map(), fileAncestors: new Set(), directories: new Set() };
+    for (const row of rows) {
+      if (row.kind === 'self') state.existing.set(row.path, { size: Number(row.size), deleted: row.deleted });
+      else if (row.kind === 'ancestor') state.fileAncestors.add(row.path);
+      else state.directories.add(row.path);
+    }
+    return state;
+  }
+
+  // Stores the bodies in chunks; the first statement also moves the thread revision and
+  // the tenant's byte total, and later chunks stamp the same revision.
+  private async upsert(run: Run, tenantId: string, threadId: string, files: FileBody[], delta: number) {
+    const out: FileRow[] = [];
+    let revision: string | null = null;
+    for (const chunk of chunks(files)) {
+      const rev: string =
+        revision === null
+          ? `rev AS (
+               INSERT INTO thread_revisions AS r (tenant_id, thread_id, revision) VALUES ($1, $2, 1)
+               ON CONFLICT (tenant_id, thread_id) DO UPDATE SET revision = r.revision + 1
+               RETURNING revision
+             ), storage AS (
+               UPDATE tenant_storage SET bytes = bytes + $3::bigint WHERE tenant_id = $1 AND $3::bigint <> 0
+             )`
+          : `rev AS (SELECT $3::bigint AS revision)`;
+      const single = chunk.length === 1;
+      const source = single
+        ? `SELECT $4::text AS path, $5::text AS text_content, $6::bytea AS bytes, $7::text AS content_type,
+                  $8::bigint AS size, $9::text AS sha256`
+        : `SELECT * FROM unnest($4::text[], $5::text[], $6::bytea[], $7::text[], $8::bigint[], $9::text[])
+                     AS s(path, text_content, bytes, content_type, size, sha256)`;
+      const column = <K extends keyof FileBody>(key: K) => (single ? chunk[0][key] : chunk.map((f) => f[key]));
+      const rows: FileRow[] = await run<FileRow>(
+        `WITH ${rev}
+         INSERT INTO thread_files AS f
+                (tenant_id, thread_id, path, text_content, bytes, content_type, size, sha256,
+                 version, revision, deleted, created_at, modified_at)
+         SELECT $1, $2, s.path, s.text_content, s.bytes, s.content_type, s.size, s.sha256,
+                1, rev.revision, false, now(), now()
+           FROM (${source}) AS s CROSS JOIN rev
+         ON CONFLICT (tenant_id, thread_id, path) DO UPDATE SET
+                text_content = EXCLUDED.text_content, bytes = EXCLUDED.bytes,
+                content_type = EXCLUDED.content_type, size = EXCLUDED.size, sha256 = EXCLUDED.sha256,
+                version = f.version + 1, revision = EXCLUDED.revision, deleted = false,
+                created_at = CASE WHEN f.deleted THEN EXCLUDED.created_at ELSE f.created_at END,
+                modified_at = EXCLUDED.modified_at
+         RETURNING ${FILE_COLUMNS}`,
+        [
+          tenantId,
+          threadId,
+          revision ?? delta,
+          column('path'),
+          column('text'),
+          column('bytes'),
+          column('contentType'),
+          column('size'),
+          column('sha256'),
+        ],
+      );
+      revision ??= rows[0].revision;
+      out.push(...rows);
+    }
+    return out;
+  }
+
+  // PostgreSQL's regex engine may still refuse a pattern JS accepted (e.g. "too
+  // complex"); that surfaces as INVALID_PATTERN, which the service answers in JS.
+  private async search<R>(sql: string, params: unknown[], matcher: LineMatcher): Promise<R[]> {
+    try {
+      return await this.db.query(sql, params);
+    } catch (error) {
+      const code = error instanceof QueryFailedError ? (error.driverError as { code?: string }).code : undefined;
+      if (code === INVALID_REGULAR_EXPRESSION && matcher.kind === 'regex') {
+        throw VfsError.invalidPattern(matcher.source, (error as Error).message);
+      }
+      throw error;
+    }
+  }
+}
+
+function* chunks(files: FileBody[]): Generator<FileBody[]> {
+  let chunk: FileBody[] = [];
+  let bytes = 0;
+  for (const file of files) {
+    if (chunk.length > 0 && (chunk.length >= BATCH_ROWS || bytes + file.size > BATCH_BYTES)) {
+      yield chunk;
+      chunk = [];
+      bytes = 0;
+    }
+    chunk.push(file);
+    bytes += file.size;
+  }
+  if (chunk.length > 0) yield chunk;
+}

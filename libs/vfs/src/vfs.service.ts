@@ -1,0 +1,374 @@
+import { Inject, Injectable } from '@nestjs/common';
+import picomatch from 'picomatch';
+import { APP_CONFIG, type AppConfig, TENANTS_REPOSITORY, type TenantsRepository } from '@drydock/core';
+import {
+  THREAD_FILES_REPOSITORY,
+  type LineMatcher,
+  type ThreadFileRecord,
+  type ThreadFilesRepository,
+  type WritePolicy,
+} from './thread-files.repository.js';
+import { fileBody } from './vfs-content.js';
+import {
+  compileGlob,
+  DEFAULT_MAX_MATCHES,
+  GREP_MODES,
+  type GrepMode,
+  type GrepResult,
+  grepGlobFilter,
+  grepResult,
+  shownLine,
+} from './vfs-grep.js';
+import { countLines, DEFAULT_READ_LIMIT, numberLines } from './vfs-lines.js';
+import { isWithin, joinPath, normalizePath, relativeTo } from './vfs-path.js';
+import { compileRegex, MAX_PATTERN_CHARS, toPostgresRegex } from './vfs-regex.js';
+import { VfsError } from './vfs.errors.js';
+
+
+export interface ThreadScope {
+  tenantId: string;
+  threadId: string;
+}
+
+export interface VfsEntry {
+  path: string;
+  type: 'file' | 'directory';
+  size: number;
+  modifiedAt: Date | null;
+}
+
+export interface VfsFileInfo {
+  path: string;
+  type: 'file';
+  size: number;
+  contentType: string;
+  sha256: string;
+  version: number;
+  revision: number;
+  createdAt: Date;
+  modifiedAt: Date;
+  text: boolean;
+}
+
+export interface GrepOptions {
+  path?: string;
+  glob?: string;
+  outputMode?: GrepMode;
+  regex?: boolean;
+  caseInsensitive?: boolean;
+  maxMatches?: number;
+}
+
+export interface WriteOptions {
+  // Default true (PUT semantics); false refuses an existing file with FILE_EXISTS.
+  overwrite?: boolean;
+  contentType?: string;
+}
+
+const MAX_GREP_MATCHES = 100_000;
+// Files per statement when grep walks matching files for lines.
+const GREP_FILES_PER_QUERY = 200;
+
+function toInfo(file: ThreadFileRecord): VfsFileInfo {
+  return { ...file, type: 'file' };
+}
+
+function wholeNumber(value: number | undefined, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
+  if (value === undefined || value === null || !Number.isFinite(Number(value))) return fallback;
+  return Math.min(max, Math.max(min, Math.floor(Number(value))));
+}
+
+function countOccurrences(text: string, needle: string): number {
+  let n = 0;
+  for (let i = text.indexOf(needle); i !== -1; i = text.indexOf(needle, i + needle.length)) n++;
+  return n;
+}
+
+function* chunked<T>(items: T[], size: number): Generator<T[]> {
+  for (let i = 0; i < items.length; i += size) yield items.slice(i, i + size);
+}
+
+// The thread filesystem: paths are normalised here, at every entry point, and the
+// rules live here; storage and its transactions are behind THREAD_FILES_REPOSITORY.
+@Injectable()
+export class VfsService {
+  constructor(
+    @Inject(THREAD_FILES_REPOSITORY) private readonly files: ThreadFilesRepository,
+    @Inject(TENANTS_REPOSITORY) private readonly tenants: TenantsRepository,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  // Direct children of a directory, sorted; a file path lists that file alone.
+  async ls(scope: ThreadScope, path = '/'): Promise<VfsEntry[]> {
+    const dir = normalizePath(path);
+    const entries = await this.files.list(scope.tenantId, scope.threadId, dir);
+    if (entries.length > 0 || dir === '/') return entries;
+    const found = await this.files.stat(scope.tenantId, scope.threadId, dir);
+    if (found?.type === 'file') {
+      return [{ path: dir, type: 'file', size: found.file.size, modifiedAt: found.file.modifiedAt }];
+    }
+    throw VfsError.fileNotFound(dir);
+  }
+
+  // `cat -n` of `limit` lines (default 500) from the 0-based line `offset`. Binary and
+  // empty files, and an offset past the end, answer with a sentence instead.
+  async read(scope: ThreadScope, path: string, options: { offset?: number; limit?: number } = {}): Promise<string> {
+    const p = normalizePath(path);
+    const offset = wholeNumber(options.offset, 0, 0);
+    const limit = wholeNumber(options.limit, DEFAULT_READ_LIMIT, 1);
+    const found = await this.files.readText(scope.tenantId, scope.threadId, p);
+    if (!found) throw await this.missing(scope, p);
+    const { file, text } = found;
+    if (text === null) {
+      return `${p} is a binary file (${file.contentType}, ${file.size} bytes); download it instead.`;
+    }
+    if (text === '') return `${p} is empty.`;
+    const body = numberLines(text, offset, limit);
+    if (body !== null) return body;
+    const lines = countLines(text);
+    return `${p} has ${lines} line${lines === 1 ? '' : 's'}; offset ${offset} is past its end (offsets start at 0).`;
+  }
+
+  async readContent(scope: ThreadScope, path: string): Promise<{ info: VfsFileInfo; content: Buffer }> {
+    const p = normalizePath(path);
+    const found = await this.files.readContent(scope.tenantId, scope.threadId, p);
+    if (!found) throw await this.missing(scope, p);
+    return { info: toInfo(found.file), content: found.content };
+  }
+
+  async write(
+    scope: ThreadScope,
+    path: string,
+    content: string | Buffer,
+    options: WriteOptions = {},
+  ): Promise<{ info: VfsFileInfo; created: boolean }> {
+    const [result] = await this.writeMany(scope, [{ path, content, contentType: options.contentType }], options);
+    return result;
+  }
+
+  // Several files in one transaction and one thread revision: all are written or none
+  // (for bulk uploads and the container sync).
+  async writeMany(
+    scope: ThreadScope,
+    files: { path: string; content: string | Buffer; contentType?: string }[],
+    options: Pick<WriteOptions, 'overwrite'> = {},
+  ): Promise<{ info: VfsFileInfo; created: boolean }[]> {
+    const bodies = files.map((f) => fileBody(normalizePath(f.path), f.content, f.contentType));
+    const policy = await this.policy(scope.tenantId, options.overwrite ?? true);
+    for (const body of bodies) {
+      if (body.size > policy.maxFileBytes) throw VfsError.fileTooLarge(body.path, body.size, policy.maxFileBytes);
+    }
+    const written = await this.files.write(scope.tenantId, scope.threadId, bodies, policy);
+    return written.map((w) => ({ info: toInfo(w.file), created: w.created }));
+  }
+
+  // Replaces an exact string: it must occur once, or `replaceAll` replaces every
+  // (non-overlapping) occurrence. `occurrences` is the number replaced. An empty
+  // `oldString` is STRING_NOT_FOUND; `oldString === newString` validates but writes
+  // nothing.
+  async edit(
+    scope: ThreadScope,
+    path: string,
+    oldString: string,
+    newString: string,
+    replaceAll = false,
+  ): Promise<{ path: string; occurrences: number }> {
+    const p = normalizePath(path);
+    if (typeof oldString !== 'string' || oldString === '') throw VfsError.emptyOldString(p);
+    if (typeof newString !== 'string') throw new TypeError('edit: newString must be a string');
+    const { maxFileBytes, maxTenantBytes } = await this.policy(scope.tenantId, true);
+    let occurrences = 0;
+    const updated = await this.files.editText(
+      scope.tenantId,
+      scope.threadId,
+      p,
+      (text, file) => {
+        if (text === null) throw VfsError.notATextFile(p, file.contentType);
+        occurrences = countOccurrences(text, oldString);
+        if (occurrences === 0) throw VfsError.stringNotFound(p);
+        if (occurrences > 1 && !replaceAll) throw VfsError.ambiguousMatch(p, occurrences);
+        if (oldString === newString) return null;
+        const at = text.indexOf(oldString);
+        const next = replaceAll
+          ? text.split(oldString).join(newString)
+          : text.slice(0, at) + newString + text.slice(at + oldString.length);
+        return fileBody(p, next, file.contentType);
+      },
+      { maxFileBytes, maxTenantBytes },
+    );
+    if (!updated) throw await this.missing(scope, p);
+    return { path: p, occurrences };
+  }
+
+  // Files matching a picomatch pattern (`*`, `**`, `?`, `[...]`, `{a,b}`, dotfiles
+  // included), relative to `path`; a pattern starting with `/` is matched against
+  // absolute paths. Absolute paths, sorted.
+  async glob(scope: ThreadScope, pattern: string, path = '/'): Promise<string[]> {
+    const base = normalizePath(path);
+    if (typeof pattern !== 'string' || pattern.trim() === '') {
+      throw VfsError.invalidPattern(String(pattern), 'it is empty');
+    }
+    if (pattern.length > MAX_PATTERN_CHARS) throw VfsError.invalidPattern(pattern.slice(0, 80), 'it is too long');
+    const pat = pattern.replace(/^(\.\/)+/, '');
+    const absolute = pat.startsWith('/');
+    const match = compileGlob(pat);
+    const under = narrowGlobBase(base, pat, absolute);
+    if (under === null) return [];
+    const paths = await this.files.listPaths(scope.tenantId, scope.threadId, under);
+    const found = paths.filter((p) => match(absolute ? p : relativeTo(p, base)));
+    if (found.length === 0 && paths.length === 0) await this.assertExists(scope, base);
+    return found;
+  }
+
+  // Lines containing `pattern` (literal by default; with `regex`, a JavaScript regular
+  // expression) in text files at or beneath `path`; binary files are skipped. The
+  // database finds the files (and lines) wherever the pattern has a faithful
+  // PostgreSQL form; the rest is matched here.
+  async grep(scope: ThreadScope, pattern: string, options: GrepOptions = {}): Promise<GrepResult> {
+    const under = normalizePath(options.path ?? '/');
+    const mode = options.outputMode ?? 'files_with_matches';
+    if (!GREP_MODES.includes(mode)) {
+      throw VfsError.invalidPattern(String(mode), `outputMode must be one of ${GREP_MODES.join(', ')}`);
+    }
+    const max = wholeNumber(options.maxMatches, DEFAULT_MAX_MATCHES, 1, MAX_GREP_MATCHES);
+    const matcher = this.lineMatcher(pattern, options);
+    const filter = options.glob ? grepGlobFilter(options.glob, under) : null;
+
+    // Tenant regexes never run in this process: a pathological one would stall the event
+    // loop for every tenant. PostgreSQL runs them, under the connection's statement
+    // timeout; patterns it cannot run faithfully are refused.
+    if (matcher.kind === 'regex' && matcher.postgres === null) {
+      throw VfsError.invalidPattern(
+        pattern,
+        'grep does not support backreferences, empty character classes or repetition counts over 255',
+      );
+    }
+    return this.grepInDatabase(scope, under, matcher, mode, max, filter);
+  }
+
+  // Deletes a file, or a directory and everything beneath it (`/`: the whole thread),
+  // leaving tombstones for the sync. Returns the deleted file paths, sorted.
+  async delete(scope: ThreadScope, path: string): Promise<{ deleted: string[] }> {
+    const p = normalizePath(path);
+    const deleted = await this.files.remove(scope.tenantId, scope.threadId, p);
+    if (deleted.length === 0 && p !== '/') throw VfsError.fileNotFound(p);
+    return { deleted };
+  }
+
+  // A file's info, or a directory entry (implied directories and `/`; size 0,
+  // modifiedAt the latest change beneath it, null for an empty thread's root).
+  async stat(scope: ThreadScope, path: string): Promise<VfsFileInfo | VfsEntry> {
+    const p = normalizePath(path);
+    const found = await this.files.stat(scope.tenantId, scope.threadId, p);
+    if (!found) throw VfsError.fileNotFound(p);
+    if (found.type === 'file') return toInfo(found.file);
+    return { path: p, type: 'directory', size: 0, modifiedAt: found.modifiedAt };
+  }
+
+  // A file or an implied directory at `path` (`/` always exists).
+  async exists(scope: ThreadScope, path: string): Promise<boolean> {
+    const p = normalizePath(path);
+    return (await this.files.stat(scope.tenantId, scope.threadId, p)) !== null;
+  }
+
+  revision(scope: ThreadScope): Promise<number> {
+    return this.files.revision(scope.tenantId, scope.threadId);
+  }
+
+  // What changed after `revision`, for the container sync: apply `deletes` before
+  // `upserts` (a path may turn from file into directory or back). Revision 0, or one
+  // the thread has not reached, answers the full listing without deletes.
+  async changesSince(
+    scope: ThreadScope,
+    revision: number,
+  ): Promise<{ revision: number; upserts: { path: string; info: VfsFileInfo }[]; deletes: string[] }> {
+    const since = wholeNumber(revision, 0, 0);
+    const changes = await this.files.changesSince(scope.tenantId, scope.threadId, since);
+    return {
+      revision: changes.revision,
+      upserts: changes.changed.map((f) => ({ path: f.path, info: toInfo(f) })),
+      deletes: changes.deleted,
+    };
+  }
+
+  // --- internals -------------------------------------------------------------------
+
+  private async policy(tenantId: string, overwrite: boolean): Promise<WritePolicy> {
+    const tenant = await this.tenants.findById(tenantId);
+    return {
+      overwrite,
+      maxFileBytes: this.config.vfs.maxFileBytes,
+      maxTenantBytes: tenant?.limits?.vfsBytes ?? this.config.vfs.maxTenantBytes,
+    };
+  }
+
+  // The error for a path that is not a live file: a directory, or nothing.
+  private async missing(scope: ThreadScope, path: string): Promise<VfsError> {
+    const found = await this.files.stat(scope.tenantId, scope.threadId, path);
+    return found?.type === 'directory' ? VfsError.isADirectory(path) : VfsError.fileNotFound(path);
+  }
+
+  private async assertExists(scope: ThreadScope, path: string): Promise<void> {
+    if (path !== '/' && !(await this.files.stat(scope.tenantId, scope.threadId, path))) {
+      throw VfsError.fileNotFound(path);
+    }
+  }
+
+  private lineMatcher(pattern: string, options: GrepOptions): LineMatcher {
+    if (typeof pattern !== 'string' || pattern === '') throw VfsError.invalidPattern(String(pattern), 'it is empty');
+    if (pattern.length > MAX_PATTERN_CHARS) throw VfsError.invalidPattern(pattern.slice(0, 80), 'it is too long');
+    if (pattern.includes('\u0000')) throw VfsError.invalidPattern(pattern, 'it contains a NUL character');
+    const caseInsensitive = options.caseInsensitive ?? false;
+    if (!options.regex) {
+      if (pattern.includes('\n')) {
+        throw VfsError.invalidPattern(pattern, 'grep matches within one line; remove the newline');
+      }
+      return { kind: 'literal', pattern, caseInsensitive };
+    }
+    compileRegex(pattern, caseInsensitive);
+    return { kind: 'regex', source: pattern, postgres: toPostgresRegex(pattern), caseInsensitive };
+  }
+
+  private async grepInDatabase(
+    scope: ThreadScope,
+    under: string,
+    matcher: LineMatcher,
+    mode: GrepMode,
+    max: number,
+    filter: ((path: string) => boolean) | null,
+  ): Promise<GrepResult> {
+    const { tenantId, threadId } = scope;
+    let files = await this.files.findMatchingFiles(tenantId, threadId, under, matcher);
+    if (filter) files = files.filter(filter);
+    if (files.length === 0) await this.assertExists(scope, under);
+    if (mode === 'files_with_matches') {
+      return grepResult(mode, { files: files.slice(0, max) }, files.length > max, max, files.length);
+    }
+    if (mode === 'count') {
+      const counts = await this.files.countLines(tenantId, threadId, files.slice(0, max), matcher);
+      return grepResult(mode, { counts }, files.length > max, max, files.length);
+    }
+    const matches: { path: string; line: number; text: string }[] = [];
+    for (const chunk of chunked(files, GREP_FILES_PER_QUERY)) {
+      const found = await this.files.matchLines(tenantId, threadId, chunk, matcher, max + 1 - matches.length);
+      for (const m of found) matches.push({ path: m.path, line: m.line, text: shownLine(m.text) });
+      if (matches.length > max) break;
+    }
+    return grepResult(mode, { matches: matches.slice(0, max) }, matches.length > max, max, null);
+  }
+}
+
+// The narrowest directory to list for a glob: the pattern's literal leading directories
+// (`src/**/*.py` from `/` → `/src`). Null when the pattern cannot match beneath `base`.
+function narrowGlobBase(base: string, pattern: string, absolute: boolean): string | null {
+  const scan = picomatch.scan(pattern);
+  if (scan.negated || !scan.base) return base;
+  let literal: string;
+  try {
+    literal = absolute ? normalizePath(scan.base) : joinPath(base, scan.base);
+  } catch {
+    return base;
+  }
+  if (isWithin(literal, base)) return literal;
+  return isWithin(base, literal) ? base : null;
+}
