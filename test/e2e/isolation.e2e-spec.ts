@@ -30,9 +30,16 @@ describe('Sandbox isolation and limits', () => {
     expect(host.PidsLimit).toBeGreaterThan(0);
     expect(host.Init).toBe(true);
     expect(host.Binds ?? []).toEqual([]);
-    expect(Object.keys(host.Tmpfs ?? {}).sort()).toEqual(['/session', '/tmp']);
-    expect(host.Tmpfs!['/session']).toMatch(/size=\d+m/);
+    expect(Object.keys(host.Tmpfs ?? {})).toEqual(['/tmp']);
     expect(host.Tmpfs!['/tmp']).toMatch(/size=\d+m/);
+    // /session: a per-session volume backed by tmpfs, size-capped (reachable by the
+    // archive API, unlike a --tmpfs mount).
+    const sessionMount = info.Mounts.find((m) => m.Destination === '/session')!;
+    expect(sessionMount).toMatchObject({ Type: 'volume', RW: true });
+    const volume = await platform.docker.getVolume(sessionMount.Name!).inspect();
+    expect(volume.Options).toMatchObject({ type: 'tmpfs', device: 'tmpfs' });
+    expect(volume.Options!.o).toMatch(/size=\d+m,uid=10001,gid=10001,mode=0700,nosuid,nodev/);
+    expect(volume.Labels).toMatchObject({ 'drydock.session': session.id });
     for (const variable of info.Config.Env) {
       expect(variable).not.toMatch(/^(DATABASE_URL|REDIS_URL|DRYDOCK_ADMIN_KEY)=/);
     }

@@ -8,9 +8,33 @@ export const LABEL_SESSION = 'drydock.session';
 export const LABEL_TENANT = 'drydock.tenant';
 export const LABEL_WORKER = 'drydock.worker';
 
+// `/session` is a per-session volume backed by tmpfs rather than a --tmpfs mount: the
+// Docker archive API (file sync, artifact ingestion) cannot reach --tmpfs mounts, and
+// can reach volumes (docs/decisions/004-session-volume-and-file-sync.md).
+export function sessionVolumeOptions(spec: SandboxSpec, name: string) {
+  return {
+    Name: name,
+    Driver: 'local',
+    DriverOpts: {
+      type: 'tmpfs',
+      device: 'tmpfs',
+      o: `size=${spec.limits.sessionDiskMb}m,uid=${SANDBOX_UID},gid=${SANDBOX_UID},mode=0700,nosuid,nodev`,
+    },
+    Labels: sandboxLabels(spec),
+  };
+}
+
+export function sandboxLabels(spec: SandboxSpec): Record<string, string> {
+  return {
+    [LABEL_SESSION]: spec.sessionId,
+    [LABEL_TENANT]: spec.tenantId,
+    [LABEL_WORKER]: spec.workerId,
+  };
+}
+
 // The isolation every sandbox gets, whatever the caller asked for. Nothing here is
 // caller-controlled except sizes, which arrive already clamped.
-export function sandboxContainerOptions(spec: SandboxSpec, image: string): ContainerCreateOptions {
+export function sandboxContainerOptions(spec: SandboxSpec, image: string, sessionVolume: string): ContainerCreateOptions {
   const { limits } = spec;
   const memoryBytes = limits.memoryMb * 1024 * 1024;
   return {
@@ -27,11 +51,7 @@ export function sandboxContainerOptions(spec: SandboxSpec, image: string): Conta
       'MPLCONFIGDIR=/tmp/.matplotlib',
       'PYTHONDONTWRITEBYTECODE=1',
     ],
-    Labels: {
-      [LABEL_SESSION]: spec.sessionId,
-      [LABEL_TENANT]: spec.tenantId,
-      [LABEL_WORKER]: spec.workerId,
-    },
+    Labels: sandboxLabels(spec),
     AttachStdin: true,
     AttachStdout: true,
     AttachStderr: true,
@@ -42,8 +62,8 @@ export function sandboxContainerOptions(spec: SandboxSpec, image: string): Conta
     HostConfig: {
       NetworkMode: 'none',
       ReadonlyRootfs: true,
+      Mounts: [{ Type: 'volume', Source: sessionVolume, Target: '/session', ReadOnly: false }],
       Tmpfs: {
-        '/session': `rw,nosuid,nodev,size=${limits.sessionDiskMb}m,uid=${SANDBOX_UID},gid=${SANDBOX_UID},mode=0700`,
         '/tmp': `rw,nosuid,nodev,size=${limits.tmpDiskMb}m,uid=${SANDBOX_UID},gid=${SANDBOX_UID},mode=1777`,
       },
       CapDrop: ['ALL'],

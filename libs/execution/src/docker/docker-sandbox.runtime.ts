@@ -3,7 +3,7 @@ import Docker from 'dockerode';
 import { APP_CONFIG, type AppConfig } from '@drydock/core';
 import type { Duplex } from 'node:stream';
 import type { Sandbox, SandboxRuntime, SandboxSpec } from '../runtime/sandbox-runtime.js';
-import { LABEL_SESSION, LABEL_WORKER, sandboxContainerOptions } from './container-spec.js';
+import { LABEL_SESSION, LABEL_WORKER, sandboxContainerOptions, sessionVolumeOptions } from './container-spec.js';
 import { DockerSandbox } from './docker-sandbox.js';
 
 const READY_TIMEOUT_MS = 30_000;
@@ -20,10 +20,23 @@ export class DockerSandboxRuntime implements SandboxRuntime {
   }
 
   async create(spec: SandboxSpec): Promise<Sandbox> {
-    const container = await this.docker.createContainer({
-      ...sandboxContainerOptions(spec, this.config.docker.sandboxImage),
-      name: `drydock-${spec.sessionId}-${Date.now().toString(36)}`,
-    });
+    const name = `drydock-${spec.sessionId}-${Date.now().toString(36)}`;
+    await this.docker.createVolume(sessionVolumeOptions(spec, name));
+    const removeVolume = () =>
+      this.docker
+        .getVolume(name)
+        .remove()
+        .catch((error: Error) => this.logger.warn(`could not remove volume ${name}: ${error.message}`));
+    let container: Docker.Container;
+    try {
+      container = await this.docker.createContainer({
+        ...sandboxContainerOptions(spec, this.config.docker.sandboxImage, name),
+        name,
+      });
+    } catch (error) {
+      await removeVolume();
+      throw error;
+    }
     try {
       const channel = (await container.attach({
         stream: true,
@@ -32,7 +45,7 @@ export class DockerSandboxRuntime implements SandboxRuntime {
         stderr: true,
         hijack: true,
       })) as unknown as Duplex;
-      const sandbox = new DockerSandbox(container.id, container, channel, HARD_DEADLINE_SLACK_MS);
+      const sandbox = new DockerSandbox(container.id, container, channel, HARD_DEADLINE_SLACK_MS, removeVolume);
       sandbox.attach(this.docker.modem as never);
       const ready = sandbox.waitReady(READY_TIMEOUT_MS);
       await container.start();
@@ -40,6 +53,7 @@ export class DockerSandboxRuntime implements SandboxRuntime {
       return sandbox;
     } catch (error) {
       await container.remove({ force: true }).catch(() => undefined);
+      await removeVolume();
       throw error;
     }
   }
@@ -57,6 +71,15 @@ export class DockerSandboxRuntime implements SandboxRuntime {
         .remove({ force: true })
         .then(() => removed++)
         .catch((error: Error) => this.logger.warn(`could not remove ${info.Id}: ${error.message}`));
+    }
+    // Session volumes outlive their container only if removal was interrupted.
+    const { Volumes } = await this.docker.listVolumes({ filters: { label: [`${LABEL_WORKER}=${workerId}`] } });
+    for (const volume of Volumes ?? []) {
+      if (keep.has(volume.Labels?.[LABEL_SESSION] ?? '')) continue;
+      await this.docker
+        .getVolume(volume.Name)
+        .remove()
+        .catch((error: Error) => this.logger.warn(`could not remove volume ${volume.Name}: ${error.message}`));
     }
     return removed;
   }

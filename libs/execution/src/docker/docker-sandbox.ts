@@ -38,6 +38,8 @@ export class DockerSandbox implements Sandbox {
     private readonly container: Docker.Container,
     private readonly channel: Duplex,
     private readonly hardDeadlineSlackMs: number,
+    // Removes what the sandbox owns besides its container (its /session volume).
+    private readonly releaseResources: () => Promise<unknown> = async () => undefined,
   ) {}
 
   get alive(): boolean {
@@ -122,6 +124,7 @@ export class DockerSandbox implements Sandbox {
     await this.container.remove({ force: true }).catch((error: { statusCode?: number }) => {
       if (error.statusCode !== 404 && error.statusCode !== 409) throw error;
     });
+    await this.releaseResources();
   }
 
   private send(message: ReplRequest): void {
