@@ -155,8 +155,11 @@ describe('Thread files (REST)', () => {
     expect(over.status).toBe(429);
     expect(over.body.error.code).toBe('QUOTA_EXCEEDED');
     expect((await small.get(`${files('t-quota')}/content${q('/b.bin')}`)).body.error.code).toBe('FILE_NOT_FOUND');
-    // Replacing a file counts only the difference.
+    // Replacing a file counts only the difference; deleting one frees its bytes.
     expect((await put(small, 't-quota', '/a.bin', Buffer.alloc(900))).status).toBe(200);
+    expect((await put(small, 't-quota', '/b.bin', Buffer.alloc(200))).status).toBe(429);
+    expect((await small.delete(`${files('t-quota')}${q('/a.bin')}`)).status).toBe(204);
+    expect((await put(small, 't-quota', '/b.bin', Buffer.alloc(900))).status).toBe(201);
 
     const huge = await put(api, 't-quota', '/huge.bin', Buffer.alloc(1024 * 1024 + 1));
     expect(huge.status).toBe(413);

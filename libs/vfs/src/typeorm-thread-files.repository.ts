@@ -251,33 +251,37 @@ export class TypeOrmThreadFilesRepository implements ThreadFilesRepository {
     });
   }
 
+  // Single-table range statements only (no self-join): a thread the planner's
+  // statistics have not seen yet is estimated at one row, and a join then turns into a
+  // nested loop over the whole thread for every deleted file. The tenant's storage row
+  // lock keeps the thread still between the statements.
   async remove(tenantId: string, threadId: string, path: string): Promise<string[]> {
     assertTenant(tenantId);
     assertThread(threadId);
     const scope = beneath('path', path, 3);
     return this.transaction(async (run) => {
       await this.lockStorage(run, tenantId);
-      const rows = await run<{ path: string }>(
-        `WITH gone AS (
-           SELECT path, size FROM thread_files
-            WHERE tenant_id = $1 AND thread_id = $2 AND NOT deleted AND ${scope.sql}
-         ), rev AS (
-           INSERT INTO thread_revisions AS r (tenant_id, thread_id, revision)
-           SELECT $1, $2, 1 WHERE EXISTS (SELECT 1 FROM gone)
-           ON CONFLICT (tenant_id, thread_id) DO UPDATE SET revision = r.revision + 1
-           RETURNING revision
-         ), storage AS (
-           UPDATE tenant_storage SET bytes = bytes - (SELECT sum(size) FROM gone)
-            WHERE tenant_id = $1 AND EXISTS (SELECT 1 FROM gone)
-         )
-         UPDATE thread_files f
-            SET deleted = true, text_content = NULL, bytes = NULL, size = 0,
-                version = f.version + 1, revision = rev.revision, modified_at = now()
-           FROM gone, rev
-          WHERE f.tenant_id = $1 AND f.thread_id = $2 AND f.path = gone.path
-         RETURNING f.path`,
+      const [found] = await run<{ files: number; bytes: string }>(
+        `SELECT count(*)::int AS files, coalesce(sum(size), 0)::bigint AS bytes FROM thread_files
+          WHERE tenant_id = $1 AND thread_id = $2 AND NOT deleted AND ${scope.sql}`,
         [tenantId, threadId, ...scope.params],
       );
+      if (!found || found.files === 0) return [];
+      const [rev] = await run<{ revision: string }>(
+        `INSERT INTO thread_revisions AS r (tenant_id, thread_id, revision) VALUES ($1, $2, 1)
+         ON CONFLICT (tenant_id, thread_id) DO UPDATE SET revision = r.revision + 1
+         RETURNING revision`,
+        [tenantId, threadId],
+      );
+      const rows = await run<{ path: string }>(
+        `UPDATE thread_files
+            SET deleted = true, text_content = NULL, bytes = NULL, size = 0,
+                version = version + 1, revision = $${3 + scope.params.length}, modified_at = now()
+          WHERE tenant_id = $1 AND thread_id = $2 AND NOT deleted AND ${scope.sql}
+          RETURNING path`,
+        [tenantId, threadId, ...scope.params, rev!.revision],
+      );
+      await run(`UPDATE tenant_storage SET bytes = bytes - $2 WHERE tenant_id = $1`, [tenantId, found.bytes]);
       return rows.map((r) => r.path).sort();
     });
   }
@@ -433,10 +437,13 @@ export class TypeOrmThreadFilesRepository implements ThreadFilesRepository {
        SELECT 'ancestor', path, 0, false FROM thread_files
         WHERE tenant_id = $1 AND thread_id = $2 AND path = ANY($4::text[]) AND NOT deleted
        UNION ALL
-       SELECT 'directory', p, 0, false FROM unnest($3::text[]) AS p
-        WHERE EXISTS (SELECT 1 FROM thread_files f
-                       WHERE f.tenant_id = $1 AND f.thread_id = $2 AND NOT f.deleted
-                         AND f.path >= (p || '/') AND f.path < (p || '0'))`,
+       SELECT 'directory', p, 0, false FROM unnest($3::text[]) AS p,
+        -- One primary-key range probe per new path (LATERAL + LIMIT), whatever the
+        -- planner believes about the thread's size.
+        LATERAL (SELECT 1 FROM thread_files f
+                  WHERE f.tenant_id = $1 AND f.thread_id = $2 AND NOT f.deleted
+                    AND f.path >= (p || '/') AND f.path < (p || '0')
+                  ORDER BY f.path LIMIT 1) AS below`,
       [tenantId, threadId, paths, ancestors],
     );
     const state: WriteState = { storageBytes, existing: new Map(), fileAncestors: new Set(), directories: new Set() };
