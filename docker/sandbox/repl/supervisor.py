@@ -22,6 +22,7 @@ import json
 import os
 import selectors
 import signal
+import stat
 import struct
 import subprocess
 import sys
@@ -49,6 +50,13 @@ EXIT_POLL_INTERVAL_S = 0.1
 # output before results, the pidfd last so a result written just before an exit counts.
 EVENT_PRIORITY = {"host": 0, "stdout": 1, "stderr": 1, "result": 2, "command": 3, "pidfd": 4}
 KERNEL_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "kernel.py")
+# Change report (see README): the walk of the session dir stops after this many entries.
+SNAPSHOT_MAX_ENTRIES = 100_000
+# Top-level entry of the session dir that the change report ignores (streamed separately).
+ARTIFACTS_NAME = "artifacts"
+CLOCK_REALTIME_COARSE = getattr(time, "CLOCK_REALTIME_COARSE", 5)  # Linux value
+# At most this long before an exec waits for the file-timestamp clock to tick (below).
+SNAPSHOT_TICK_WAIT_S = 0.05
 OOM_COUNTER_FILES = (
     "/sys/fs/cgroup/memory.events",  # cgroup v2
     "/sys/fs/cgroup/memory/memory.oom_control",  # cgroup v1
@@ -175,6 +183,7 @@ class Exec:
     deadline: float = 0.0
     interrupted_at: float | None = None  # when SIGINT was sent on timeout
     oom_before: int | None = None
+    snapshot: Snapshot | None = None  # session dir before the cell (change report)
 
 
 @dataclass
@@ -233,6 +242,224 @@ def iter_processes() -> list[tuple[int, int, int]]:
         except (OSError, ValueError, IndexError):
             continue
     return out
+
+
+# ------------------------------------------------------------- change report
+
+# Signature of one entry: (kind, size, mtime_ns, inode, ctime_ns). ctime_ns on top of
+# mtime_ns catches a rewrite whose mtime was put back with os.utime.
+Signature = tuple[str, int, int, int, int]
+
+
+def kind_of(mode: int) -> str:
+    if stat.S_ISREG(mode):
+        return "file"
+    if stat.S_ISLNK(mode):
+        return "symlink"
+    if stat.S_ISFIFO(mode):
+        return "fifo"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "device"
+    if stat.S_ISSOCK(mode):
+        return "socket"
+    if stat.S_ISDIR(mode):
+        return "directory"
+    return "other"
+
+
+@dataclass
+class Snapshot:
+    entries: dict[str, Signature]  # "/rel/path" -> signature; directories not included
+    unreadable: list[str]  # directories that could not be listed ("/rel/dir")
+    truncated: bool
+    newest_ns: int  # largest mtime/ctime seen
+
+
+def take_snapshot(root: str, limit: int = SNAPSHOT_MAX_ENTRIES) -> Snapshot:
+    """lstat-level view of every non-directory under root, except root/artifacts.
+
+    Never follows symlinks; a directory that cannot be listed is recorded as
+    unreadable (its old contents are then not reported as deleted).
+    """
+    entries: dict[str, Signature] = {}
+    unreadable: list[str] = []
+    newest = 0
+    count = 0
+    truncated = False
+    stack = [(root, "")]
+    while stack:
+        path, rel = stack.pop()
+        try:
+            it = os.scandir(path)
+        except FileNotFoundError:
+            continue  # removed while walking
+        except OSError:
+            if rel:
+                unreadable.append(rel)
+            continue
+        with it:
+            for entry in it:
+                name = entry.name
+                if not rel and name == ARTIFACTS_NAME:
+                    continue
+                count += 1
+                if count > limit:
+                    truncated = True
+                    break
+                child = f"{rel}/{name}"
+                try:
+                    if entry.is_dir(follow_symlinks=False):
+                        stack.append((entry.path, child))
+                        continue
+                    st = entry.stat(follow_symlinks=False)
+                except OSError:
+                    continue  # vanished between readdir and lstat
+                mtime, ctime = st.st_mtime_ns, st.st_ctime_ns
+                entries[child] = (kind_of(st.st_mode), st.st_size, mtime, st.st_ino, ctime)
+                if mtime > newest:
+                    newest = mtime
+                if ctime > newest:
+                    newest = ctime
+        if truncated:
+            break
+    return Snapshot(entries, unreadable, truncated, newest)
+
+
+def wait_for_timestamp_tick(newest_ns: int) -> None:
+    """Return once a file written from now on gets a timestamp > newest_ns.
+
+    File timestamps come from the coarse real-time clock (one tick, ~1-10 ms): a file
+    rewritten within the same tick as the snapshot's newest entry, with the same
+    size, would look unchanged. Waiting until the coarse clock has moved past the
+    newest timestamp rules that out; usually it already has and this returns at once.
+    """
+    deadline = time.monotonic() + SNAPSHOT_TICK_WAIT_S
+    while True:
+        try:
+            now = time.clock_gettime_ns(CLOCK_REALTIME_COARSE)
+        except OSError:
+            now = time.time_ns()
+        if now > newest_ns or time.monotonic() >= deadline:
+            return
+        time.sleep(0.001)
+
+
+def empty_change_report() -> dict[str, Any]:
+    return {"changed": [], "deleted": [], "skipped": []}
+
+
+def diff_snapshots(before: Snapshot, after: Snapshot) -> dict[str, Any]:
+    changed: list[str] = []
+    skipped: list[dict[str, str]] = []
+    old = before.entries
+    for path, sig in after.entries.items():
+        if old.get(path) == sig:
+            continue
+        try:
+            path.encode("utf-8")
+        except UnicodeEncodeError:  # not valid UTF-8: cannot be named in JSON
+            skipped.append({"path": path.encode("utf-8", "replace").decode("utf-8"), "reason": "encoding"})
+            continue
+        if sig[0] == "file":
+            changed.append(path)
+        else:
+            skipped.append({"path": path, "reason": sig[0] if sig[0] != "directory" else "other"})
+    deleted: list[str] = []
+    if not after.truncated:  # an incomplete walk cannot tell what is gone
+        new = after.entries
+        hidden = tuple(d + "/" for d in after.unreadable)
+        for path, sig in old.items():
+            if sig[0] != "file":
+                continue
+            now = new.get(path)
+            if now is not None and now[0] == "file":
+                continue
+            if hidden and path.startswith(hidden):
+                continue
+            try:
+                path.encode("utf-8")
+            except UnicodeEncodeError:
+                continue
+            deleted.append(path)
+    for rel in after.unreadable:
+        skipped.append({"path": rel, "reason": "unreadable"})
+    changed.sort()
+    deleted.sort()
+    skipped.sort(key=lambda item: item["path"])
+    report: dict[str, Any] = {"changed": changed, "deleted": deleted, "skipped": skipped}
+    if before.truncated or after.truncated:
+        report["truncated"] = True
+    return report
+
+
+# ------------------------------------------------------------------ fs-delete
+
+
+def split_session_path(path: Any) -> list[str] | None:
+    """Components of a "/a/b" session path, or None if it is not strictly inside."""
+    if not isinstance(path, str) or not path.startswith("/") or "\0" in path:
+        return None
+    parts = [p for p in path.split("/") if p]
+    if not parts or any(p in (".", "..") for p in parts):
+        return None
+    return parts
+
+
+def delete_session_path(root_fd: int, parts: list[str]) -> str:
+    """Unlink one file or symlink below root_fd without following any symlink.
+
+    Returns "deleted", "missing" or a refusal reason.
+    """
+    fds: list[int] = []
+    dir_fd = root_fd
+    try:
+        for name in parts[:-1]:
+            try:
+                fd = os.open(
+                    name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd
+                )
+            except (FileNotFoundError, NotADirectoryError, OSError) as exc:
+                if isinstance(exc, FileNotFoundError):
+                    return "missing"
+                try:
+                    st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+                except FileNotFoundError:
+                    return "missing"
+                except OSError:
+                    return "error"
+                if stat.S_ISLNK(st.st_mode):
+                    return "symlink"
+                if not stat.S_ISDIR(st.st_mode):
+                    return "missing"  # a file where a directory would be: nothing to delete
+                return "permission" if isinstance(exc, PermissionError) else "error"
+            fds.append(fd)
+            dir_fd = fd
+        name = parts[-1]
+        try:
+            st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+        except FileNotFoundError:
+            return "missing"
+        except PermissionError:
+            return "permission"
+        except OSError:
+            return "error"
+        kind = kind_of(st.st_mode)
+        if kind not in ("file", "symlink"):
+            return kind
+        try:
+            os.unlink(name, dir_fd=dir_fd)
+        except FileNotFoundError:
+            return "missing"
+        except PermissionError:
+            return "permission"
+        except IsADirectoryError:
+            return "directory"
+        except OSError:
+            return "error"
+        return "deleted"
+    finally:
+        for fd in fds:
+            os.close(fd)
 
 
 class Supervisor:
@@ -398,6 +625,8 @@ class Supervisor:
             self.send({"ev": "pong", "id": message.get("id")})
         elif op == "exec":
             self.on_exec_request(message)
+        elif op == "fs-delete":
+            self.on_fs_delete(message)
         elif op == "shutdown":
             log("shutdown requested")
             raise Exit(0)
@@ -437,6 +666,41 @@ class Supervisor:
             self.start_exec()
         # else: it starts when the (re)spawned kernel reports ready.
 
+    def on_fs_delete(self, message: dict[str, Any]) -> None:
+        request_id = message.get("id")
+        paths = message.get("paths")
+        if not isinstance(request_id, str) or not isinstance(paths, list):
+            self.protocol_error("fs-delete needs a string id and a list of paths")
+            return
+        deleted: list[str] = []
+        missing: list[str] = []
+        refused: list[dict[str, Any]] = []
+        if self.current is not None:
+            refused = [{"path": p, "reason": "busy"} for p in paths]
+        else:
+            root_fd: int | None = None
+            try:
+                root_fd = os.open(self.session_dir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+            except OSError as exc:
+                log(f"fs-delete: cannot open the session dir: {exc}")
+            for path in paths:
+                parts = split_session_path(path)
+                if parts is None:
+                    refused.append({"path": path, "reason": "invalid"})
+                    continue
+                outcome = "error" if root_fd is None else delete_session_path(root_fd, parts)
+                if outcome == "deleted":
+                    deleted.append(path)
+                elif outcome == "missing":
+                    missing.append(path)
+                else:
+                    refused.append({"path": path, "reason": outcome})
+            if root_fd is not None:
+                os.close(root_fd)
+        self.send(
+            {"ev": "fs-deleted", "id": request_id, "deleted": deleted, "missing": missing, "refused": refused}
+        )
+
     def send_rejection(self, exec_id: str, name: str, value: str) -> None:
         """`done` for an exec that never ran; does not consume stateLost."""
         self.send(
@@ -451,6 +715,7 @@ class Supervisor:
                 "error": {"name": name, "value": value, "traceback": ""},
                 "stateLost": False,
                 "durationMs": 0.0,
+                "files": empty_change_report(),
             }
         )
 
@@ -461,6 +726,9 @@ class Supervisor:
         assert cur is not None and kernel is not None and kernel.ready
         cur.state_lost, self.state_lost = self.state_lost, False
         cur.oom_before = read_oom_kills(self.oom_files)
+        # Always a fresh snapshot: the host may have changed files since the last exec.
+        cur.snapshot = take_snapshot(self.session_dir)
+        wait_for_timestamp_tick(cur.snapshot.newest_ns)
         cur.started = time.monotonic()
         cur.deadline = cur.started + cur.timeout_ms / 1000.0
         self.send_command(
@@ -482,6 +750,11 @@ class Supervisor:
             if tail:
                 self.send({"ev": "stream", "id": cur.id, "name": name, "text": tail})
         started = cur.started if cur.started is not None else time.monotonic()
+        duration_ms = round((time.monotonic() - started) * 1000.0, 3)
+        if cur.snapshot is not None:
+            files = diff_snapshots(cur.snapshot, take_snapshot(self.session_dir))
+        else:
+            files = empty_change_report()
         self.send(
             {
                 "ev": "done",
@@ -493,7 +766,8 @@ class Supervisor:
                 "result": result,
                 "error": error,
                 "stateLost": cur.state_lost,
-                "durationMs": round((time.monotonic() - started) * 1000.0, 3),
+                "durationMs": duration_ms,
+                "files": files,
             }
         )
 

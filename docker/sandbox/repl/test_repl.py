@@ -162,7 +162,7 @@ class TestBasics(ReplTestCase):
         done = self.repl.run("1")
         self.assertEqual(
             set(done),
-            {"ev", "id", "status", "stdout", "stderr", "truncated", "result", "error", "stateLost", "durationMs"},
+            {"ev", "id", "status", "stdout", "stderr", "truncated", "result", "error", "stateLost", "durationMs", "files"},
         )
         self.assertIsInstance(done["durationMs"], float)
         self.assertFalse(done["stateLost"])  # first exec of a fresh supervisor
@@ -548,6 +548,144 @@ class TestChannel(ReplTestCase):
         self.repl.proc.stdin.close()
         self.assertEqual(self.repl.proc.wait(timeout=5), 0)
         self.assertFalse(pid_alive(kernel_pid))
+
+
+class TestFiles(ReplTestCase):
+    """The change report in `done` and the fs-delete request."""
+
+    def write(self, rel: str, text: str = "x") -> str:
+        path = os.path.join(self.repl.dir, rel)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as f:
+            f.write(text)
+        return path
+
+    def fs_delete(self, paths: list[str], request_id: str = "d1") -> dict[str, Any]:
+        self.repl.send({"op": "fs-delete", "id": request_id, "paths": paths})
+        frame = self.repl.next_frame()
+        self.assertEqual((frame["ev"], frame["id"]), ("fs-deleted", request_id), frame)
+        return frame
+
+    def test_changed_deleted_and_artifacts_ignored(self) -> None:
+        self.write("data/in.csv", "a,b\n")
+        self.write("old.txt", "bye")
+        self.write("keep.txt", "same")
+        done = self.repl.run(
+            textwrap.dedent(
+                """\
+                import os
+                os.makedirs('out', exist_ok=True)
+                open('out/summary.csv', 'w').write('n\\n1\\n')
+                open('data/in.csv', 'a').write('1,2\\n')
+                os.remove('old.txt')
+                os.makedirs('artifacts/plots', exist_ok=True)
+                open('artifacts/plots/p.png', 'wb').write(b'png')
+                open('artifacts/a.txt', 'w').write('x')
+                """
+            )
+        )
+        self.assertOk(done)
+        self.assertEqual(
+            done["files"],
+            {"changed": ["/data/in.csv", "/out/summary.csv"], "deleted": ["/old.txt"], "skipped": []},
+        )
+
+    def test_same_size_rewrite_right_after_host_write(self) -> None:
+        # The host pushes a file and the cell rewrites it with the same size at once.
+        # (Smoke test: the same-timestamp-tick race it guards against is not hit reliably.)
+        self.write("n.txt", "1")
+        done = self.repl.run("open('n.txt', 'w').write('2')")
+        self.assertEqual(done["files"]["changed"], ["/n.txt"])
+
+    def test_no_changes_is_empty(self) -> None:
+        self.write("a/b.txt")
+        self.assertOk(self.repl.run("x = open('a/b.txt').read()"))
+        done = self.repl.run("len(x)")
+        self.assertOk(done)
+        self.assertEqual(done["files"], {"changed": [], "deleted": [], "skipped": []})
+
+    def test_rejected_exec_has_empty_report(self) -> None:
+        self.repl.send({"op": "exec", "id": "bad", "code": 3, "timeoutMs": 1000, "maxOutputBytes": 10})
+        frame = self.repl.next_frame()
+        self.assertEqual(frame["files"], {"changed": [], "deleted": [], "skipped": []})
+
+    def test_symlink_and_fifo_skipped(self) -> None:
+        done = self.repl.run(
+            textwrap.dedent(
+                """\
+                import os
+                os.symlink('/etc/passwd', 'pw')
+                os.mkfifo('pipe')
+                open('real.txt', 'w').write('ok')
+                """
+            ),
+            timeout_ms=5000,
+        )
+        self.assertOk(done)
+        self.assertEqual(done["files"]["changed"], ["/real.txt"])
+        self.assertEqual(
+            done["files"]["skipped"],
+            [{"path": "/pipe", "reason": "fifo"}, {"path": "/pw", "reason": "symlink"}],
+        )
+        self.assertEqual(done["files"]["deleted"], [])
+        # The supervisor did not block on the FIFO: it still answers.
+        self.repl.send({"op": "ping", "id": "p"})
+        self.assertEqual(self.repl.next_frame(timeout=5), {"ev": "pong", "id": "p"})
+
+    def test_report_after_timeout_and_kill(self) -> None:
+        done = self.repl.run("open('t.txt', 'w').write('x')\nimport time\ntime.sleep(30)", timeout_ms=300)
+        self.assertEqual(done["status"], "timeout")
+        self.assertEqual(done["files"]["changed"], ["/t.txt"])
+        done = self.repl.run("import os\nos.remove('t.txt')\nos._exit(3)")
+        self.assertEqual(done["status"], "killed")
+        self.assertEqual(done["files"]["deleted"], ["/t.txt"])
+
+    def test_fs_delete(self) -> None:
+        self.write("a/b.txt")
+        self.write("c.txt")
+        os.mkdir(os.path.join(self.repl.dir, "emptydir"))
+        frame = self.fs_delete(["/a/b.txt", "/c.txt", "/nope.txt", "/a/nope/x", "/emptydir", "../x", "/a/../c.txt", "rel.txt", "/"])
+        self.assertEqual(frame["deleted"], ["/a/b.txt", "/c.txt"])
+        self.assertEqual(frame["missing"], ["/nope.txt", "/a/nope/x"])
+        self.assertEqual(
+            frame["refused"],
+            [
+                {"path": "/emptydir", "reason": "directory"},
+                {"path": "../x", "reason": "invalid"},
+                {"path": "/a/../c.txt", "reason": "invalid"},
+                {"path": "rel.txt", "reason": "invalid"},
+                {"path": "/", "reason": "invalid"},
+            ],
+        )
+        self.assertTrue(os.path.isdir(os.path.join(self.repl.dir, "a")))  # parents stay
+        done = self.repl.run("import os\n(os.path.exists('a/b.txt'), os.path.exists('c.txt'))")
+        self.assertEqual(done["result"]["text"], "(False, False)")
+        self.assertEqual(done["files"]["deleted"], [])  # deleted before the exec: not reported
+
+    def test_fs_delete_refuses_symlinked_directory(self) -> None:
+        outside = tempfile.mkdtemp(prefix="drydock-outside-")
+        self.addCleanup(shutil.rmtree, outside, True)
+        target = os.path.join(outside, "file")
+        with open(target, "w") as f:
+            f.write("precious")
+        os.symlink(outside, os.path.join(self.repl.dir, "link"))
+        os.symlink(target, os.path.join(self.repl.dir, "filelink"))
+        frame = self.fs_delete(["/link/file", "/filelink"])
+        self.assertEqual(frame["refused"], [{"path": "/link/file", "reason": "symlink"}])
+        # A symlink itself may go; its target is untouched.
+        self.assertEqual(frame["deleted"], ["/filelink"])
+        self.assertFalse(os.path.lexists(os.path.join(self.repl.dir, "filelink")))
+        self.assertTrue(os.path.exists(target))
+
+    def test_fs_delete_busy_and_bad_request(self) -> None:
+        self.write("x.txt")
+        exec_id = self.repl.start("import time\ntime.sleep(0.5)")
+        frame = self.fs_delete(["/x.txt"])
+        self.assertEqual(frame["refused"], [{"path": "/x.txt", "reason": "busy"}])
+        self.assertOk(self.repl.wait_done(exec_id)[0])
+        self.assertTrue(os.path.exists(os.path.join(self.repl.dir, "x.txt")))
+        self.repl.send({"op": "fs-delete", "id": "d2", "paths": "/x.txt"})
+        self.assertEqual(self.repl.next_frame()["ev"], "protocol_error")
 
 
 if __name__ == "__main__":
