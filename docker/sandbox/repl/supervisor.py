@@ -315,7 +315,11 @@ def take_snapshot(root: str, limit: int = SNAPSHOT_MAX_ENTRIES) -> Snapshot:
                 except OSError:
                     continue  # vanished between readdir and lstat
                 mtime, ctime = st.st_mtime_ns, st.st_ctime_ns
-                entries[child] = (kind_of(st.st_mode), st.st_size, mtime, st.st_ino, ctime)
+                kind = kind_of(st.st_mode)
+                if kind == "file" and st.st_nlink > 1:
+                    # Hard links are not mirrored (the host never reads them back).
+                    kind = "hardlink"
+                entries[child] = (kind, st.st_size, mtime, st.st_ino, ctime)
                 if mtime > newest:
                     newest = mtime
                 if ctime > newest:
@@ -372,7 +376,9 @@ def diff_snapshots(before: Snapshot, after: Snapshot) -> dict[str, Any]:
             if sig[0] != "file":
                 continue
             now = new.get(path)
-            if now is not None and now[0] == "file":
+            # Still a file, or hard-linked since: not deleted (the thread keeps the
+            # copy it has; the link itself is reported as skipped).
+            if now is not None and now[0] in ("file", "hardlink"):
                 continue
             if hidden and path.startswith(hidden):
                 continue

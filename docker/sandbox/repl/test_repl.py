@@ -632,6 +632,22 @@ class TestFiles(ReplTestCase):
         self.repl.send({"op": "ping", "id": "p"})
         self.assertEqual(self.repl.next_frame(timeout=5), {"ev": "pong", "id": "p"})
 
+    def test_hard_links_skipped_and_not_deleted(self) -> None:
+        self.write("orig.txt", "synced before")
+        done = self.repl.run("import os\nos.link('orig.txt', 'twin.txt')")
+        self.assertOk(done)
+        # Both names are now links to one inode: neither is mirrored, and the file the
+        # thread already had is not reported deleted.
+        self.assertEqual(done["files"]["changed"], [])
+        self.assertEqual(done["files"]["deleted"], [])
+        self.assertEqual(
+            done["files"]["skipped"],
+            [{"path": "/orig.txt", "reason": "hardlink"}, {"path": "/twin.txt", "reason": "hardlink"}],
+        )
+        done = self.repl.run("os.remove('twin.txt')")
+        self.assertEqual(done["files"]["changed"], ["/orig.txt"])  # a plain file again
+        self.assertEqual(done["files"]["deleted"], [])
+
     def test_report_after_timeout_and_kill(self) -> None:
         done = self.repl.run("open('t.txt', 'w').write('x')\nimport time\ntime.sleep(30)", timeout_ms=300)
         self.assertEqual(done["status"], "timeout")
