@@ -5,6 +5,7 @@ export * from './runtime/sandbox-runtime.js';
 export * from './docker/container-spec.js';
 export * from './docker/docker-sandbox.js';
 export * from './docker/docker-sandbox.runtime.js';
+export * from './docker/session-archive.js';
 export * from './records/execution.entity.js';
 export * from './records/executions.repository.js';
 export * from './records/typeorm-executions.repository.js';

@@ -1,19 +1,32 @@
-import { PassThrough, type Duplex } from 'node:stream';
+import { randomUUID } from 'node:crypto';
+import { PassThrough, type Duplex, type Readable } from 'node:stream';
 import type Docker from 'dockerode';
 import {
   encodeFrame,
   FrameDecoder,
   type DoneFrame,
+  type FsDeletedEvent,
   type ReplEvent,
   type ReplRequest,
 } from '../protocol/repl-protocol.js';
+import { SANDBOX_UID } from './container-spec.js';
+import { packSessionFiles, readSessionArchive, SESSION_ROOT } from './session-archive.js';
 import {
+  emptyChangeReport,
   outcomeFromDone,
+  type FsDeleteOutcome,
   type OutputListener,
   type RunOutcome,
   type RunRequest,
   type Sandbox,
+  type SessionFileIn,
+  type SessionFileRead,
 } from '../runtime/sandbox-runtime.js';
+
+// Up to this many paths are read back one archive each; more are read from one
+// archive of the whole /session (one daemon round trip instead of hundreds).
+const PER_FILE_READ_LIMIT = 16;
+const FS_DELETE_TIMEOUT_MS = 10_000;
 
 interface PendingRun {
   id: string;
@@ -32,6 +45,7 @@ export class DockerSandbox implements Sandbox {
   private readyWaiter: { resolve: () => void; reject: (e: Error) => void } | null = null;
   private isAlive = true;
   private exitReason: string | null = null;
+  private readonly deletes = new Map<string, { resolve: (e: FsDeletedEvent) => void; reject: (e: Error) => void }>();
 
   constructor(
     readonly id: string,
@@ -113,6 +127,55 @@ export class DockerSandbox implements Sandbox {
     }
   }
 
+  async putFiles(files: SessionFileIn[]): Promise<void> {
+    if (files.length === 0) return;
+    this.assertAlive();
+    const archive = packSessionFiles(files, { uid: SANDBOX_UID, gid: SANDBOX_UID });
+    await this.container.putArchive(archive as unknown as NodeJS.ReadableStream, { path: SESSION_ROOT });
+  }
+
+  async *readFiles(paths: string[], options: { maxFileBytes: number }): AsyncGenerator<SessionFileRead> {
+    const wanted = new Set<string>();
+    for (const path of paths) {
+      if (isSessionPath(path)) wanted.add(path);
+      else yield { path, skipped: 'invalid-path' };
+    }
+    if (wanted.size === 0) return;
+    this.assertAlive();
+    if (wanted.size <= PER_FILE_READ_LIMIT) {
+      for (const path of wanted) {
+        const requested = `${SESSION_ROOT}${path}`;
+        const archive = await this.archiveOf(requested);
+        if (!archive) yield { path, skipped: 'vanished' };
+        else yield* readSessionArchive(archive, requested, new Set([path]), options.maxFileBytes);
+      }
+      return;
+    }
+    const archive = await this.archiveOf(SESSION_ROOT);
+    if (!archive) throw new SandboxGoneError('/session is not readable');
+    yield* readSessionArchive(archive, SESSION_ROOT, wanted, options.maxFileBytes);
+  }
+
+  async deleteFiles(paths: string[]): Promise<FsDeleteOutcome> {
+    if (paths.length === 0) return { deleted: [], missing: [], refused: [] };
+    this.assertAlive();
+    if (this.pending) throw new Error('files cannot be deleted while a run is in progress');
+    const id = randomUUID();
+    const answer = new Promise<FsDeletedEvent>((resolve, reject) => this.deletes.set(id, { resolve, reject }));
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`the sandbox did not answer fs-delete in ${FS_DELETE_TIMEOUT_MS} ms`)), FS_DELETE_TIMEOUT_MS);
+    });
+    try {
+      this.send({ op: 'fs-delete', id, paths });
+      const { deleted, missing, refused } = await Promise.race([answer, timeout]);
+      return { deleted, missing, refused };
+    } finally {
+      clearTimeout(timer);
+      this.deletes.delete(id);
+    }
+  }
+
   async destroy(): Promise<void> {
     // Fails a run in progress now rather than at its deadline.
     this.onGone('the sandbox was destroyed');
@@ -125,6 +188,20 @@ export class DockerSandbox implements Sandbox {
       if (error.statusCode !== 404 && error.statusCode !== 409) throw error;
     });
     await this.releaseResources();
+  }
+
+  private assertAlive(): void {
+    if (!this.isAlive) throw new SandboxGoneError(this.exitReason ?? 'the sandbox is gone');
+  }
+
+  // The archive of one container path, or null when it does not exist.
+  private async archiveOf(path: string): Promise<Readable | null> {
+    try {
+      return (await this.container.getArchive({ path })) as unknown as Readable;
+    } catch (error) {
+      if ((error as { statusCode?: number }).statusCode === 404) return null;
+      throw error;
+    }
   }
 
   private send(message: ReplRequest): void {
@@ -154,6 +231,9 @@ export class DockerSandbox implements Sandbox {
       case 'done':
         if (this.pending?.id === event.id) this.pending.resolve(event);
         return;
+      case 'fs-deleted':
+        this.deletes.get(event.id)?.resolve(event);
+        return;
       default:
         return;
     }
@@ -167,6 +247,7 @@ export class DockerSandbox implements Sandbox {
     this.readyWaiter?.reject(error);
     this.readyWaiter = null;
     this.pending?.reject(error);
+    for (const waiter of this.deletes.values()) waiter.reject(error);
   }
 
   private async kill(reason: string): Promise<void> {
@@ -200,6 +281,15 @@ export class DockerSandbox implements Sandbox {
       error: { name: status === 'memory' ? 'MemoryError' : 'SandboxRestarted', value: message, traceback: '' },
       stateLost: false,
       durationMs: Math.round(performance.now() - started),
+      // The container is gone with its /session volume: nothing can be read back.
+      files: emptyChangeReport(),
     };
   }
+}
+
+// "/a/b": absolute, no empty, `.` or `..` component, no NUL.
+function isSessionPath(path: string): boolean {
+  if (typeof path !== 'string' || !path.startsWith('/') || path.includes('\0')) return false;
+  const parts = path.slice(1).split('/');
+  return parts.every((p) => p !== '' && p !== '.' && p !== '..');
 }

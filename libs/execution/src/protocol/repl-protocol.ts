@@ -26,6 +26,30 @@ export interface PythonError {
   traceback: string;
 }
 
+// Why a path under /session was not reported as changed (see supervisor.py,
+// diff_snapshots): not a regular file, a name that is not UTF-8, a directory that
+// could not be listed.
+export type SkipReason =
+  | 'symlink'
+  | 'hardlink'
+  | 'fifo'
+  | 'device'
+  | 'socket'
+  | 'other'
+  | 'encoding'
+  | 'unreadable';
+
+// What one run did to /session outside /session/artifacts/: regular files created or
+// modified, regular files gone, and what could not be mirrored. Paths are relative to
+// /session with a leading slash ("/out/summary.csv"). `truncated`: the walk stopped at
+// its entry limit, so the report is incomplete (and says nothing about deletes).
+export interface SessionChangeReport {
+  changed: string[];
+  deleted: string[];
+  skipped: { path: string; reason: SkipReason }[];
+  truncated?: boolean;
+}
+
 export interface DoneFrame {
   ev: 'done';
   id: string;
@@ -37,6 +61,17 @@ export interface DoneFrame {
   error: PythonError | null;
   stateLost: boolean;
   durationMs: number;
+  files: SessionChangeReport;
+}
+
+// Answer to an fs-delete request: each path is deleted, missing, or refused with a
+// reason (`directory`, `symlink` in the way, `busy`, `invalid`, ...).
+export interface FsDeletedEvent {
+  ev: 'fs-deleted';
+  id: string;
+  deleted: string[];
+  missing: string[];
+  refused: { path: string; reason: string }[];
 }
 
 export type ReplEvent =
@@ -44,9 +79,14 @@ export type ReplEvent =
   | { ev: 'pong'; id: string }
   | { ev: 'stream'; id: string; name: 'stdout' | 'stderr'; text: string }
   | DoneFrame
+  | FsDeletedEvent
   | { ev: 'protocol_error'; message: string };
 
-export type ReplRequest = ExecRequest | { op: 'ping'; id: string } | { op: 'shutdown' };
+export type ReplRequest =
+  | ExecRequest
+  | { op: 'fs-delete'; id: string; paths: string[] }
+  | { op: 'ping'; id: string }
+  | { op: 'shutdown' };
 
 export function encodeFrame(message: ReplRequest): Buffer {
   const body = Buffer.from(JSON.stringify(message), 'utf8');

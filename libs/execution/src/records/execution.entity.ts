@@ -3,9 +3,15 @@ import type { PythonError, RichResult } from '../protocol/repl-protocol.js';
 
 export type ExecutionRecordStatus = 'queued' | 'running' | 'ok' | 'error' | 'timeout' | 'memory' | 'killed';
 
+// What the run did to the thread's files (paths as the Files API names them): files
+// written back to the thread, files deleted from it, and paths under /session that were
+// not mirrored, with why (a symlink, a file over the size limit, ...). `truncated`: the
+// session held more entries than one change report covers.
 export interface ExecutionFiles {
   changed: string[];
   deleted: string[];
+  skipped: { path: string; reason: string }[];
+  truncated?: boolean;
 }
 
 @Entity({ name: 'executions' })

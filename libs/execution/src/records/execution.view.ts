@@ -33,7 +33,8 @@ export function toExecutionView(record: ExecutionRecord): ExecutionView {
     result: record.result,
     error: record.error,
     stateLost: record.stateLost,
-    files: record.files,
+    // Rows written before `skipped` existed lack it.
+    files: { ...record.files, skipped: record.files.skipped ?? [] },
     artifacts: record.artifacts,
     codeSha256: record.codeSha256,
     idempotencyKey: record.idempotencyKey,

@@ -1,5 +1,5 @@
 import type { RunOutcome } from '../runtime/sandbox-runtime.js';
-import type { ExecutionEntity } from './execution.entity.js';
+import type { ExecutionEntity, ExecutionFiles } from './execution.entity.js';
 
 // What the repository returns: the row without the stored code.
 export type ExecutionRecord = Omit<ExecutionEntity, 'code'>;
@@ -14,6 +14,10 @@ export interface NewExecution {
   idempotencyKey: string | null;
 }
 
+// A finished run as recorded: the sandbox's outcome, with its change report replaced
+// by what the worker actually mirrored into the thread's files.
+export type CompletedRun = Omit<RunOutcome, 'files'> & { files: ExecutionFiles };
+
 export interface ExecutionsRepository {
   // Inserts a queued execution, or returns the existing one when the tenant already
   // used this idempotency key (`created: false`).
@@ -21,7 +25,7 @@ export interface ExecutionsRepository {
   findById(tenantId: string, executionId: string): Promise<ExecutionRecord | null>;
   // Moves a queued execution to running; false when it had already started or finished.
   markRunning(tenantId: string, executionId: string): Promise<boolean>;
-  complete(tenantId: string, executionId: string, outcome: RunOutcome): Promise<ExecutionRecord>;
+  complete(tenantId: string, executionId: string, outcome: CompletedRun): Promise<ExecutionRecord>;
 }
 
 export const EXECUTIONS_REPOSITORY = Symbol('EXECUTIONS_REPOSITORY');

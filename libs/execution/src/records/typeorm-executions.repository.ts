@@ -2,8 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { assertTenant } from '@drydock/core';
-import type { RunOutcome } from '../runtime/sandbox-runtime.js';
-import type { ExecutionRecord, ExecutionsRepository, NewExecution } from './executions.repository.js';
+import type { CompletedRun, ExecutionRecord, ExecutionsRepository, NewExecution } from './executions.repository.js';
 
 // Every statement here is on the execution hot path, so they are plain SQL with
 // RETURNING rather than TypeORM repository calls, which cost several times the CPU
@@ -115,12 +114,12 @@ export class TypeOrmExecutionsRepository implements ExecutionsRepository {
     return rows.length > 0;
   }
 
-  async complete(tenantId: string, executionId: string, outcome: RunOutcome): Promise<ExecutionRecord> {
+  async complete(tenantId: string, executionId: string, outcome: CompletedRun): Promise<ExecutionRecord> {
     assertTenant(tenantId);
     const [rows]: [ExecutionRow[], number] = await this.db.query(
       `UPDATE executions
           SET status = $3, stdout = $4, stderr = $5, truncated = $6, result = $7, error = $8,
-              state_lost = $9, duration_ms = $10, finished_at = now()
+              state_lost = $9, duration_ms = $10, files = $11, finished_at = now()
         WHERE tenant_id = $1 AND id = $2
         RETURNING ${COLUMNS}`,
       [
@@ -134,6 +133,7 @@ export class TypeOrmExecutionsRepository implements ExecutionsRepository {
         outcome.error === null ? null : JSON.stringify(outcome.error),
         outcome.stateLost,
         Math.round(outcome.durationMs),
+        JSON.stringify(outcome.files),
       ],
     );
     return toRecord(rows[0]!);

@@ -1,4 +1,4 @@
-import type { DoneFrame, RichResult } from '../protocol/repl-protocol.js';
+import type { DoneFrame, FsDeletedEvent, RichResult, SkipReason } from '../protocol/repl-protocol.js';
 
 // Limits applied to one session's container, after clamping to the tenant's maxima.
 export interface EffectiveLimits {
@@ -30,6 +30,22 @@ export interface RunRequest {
 // the interpreter's variables were lost before this run started.
 export type RunOutcome = Omit<DoneFrame, 'ev' | 'id'>;
 
+// A file to place under /session; `path` is relative to /session with a leading slash.
+export interface SessionFileIn {
+  path: string;
+  content: Buffer;
+  modifiedAt: Date;
+}
+
+// Why a changed path was not read back: the report's reasons, or what the archive
+// showed by the time it was read (the code may still be running in the background).
+export type ReadSkipReason = SkipReason | 'directory' | 'too-large' | 'vanished' | 'invalid-path';
+
+// One path asked of readFiles: its bytes, or why it was not read.
+export type SessionFileRead = { path: string; content: Buffer } | { path: string; skipped: ReadSkipReason };
+
+export type FsDeleteOutcome = Omit<FsDeletedEvent, 'ev' | 'id'>;
+
 export type OutputListener = (name: 'stdout' | 'stderr', text: string) => void;
 
 // One live sandbox (container + REPL). Runs are serialised by the caller.
@@ -37,6 +53,16 @@ export interface Sandbox {
   readonly id: string;
   readonly alive: boolean;
   run(request: RunRequest, onOutput?: OutputListener): Promise<RunOutcome>;
+  // Writes files into /session (Docker archive API), creating missing parent
+  // directories; everything is owned by the sandbox user. Overwrites what is there.
+  putFiles(files: SessionFileIn[]): Promise<void>;
+  // Reads regular files back from /session (Docker archive API), never following a
+  // symlink and never reading a host path; anything else, or a file over
+  // `maxFileBytes`, comes back as skipped. Yields each asked path once.
+  readFiles(paths: string[], options: { maxFileBytes: number }): AsyncIterable<SessionFileRead>;
+  // Unlinks files (or symlinks) under /session without following symlinks; not
+  // directories. Must not overlap a run.
+  deleteFiles(paths: string[]): Promise<FsDeleteOutcome>;
   destroy(): Promise<void>;
 }
 
@@ -59,6 +85,7 @@ export function outcomeFromDone(done: DoneFrame): RunOutcome {
     error: done.error,
     stateLost: done.stateLost,
     durationMs: done.durationMs,
+    files: done.files ?? emptyChangeReport(),
   };
 }
 
@@ -70,4 +97,8 @@ function compactResult(result: RichResult | null): RichResult | null {
     if (value !== null && value !== undefined) (compact as Record<string, unknown>)[key] = value;
   }
   return Object.keys(compact).length ? compact : null;
+}
+
+export function emptyChangeReport(): RunOutcome['files'] {
+  return { changed: [], deleted: [], skipped: [] };
 }
