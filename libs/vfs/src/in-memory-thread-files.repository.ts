@@ -183,8 +183,24 @@ export class InMemoryThreadFilesRepository implements ThreadFilesRepository {
   }
 
   async remove(tenantId: string, threadId: string, path: string): Promise<string[]> {
-    const gone = this.live(tenantId, threadId).filter((r) => isWithin(r.record.path, path));
-    if (gone.length === 0) return [];
+    return this.tombstone(tenantId, threadId, (p) => isWithin(p, path)).deleted;
+  }
+
+  async removeExact(tenantId: string, threadId: string, paths: string[]) {
+    const wanted = new Set(paths);
+    return this.tombstone(tenantId, threadId, (p) => wanted.has(p));
+  }
+
+  async readContents(tenantId: string, threadId: string, paths: string[]) {
+    const wanted = new Set(paths);
+    return this.live(tenantId, threadId)
+      .filter((r) => wanted.has(r.record.path))
+      .map((r) => ({ file: { ...r.record }, content: r.bytes ?? Buffer.from(r.text ?? '', 'utf8') }));
+  }
+
+  private tombstone(tenantId: string, threadId: string, matches: (path: string) => boolean) {
+    const gone = this.live(tenantId, threadId).filter((r) => matches(r.record.path));
+    if (gone.length === 0) return { deleted: [] as string[], revision: null };
     const revision = this.bump(tenantId, threadId);
     const now = this.now();
     let freed = 0;
@@ -196,8 +212,9 @@ export class InMemoryThreadFilesRepository implements ThreadFilesRepository {
       row.record = { ...row.record, size: 0, version: row.record.version + 1, revision, modifiedAt: now };
     }
     this.storage.set(tenantId, this.storedBytes(tenantId) - freed);
-    return gone.map((r) => r.record.path);
+    return { deleted: gone.map((r) => r.record.path), revision };
   }
+
 
   async findMatchingFiles(tenantId: string, threadId: string, under: string, matcher: LineMatcher) {
     const test = lineTest(matcher);

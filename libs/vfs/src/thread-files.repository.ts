@@ -99,6 +99,11 @@ export interface ThreadFilesRepository {
   // Tombstones the file at `path` or everything beneath it; returns the deleted paths
   // (sorted), empty when there was nothing.
   remove(tenantId: string, threadId: string, path: string): Promise<string[]>;
+  // Tombstones exactly the live files among `paths` (not what is beneath them), in one
+  // revision (null when none was live). Returns the deleted paths, sorted.
+  removeExact(tenantId: string, threadId: string, paths: string[]): Promise<{ deleted: string[]; revision: number | null }>;
+  // Live files among `paths` with their bytes, sorted by path; absent paths are left out.
+  readContents(tenantId: string, threadId: string, paths: string[]): Promise<{ file: ThreadFileRecord; content: Buffer }[]>;
 
   // Live text files at or beneath `under` that contain a matching line, sorted.
   findMatchingFiles(tenantId: string, threadId: string, under: string, matcher: LineMatcher): Promise<string[]>;

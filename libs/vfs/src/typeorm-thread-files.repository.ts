@@ -259,31 +259,31 @@ export class TypeOrmThreadFilesRepository implements ThreadFilesRepository {
     assertTenant(tenantId);
     assertThread(threadId);
     const scope = beneath('path', path, 3);
-    return this.transaction(async (run) => {
-      await this.lockStorage(run, tenantId);
-      const [found] = await run<{ files: number; bytes: string }>(
-        `SELECT count(*)::int AS files, coalesce(sum(size), 0)::bigint AS bytes FROM thread_files
-          WHERE tenant_id = $1 AND thread_id = $2 AND NOT deleted AND ${scope.sql}`,
-        [tenantId, threadId, ...scope.params],
-      );
-      if (!found || found.files === 0) return [];
-      const [rev] = await run<{ revision: string }>(
-        `INSERT INTO thread_revisions AS r (tenant_id, thread_id, revision) VALUES ($1, $2, 1)
-         ON CONFLICT (tenant_id, thread_id) DO UPDATE SET revision = r.revision + 1
-         RETURNING revision`,
-        [tenantId, threadId],
-      );
-      const rows = await run<{ path: string }>(
-        `UPDATE thread_files
-            SET deleted = true, text_content = NULL, bytes = NULL, size = 0,
-                version = version + 1, revision = $${3 + scope.params.length}, modified_at = now()
-          WHERE tenant_id = $1 AND thread_id = $2 AND NOT deleted AND ${scope.sql}
-          RETURNING path`,
-        [tenantId, threadId, ...scope.params, rev!.revision],
-      );
-      await run(`UPDATE tenant_storage SET bytes = bytes - $2 WHERE tenant_id = $1`, [tenantId, found.bytes]);
-      return rows.map((r) => r.path).sort();
-    });
+    const { deleted } = await this.tombstone(tenantId, threadId, scope.sql, scope.params);
+    return deleted;
+  }
+
+  async removeExact(tenantId: string, threadId: string, paths: string[]) {
+    assertTenant(tenantId);
+    assertThread(threadId);
+    if (paths.length === 0) return { deleted: [], revision: null };
+    return this.tombstone(tenantId, threadId, 'path = ANY($3::text[])', [paths]);
+  }
+
+  async readContents(tenantId: string, threadId: string, paths: string[]) {
+    assertTenant(tenantId);
+    assertThread(threadId);
+    if (paths.length === 0) return [];
+    const rows: (FileRow & { text_content: string | null; bytes: Buffer | null })[] = await this.db.query(
+      `SELECT ${FILE_COLUMNS}, text_content, bytes FROM thread_files
+        WHERE tenant_id = $1 AND thread_id = $2 AND path = ANY($3::text[]) AND NOT deleted
+        ORDER BY path`,
+      [tenantId, threadId, paths],
+    );
+    return rows.map((row) => ({
+      file: toRecord(row),
+      content: row.bytes ?? Buffer.from(row.text_content ?? '', 'utf8'),
+    }));
   }
 
   async findMatchingFiles(tenantId: string, threadId: string, under: string, matcher: LineMatcher): Promise<string[]> {
@@ -388,6 +388,41 @@ export class TypeOrmThreadFilesRepository implements ThreadFilesRepository {
       else changes.changed.push(toRecord(row as FileRow));
     }
     return changes;
+  }
+
+  // Tombstones the live files matching `where` (parameters from $3 on) in one
+  // transaction and one revision; nothing matching changes nothing.
+  private tombstone(
+    tenantId: string,
+    threadId: string,
+    where: string,
+    params: unknown[],
+  ): Promise<{ deleted: string[]; revision: number | null }> {
+    return this.transaction(async (run) => {
+      await this.lockStorage(run, tenantId);
+      const [found] = await run<{ files: number; bytes: string }>(
+        `SELECT count(*)::int AS files, coalesce(sum(size), 0)::bigint AS bytes FROM thread_files
+          WHERE tenant_id = $1 AND thread_id = $2 AND NOT deleted AND ${where}`,
+        [tenantId, threadId, ...params],
+      );
+      if (!found || found.files === 0) return { deleted: [], revision: null };
+      const [rev] = await run<{ revision: string }>(
+        `INSERT INTO thread_revisions AS r (tenant_id, thread_id, revision) VALUES ($1, $2, 1)
+         ON CONFLICT (tenant_id, thread_id) DO UPDATE SET revision = r.revision + 1
+         RETURNING revision`,
+        [tenantId, threadId],
+      );
+      const rows = await run<{ path: string }>(
+        `UPDATE thread_files
+            SET deleted = true, text_content = NULL, bytes = NULL, size = 0,
+                version = version + 1, revision = $${3 + params.length}, modified_at = now()
+          WHERE tenant_id = $1 AND thread_id = $2 AND NOT deleted AND ${where}
+          RETURNING path`,
+        [tenantId, threadId, ...params, rev!.revision],
+      );
+      await run(`UPDATE tenant_storage SET bytes = bytes - $2 WHERE tenant_id = $1`, [tenantId, found.bytes]);
+      return { deleted: rows.map((r) => r.path).sort(), revision: Number(rev!.revision) };
+    });
   }
 
   // --- write internals -----------------------------------------------------------

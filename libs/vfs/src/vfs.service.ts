@@ -255,6 +255,21 @@ export class VfsService {
     return { deleted };
   }
 
+  // Deletes exactly these files (not directories), ignoring paths that hold no live
+  // file, in one transaction and one revision (null when nothing was deleted). For the
+  // container sync, which reports each deleted file.
+  async deleteMany(scope: ThreadScope, paths: string[]): Promise<{ deleted: string[]; revision: number | null }> {
+    const normalized = [...new Set(paths.map((p) => normalizePath(p)))];
+    return this.files.removeExact(scope.tenantId, scope.threadId, normalized);
+  }
+
+  // The bytes of several files at once (absent paths are left out), sorted by path.
+  async readMany(scope: ThreadScope, paths: string[]): Promise<{ info: VfsFileInfo; content: Buffer }[]> {
+    const normalized = [...new Set(paths.map((p) => normalizePath(p)))];
+    const found = await this.files.readContents(scope.tenantId, scope.threadId, normalized);
+    return found.map((f) => ({ info: toInfo(f.file), content: f.content }));
+  }
+
   // A file's info, or a directory entry (implied directories and `/`; size 0,
   // modifiedAt the latest change beneath it, null for an empty thread's root).
   async stat(scope: ThreadScope, path: string): Promise<VfsFileInfo | VfsEntry> {
