@@ -10,10 +10,12 @@ import {
   SANDBOX_RUNTIME,
 } from '@drydock/execution';
 import { PlatformDataModule } from '@drydock/sessions';
+import { VfsModule } from '@drydock/vfs';
 import { SessionSweeper } from './maintenance/session-sweeper.service.js';
 import { MaintenanceProcessor } from './processors/maintenance.processor.js';
 import { SessionJobsProcessor } from './processors/session-jobs.processor.js';
 import { WorkerLifecycleService } from './registry/worker-lifecycle.service.js';
+import { SessionFileSync } from './sessions/session-file-sync.js';
 import { SessionHostService } from './sessions/session-host.service.js';
 
 @Module({
@@ -21,6 +23,7 @@ import { SessionHostService } from './sessions/session-host.service.js';
     ConfigModule,
     RedisModule,
     PlatformDataModule,
+    VfsModule.register({ imports: [PlatformDataModule] }),
     BullModule.forRootAsync({
       inject: [APP_CONFIG],
       useFactory: (config: AppConfig) => ({ connection: redisOptions(config.redisUrl, 'drydock-maintenance') }),
@@ -31,6 +34,7 @@ import { SessionHostService } from './sessions/session-host.service.js';
     DockerSandboxRuntime,
     { provide: SANDBOX_RUNTIME, useExisting: DockerSandboxRuntime },
     { provide: RUN_GUARD, inject: [REDIS], useFactory: (redis: Redis) => new RedisRunGuard(redis) },
+    SessionFileSync,
     SessionHostService,
     SessionJobsProcessor,
     WorkerLifecycleService,

@@ -98,6 +98,7 @@ export class SessionExecutionsService {
         traceback: '',
       },
       stateLost: false,
+      files: { changed: [], deleted: [], skipped: [] },
       durationMs: 0,
     });
     return toExecutionView(record);

@@ -1,57 +1,12 @@
-import type {
-  ExecuteJobData,
-  ExecutionRecord,
-  ExecutionsRepository,
-  RunOutcome,
-  RunRequest,
-  Sandbox,
-  SandboxRuntime,
-} from '@drydock/execution';
+import type { CompletedRun, ExecuteJobData, ExecutionRecord, ExecutionsRepository } from '@drydock/execution';
 import type { SessionRecord, SessionsRepository } from '@drydock/sessions';
 import { makeConfig } from '../../../../test/factories/config.factory.js';
 import { makeLimits } from '../../../../test/factories/limits.factory.js';
+import { FakeRuntime, inMemoryVfs, okOutcome } from '../../../../test/fakes/fake-sandbox.js';
+import { SessionFileSync } from './session-file-sync.js';
 import { SessionHostService } from './session-host.service.js';
 
-const ok = (over: Partial<RunOutcome> = {}): RunOutcome => ({
-  status: 'ok', stdout: '', stderr: '', truncated: false, result: null, error: null, stateLost: false, durationMs: 1, ...over,
-});
-
-class FakeSandbox implements Sandbox {
-  alive = true;
-  running = 0;
-  maxConcurrent = 0;
-  runs: RunRequest[] = [];
-  constructor(readonly id: string, private readonly behaviour: (s: FakeSandbox) => Promise<RunOutcome>) {}
-  async run(request: RunRequest): Promise<RunOutcome> {
-    this.runs.push(request);
-    this.running++;
-    this.maxConcurrent = Math.max(this.maxConcurrent, this.running);
-    try {
-      return await this.behaviour(this);
-    } finally {
-      this.running--;
-    }
-  }
-  async destroy() {
-    this.alive = false;
-  }
-}
-
-class FakeRuntime implements SandboxRuntime {
-  created: FakeSandbox[] = [];
-  behaviour: (s: FakeSandbox) => Promise<RunOutcome> = async () => ok();
-  async create() {
-    const sandbox = new FakeSandbox(`c${this.created.length + 1}`, (s) => this.behaviour(s));
-    this.created.push(sandbox);
-    return sandbox;
-  }
-  async removeOrphans() {
-    return 0;
-  }
-  async healthy() {
-    return true;
-  }
-}
+const ok = okOutcome;
 
 function fakeSessions(row: Partial<SessionRecord> = {}): SessionsRepository {
   const session = { id: 'ses_1', tenantId: 'ten_1', status: 'ready', containerId: null, ...row } as SessionRecord;
@@ -78,7 +33,7 @@ function fakeExecutions() {
       return true;
     },
     findById: async (_t: string, id: string) => ({ ...records.get(id), createdAt: new Date(), finishedAt: null }),
-    complete: async (_t: string, id: string, outcome: RunOutcome) => {
+    complete: async (_t: string, id: string, outcome: CompletedRun) => {
       const record = { ...records.get(id), ...outcome, id, createdAt: new Date(), finishedAt: new Date() };
       records.set(id, record);
       return record;
@@ -100,13 +55,15 @@ describe(SessionHostService.name, () => {
 
   const claimed = new Set<string>();
   const guard = { claim: async (id: string) => !claimed.has(id) && !!claimed.add(id) };
+  let files: ReturnType<typeof inMemoryVfs>;
   const create = (sessions = fakeSessions()) =>
-    new SessionHostService(makeConfig(), runtime, sessions, executions, guard);
+    new SessionHostService(makeConfig(), runtime, sessions, executions, guard, new SessionFileSync(files.vfs, files.config));
 
   beforeEach(() => {
     claimed.clear();
     runtime = new FakeRuntime();
     executions = fakeExecutions();
+    files = inMemoryVfs();
   });
 
   it('should return the stored execution for a redelivered job without running it again', async () => {
@@ -152,5 +109,57 @@ describe(SessionHostService.name, () => {
     const result = await create().execute(job('exe_1'));
     expect(result.status).toBe('killed');
     expect(result.error).toMatchObject({ name: 'SandboxUnavailable' });
+  });
+
+  describe('thread files', () => {
+    const scope = { tenantId: 'ten_1', threadId: 'thr_1' };
+
+    it('should put the thread files in the sandbox before the code runs', async () => {
+      await files.vfs.write(scope, '/data/in.csv', 'a\n1\n');
+      let seen: string | undefined;
+      runtime.behaviour = async (sandbox) => {
+        seen = sandbox.session.get('/data/in.csv')?.toString();
+        return ok();
+      };
+      await create().execute(job('exe_1'));
+      expect(seen).toBe('a\n1\n');
+    });
+
+    it('should record the files the code wrote in the thread and in the execution', async () => {
+      runtime.behaviour = async (sandbox) => {
+        sandbox.session.set('/out/summary.csv', Buffer.from('n\n1\n'));
+        return ok({ files: { changed: ['/out/summary.csv'], deleted: [], skipped: [] } });
+      };
+      const view = await create().execute(job('exe_1'));
+      expect(view.files).toEqual({ changed: ['/out/summary.csv'], deleted: [], skipped: [] });
+      expect((await files.vfs.readContent(scope, '/out/summary.csv')).content.toString()).toBe('n\n1\n');
+    });
+
+    it('should not run the code when the files cannot be put in the sandbox', async () => {
+      await files.vfs.write(scope, '/a.txt', 'x');
+      const sut = create();
+      await sut.start(job('x').session);
+      await files.vfs.write(scope, '/b.txt', 'y');
+      runtime.created[0]!.putFiles = async () => {
+        throw new Error('no space left on device');
+      };
+      const view = await sut.execute(job('exe_1'));
+      expect(view.status).toBe('killed');
+      expect(view.error).toMatchObject({ name: 'FileSyncError' });
+      expect(runtime.created[0]!.runs).toHaveLength(0);
+    });
+
+    it('should give a re-created sandbox all of the thread files again', async () => {
+      await files.vfs.write(scope, '/a.txt', 'x');
+      const sut = create();
+      runtime.behaviour = async (sandbox) => {
+        sandbox.alive = false;
+        return ok({ status: 'memory' });
+      };
+      await sut.execute(job('exe_1'));
+      runtime.behaviour = async () => ok();
+      await sut.execute(job('exe_2'));
+      expect(runtime.created[1]!.session.get('/a.txt')?.toString()).toBe('x');
+    });
   });
 });

@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from '@drydock/core';
 import {
+  type CompletedRun,
   EXECUTIONS_REPOSITORY,
   RUN_GUARD,
   SANDBOX_RUNTIME,
@@ -16,6 +17,7 @@ import {
   type SessionSpec,
 } from '@drydock/execution';
 import { SESSIONS_REPOSITORY, SessionsError, type SessionsRepository } from '@drydock/sessions';
+import { newFileSyncState, SessionFileSync, type FileSyncState } from './session-file-sync.js';
 
 const RUNNING_MARK_DELAY_MS = 50;
 
@@ -28,6 +30,8 @@ interface HostedSession {
   stateLostPending: boolean;
   // Runs of one session are strictly sequential.
   tail: Promise<unknown>;
+  // The file mirror of the current sandbox (reset with every new sandbox).
+  files: FileSyncState | null;
 }
 
 // Holds this worker's sessions: one container each, created on demand, re-created
@@ -45,6 +49,7 @@ export class SessionHostService {
     @Inject(SESSIONS_REPOSITORY) private readonly sessions: SessionsRepository,
     @Inject(EXECUTIONS_REPOSITORY) private readonly executions: ExecutionsRepository,
     @Inject(RUN_GUARD) private readonly guard: RunGuard,
+    private readonly fileSync: SessionFileSync,
   ) {}
 
   get size(): number {
@@ -59,6 +64,11 @@ export class SessionHostService {
     const hosted = await this.entry(spec);
     return this.serialize(hosted, async () => {
       const sandbox = await this.ensureSandbox(hosted);
+      // A new session starts with the thread's files in place. Should this fail, the
+      // first run pushes again (and reports a failure to the caller).
+      await this.fileSync
+        .push(threadOf(spec), sandbox, this.fileState(hosted, sandbox))
+        .catch((error: Error) => this.logger.warn(`pushing files into ${spec.sessionId} failed: ${error.message}`));
       return { sessionId: spec.sessionId, containerId: sandbox.id };
     });
   }
@@ -129,14 +139,26 @@ export class SessionHostService {
     await Promise.allSettled(all.map((h) => h.sandbox?.destroy()));
   }
 
-  private async run(hosted: HostedSession, data: ExecuteJobData, onOutput?: OutputListener): Promise<RunOutcome> {
+  private async run(hosted: HostedSession, data: ExecuteJobData, onOutput?: OutputListener): Promise<CompletedRun> {
     let sandbox: Sandbox;
     try {
       sandbox = await this.ensureSandbox(hosted);
     } catch (error) {
       return failedOutcome('SandboxUnavailable', `The sandbox could not be started: ${(error as Error).message}`);
     }
-    const outcome = await sandbox.run(
+    const scope = threadOf(hosted.spec);
+    const fileState = this.fileState(hosted, sandbox);
+    try {
+      await this.fileSync.push(scope, sandbox, fileState);
+    } catch (error) {
+      // The code would see stale or missing files: it does not run. The next run
+      // pushes again from the last revision that made it in whole.
+      return failedOutcome(
+        'FileSyncError',
+        `The thread's files could not be copied into the sandbox, so the code did not run: ${(error as Error).message}`,
+      );
+    }
+    const outcome: RunOutcome = await sandbox.run(
       {
         id: data.executionId,
         code: data.code,
@@ -147,6 +169,11 @@ export class SessionHostService {
     );
     outcome.stateLost = outcome.stateLost || hosted.stateLostPending;
     hosted.stateLostPending = false;
+    // Read back before anything else: a file the code wrote is in the thread the
+    // moment the run is reported.
+    const files = sandbox.alive
+      ? await this.fileSync.pull(scope, sandbox, fileState, outcome.files)
+      : emptyFiles();
     if (!sandbox.alive) {
       // The container died (OOM of the supervisor, a wedged timeout): replace it now so
       // the next run finds a fresh one, and tell that run its variables are gone.
@@ -157,7 +184,12 @@ export class SessionHostService {
         this.logger.warn(`re-creating the sandbox of ${hosted.spec.sessionId} failed: ${error.message}`),
       );
     }
-    return outcome;
+    return { ...outcome, files };
+  }
+
+  private fileState(hosted: HostedSession, sandbox: Sandbox): FileSyncState {
+    if (hosted.files?.sandboxId !== sandbox.id) hosted.files = newFileSyncState(sandbox.id);
+    return hosted.files;
   }
 
   private async entry(spec: SessionSpec): Promise<HostedSession> {
@@ -174,6 +206,7 @@ export class SessionHostService {
         // It had a container before, on this worker's previous life or another worker.
         stateLostPending: row.containerId !== null,
         tail: Promise.resolve(),
+        files: null,
       };
       this.hosted.set(spec.sessionId, hosted);
     }
@@ -223,7 +256,15 @@ export class SessionHostService {
   }
 }
 
-function failedOutcome(name: string, value: string): RunOutcome {
+function threadOf(spec: SessionSpec): { tenantId: string; threadId: string } {
+  return { tenantId: spec.tenantId, threadId: spec.threadId };
+}
+
+function emptyFiles(): CompletedRun['files'] {
+  return { changed: [], deleted: [], skipped: [] };
+}
+
+function failedOutcome(name: string, value: string): CompletedRun {
   return {
     status: 'killed',
     stdout: '',
@@ -233,5 +274,6 @@ function failedOutcome(name: string, value: string): RunOutcome {
     error: { name, value, traceback: '' },
     stateLost: false,
     durationMs: 0,
+    files: emptyFiles(),
   };
 }

@@ -1,0 +1,115 @@
+import type {
+  FsDeleteOutcome,
+  RunOutcome,
+  RunRequest,
+  Sandbox,
+  SandboxRuntime,
+  SessionFileIn,
+  SessionFileRead,
+} from '@drydock/execution';
+import type { TenantsRepository } from '@drydock/core';
+import { InMemoryThreadFilesRepository, VfsService } from '@drydock/vfs';
+import { makeConfig } from '../factories/config.factory.js';
+
+export const okOutcome = (over: Partial<RunOutcome> = {}): RunOutcome => ({
+  status: 'ok',
+  stdout: '',
+  stderr: '',
+  truncated: false,
+  result: null,
+  error: null,
+  stateLost: false,
+  durationMs: 1,
+  files: { changed: [], deleted: [], skipped: [] },
+  ...over,
+});
+
+// A sandbox whose /session is a Map (path relative to /session -> bytes), for unit tests
+// of the worker's session hosting and file sync. `behaviour` plays the code's part.
+export class FakeSandbox implements Sandbox {
+  alive = true;
+  running = 0;
+  maxConcurrent = 0;
+  runs: RunRequest[] = [];
+  readonly session = new Map<string, Buffer>();
+  // Calls of the file operations, for asserting what crossed into the container.
+  puts: string[][] = [];
+  reads: string[][] = [];
+  deletes: string[][] = [];
+  // Makes the next readFiles throw after yielding this many files.
+  failReadAfter: number | null = null;
+
+  constructor(
+    readonly id: string,
+    private readonly behaviour: (s: FakeSandbox) => Promise<RunOutcome>,
+  ) {}
+
+  async run(request: RunRequest): Promise<RunOutcome> {
+    this.runs.push(request);
+    this.running++;
+    this.maxConcurrent = Math.max(this.maxConcurrent, this.running);
+    try {
+      return await this.behaviour(this);
+    } finally {
+      this.running--;
+    }
+  }
+
+  async putFiles(files: SessionFileIn[]): Promise<void> {
+    this.puts.push(files.map((f) => f.path));
+    for (const file of files) this.session.set(file.path, file.content);
+  }
+
+  async *readFiles(paths: string[], options: { maxFileBytes: number }): AsyncGenerator<SessionFileRead> {
+    this.reads.push([...paths]);
+    let yielded = 0;
+    for (const path of paths) {
+      if (this.failReadAfter !== null && yielded >= this.failReadAfter) {
+        this.failReadAfter = null;
+        throw new Error('the daemon went away');
+      }
+      const content = this.session.get(path);
+      if (!content) yield { path, skipped: 'vanished' };
+      else if (content.length > options.maxFileBytes) yield { path, skipped: 'too-large' };
+      else yield { path, content };
+      yielded++;
+    }
+  }
+
+  async deleteFiles(paths: string[]): Promise<FsDeleteOutcome> {
+    this.deletes.push([...paths]);
+    const outcome: FsDeleteOutcome = { deleted: [], missing: [], refused: [] };
+    for (const path of paths) (this.session.delete(path) ? outcome.deleted : outcome.missing).push(path);
+    return outcome;
+  }
+
+  async destroy() {
+    this.alive = false;
+  }
+}
+
+export class FakeRuntime implements SandboxRuntime {
+  created: FakeSandbox[] = [];
+  behaviour: (s: FakeSandbox) => Promise<RunOutcome> = async () => okOutcome();
+  async create() {
+    const sandbox = new FakeSandbox(`c${this.created.length + 1}`, (s) => this.behaviour(s));
+    this.created.push(sandbox);
+    return sandbox;
+  }
+  async removeOrphans() {
+    return 0;
+  }
+  async healthy() {
+    return true;
+  }
+}
+
+// A VfsService over the in-memory repository, with every tenant at default limits.
+export function inMemoryVfs(env: Record<string, string> = {}) {
+  const repo = new InMemoryThreadFilesRepository();
+  const tenants: Pick<TenantsRepository, 'findById'> = {
+    findById: async (id) => ({ id, name: id, limits: {}, createdAt: new Date(), updatedAt: new Date() }),
+  };
+  const config = makeConfig(env);
+  return { vfs: new VfsService(repo, tenants as TenantsRepository, config), repo, config };
+}
