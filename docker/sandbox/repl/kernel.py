@@ -7,18 +7,24 @@ commands arrive on <command-fd> and results leave on <result-fd>, both as 4-byte
 big-endian length + UTF-8 JSON frames. User code and everything it spawns can write to
 fd 1 / fd 2 freely: those bytes are only ever treated as output, never as protocol.
 
-Commands:   {"op": "exec", "id": str, "code": str, "maxOutputBytes": int}
+Commands:   {"op": "exec", "id": str, "code": str, "maxOutputBytes": int,
+             "captureFigures": bool}        (optional, default true)
             {"op": "reap", "pids": [int]}   (collect children the supervisor killed)
 Replies:    {"ev": "ready", "pid": int}     (once, at start)
             {"ev": "result", "id": str, "status": "ok" | "error",
-             "result": {"text": str, "html": str | None} | None,
+             "result": {"text": str, "html": str | None[, "png": str]} | {"png": str} | None,
              "error": {"name": str, "value": str, "traceback": str} | None,
-             "truncated": bool}
+             "truncated": bool,
+             "figures": [str]}              (saved figures, "/artifacts/figure-<n>.png")
+
+After every cell, open matplotlib figures are saved to <session>/artifacts/ and closed,
+but only if user code already imported matplotlib.pyplot (see _capture_figures).
 
 Standard library only: this runs inside the sandbox image before any user package.
 """
 
 import ast
+import base64
 import builtins
 import io
 import json
@@ -37,6 +43,10 @@ _HEADER = struct.Struct(">I")
 _MAX_COMMAND_FRAME = 96 * 1024 * 1024
 # Error text is not covered by the output cap, so bound it separately.
 _ERROR_TEXT_CAP = 64 * 1024
+# Figures captured after a cell go to <session>/<_ARTIFACTS_NAME>/figure-<n>.png.
+_ARTIFACTS_NAME = "artifacts"
+# Longest figure-capture error line written to the cell's stderr.
+_CAPTURE_ERROR_CAP = 500
 # Exit code when the kernel can no longer talk to the supervisor safely (lost or
 # hijacked private fds). The supervisor sees the exit and respawns a fresh kernel.
 _EXIT_CHANNEL_BROKEN = 70
@@ -157,6 +167,13 @@ class Kernel:
         # Python's own stdio objects: kept referenced so they are never collected.
         self._original_stdio = (sys.stdin, sys.stdout, sys.stderr)
         self._cell = 0
+        # The supervisor starts the kernel in the session dir; user code may chdir later.
+        try:
+            self._session_dir = os.getcwd()
+        except OSError:
+            self._session_dir = os.environ.get("DRYDOCK_SESSION_DIR", "/session")
+        # Set whenever SIGINT (the supervisor's timeout) arrives; reset per cell.
+        self._sigint_seen = False
         # SIGINT (the supervisor's timeout) may only interrupt user code, never the
         # kernel's own bookkeeping or its idle wait for the next command.
         self._in_user_code = False
@@ -256,6 +273,7 @@ class Kernel:
                 self._reap(message.get("pids") or [])
 
     def _on_sigint(self, signum: int, frame: types.FrameType | None) -> None:
+        self._sigint_seen = True
         if self._in_user_code:
             raise KeyboardInterrupt
 
@@ -323,12 +341,171 @@ class Kernel:
         # The user may have installed their own SIGINT handler or blocked the signal.
         signal.signal(signal.SIGINT, self._on_sigint)
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+        self._sigint_seen = False
         try:
             outcome = self._run_cell(code if isinstance(code, str) else "", cap)
         except KeyboardInterrupt as exc:  # SIGINT landed while leaving user code
             outcome = self._error(exc)
+        figures: list[str] = []
+        # After a timeout's SIGINT the supervisor only waits a short grace for this
+        # reply: rendering figures then could get the kernel (and its state) killed,
+        # so they stay open and are captured after the next cell.
+        if message.get("captureFigures", True) is not False and not self._sigint_seen:
+            figures, png = self._capture_figures()
+            if png is not None:
+                self._attach_png(outcome, png, cap)
+        outcome["figures"] = figures
         self._flush_stdio()
         return {"ev": "result", "id": message.get("id"), **outcome}
+
+    # ---------------------------------------------------------------- figures
+
+    def _capture_figures(self) -> tuple[list[str], bytes | None]:
+        """Save every open pyplot figure as artifacts/figure-<n>.png, then close it.
+
+        Only when user code imported matplotlib.pyplot: the kernel never imports it
+        (that alone costs ~0.5 s). Returns the saved paths (relative to the session
+        dir, leading "/") and the PNG bytes of the last one. Never raises: failures are
+        reported as one line each on the cell's stderr. Rendering runs user code
+        (artists, callbacks), so it is interruptible like a cell: a timeout's SIGINT
+        stops the capture and leaves the remaining figures open.
+        """
+        plt = sys.modules.get("matplotlib.pyplot")
+        if plt is None:
+            return [], None
+        try:
+            nums = list(plt.get_fignums())
+        except Exception as exc:  # noqa: BLE001 - e.g. a module the user swapped in
+            self._capture_error("cannot list the open figures", exc)
+            return [], None
+        if not nums:
+            return [], None
+        try:
+            dir_fd = self._open_artifacts_dir()
+        except OSError as exc:
+            self._capture_error(f"cannot use {self._session_dir}/{_ARTIFACTS_NAME}", exc)
+            return [], None
+        saved: list[str] = []
+        last: bytes | None = None
+        try:
+            taken = set(os.listdir(dir_fd))
+            n = 0
+            for num in nums:
+                try:
+                    try:
+                        self._in_user_code = True
+                        buf = io.BytesIO()
+                        plt.figure(num).savefig(buf, format="png")
+                        data = buf.getvalue()
+                    finally:
+                        self._in_user_code = False
+                        if os.getpid() != self._pid:
+                            os._exit(0)  # forked by a user callback: not a second kernel
+                except KeyboardInterrupt:
+                    self._capture_error("interrupted; the remaining figures stay open")
+                    break
+                except BaseException as exc:  # noqa: BLE001 - user artists may raise anything
+                    self._capture_error(f"cannot render figure {num}", exc)
+                    self._close_figure(plt, num)  # or it fails again after every cell
+                    continue
+                name, n = self._write_new_figure(dir_fd, taken, n, data)
+                if name is not None:
+                    saved.append(f"/{_ARTIFACTS_NAME}/{name}")
+                    last = data
+                self._close_figure(plt, num)
+        except OSError as exc:
+            self._capture_error("cannot list the artifacts folder", exc)
+        finally:
+            os.close(dir_fd)
+        return saved, last
+
+    def _open_artifacts_dir(self) -> int:
+        """fd of <session>/artifacts, created if missing; never through a symlink."""
+        path = os.path.join(self._session_dir, _ARTIFACTS_NAME)
+        flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+        try:
+            return os.open(path, flags)
+        except FileNotFoundError:
+            pass
+        try:
+            os.mkdir(path)  # default mode (umask applies)
+        except FileExistsError:
+            pass
+        return os.open(path, flags)
+
+    def _write_new_figure(
+        self, dir_fd: int, taken: set[str], n: int, data: bytes
+    ) -> tuple[str | None, int]:
+        """Write data to the first free figure-<m>.png with m > n; never overwrites."""
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+        while True:
+            n += 1
+            name = f"figure-{n}.png"
+            if name in taken:
+                continue
+            try:
+                fd = os.open(name, flags, 0o666, dir_fd=dir_fd)
+            except FileExistsError:  # created since the listing (e.g. a background job)
+                continue
+            except OSError as exc:
+                self._capture_error(f"cannot create {_ARTIFACTS_NAME}/{name}", exc)
+                return None, n
+            break
+        taken.add(name)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+        except OSError as exc:
+            self._capture_error(f"cannot write {_ARTIFACTS_NAME}/{name}", exc)
+            try:
+                os.unlink(name, dir_fd=dir_fd)
+            except OSError:
+                pass
+            return None, n
+        finally:
+            os.close(fd)
+        return name, n
+
+    def _close_figure(self, plt: Any, num: Any) -> None:
+        try:
+            plt.close(num)
+        except Exception as exc:  # noqa: BLE001 - close callbacks are user code
+            self._capture_error(f"cannot close figure {num}", exc)
+
+    def _capture_error(self, what: str, exc: BaseException | None = None) -> None:
+        """One line on the cell's stderr (the private copy of the stderr pipe)."""
+        line = f"drydock: figure capture: {what}"
+        if exc is not None:
+            line += f": {type(exc).__name__}: {_safe_str(exc)}"
+        line = " ".join(_clean(line).split())  # exactly one line
+        line = _cap_text(line, _CAPTURE_ERROR_CAP)[0] + "\n"
+        self._flush_stdio()  # after whatever the cell itself wrote
+        data = memoryview(line.encode("utf-8"))
+        try:
+            while data:
+                data = data[os.write(self._stderr_fd, data):]
+        except OSError:
+            pass
+
+    @staticmethod
+    def _attach_png(outcome: dict[str, Any], png: bytes, cap: int) -> None:
+        """Show the last figure as the cell's result, as a notebook does.
+
+        A value's own png (none today) wins. Base64 over the output cap is left out
+        (the file is still in artifacts/), which sets `truncated` like oversized HTML.
+        """
+        result = outcome.get("result")
+        if isinstance(result, dict) and result.get("png") is not None:
+            return
+        if (len(png) + 2) // 3 * 4 > cap:
+            outcome["truncated"] = True
+            return
+        encoded = base64.b64encode(png).decode("ascii")
+        if isinstance(result, dict):
+            result["png"] = encoded
+        else:
+            outcome["result"] = {"png": encoded}
 
     def _run_cell(self, code: str, cap: int) -> dict[str, Any]:
         self._cell += 1

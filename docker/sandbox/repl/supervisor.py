@@ -33,8 +33,8 @@ from typing import Any, NoReturn
 PROTOCOL_VERSION = 1
 HEADER = struct.Struct(">I")
 MAX_HOST_FRAME = 16 * 1024 * 1024
-# The kernel caps result/error text, but a repr and its HTML can each be up to the
-# exec's output cap; anything beyond this is treated as a corrupt channel.
+# The kernel caps result/error text, but a repr, its HTML and a figure's base64 PNG can
+# each be up to the exec's output cap; anything beyond this is treated as a corrupt channel.
 MAX_KERNEL_FRAME = 96 * 1024 * 1024
 READ_CHUNK = 256 * 1024
 DEFAULT_TIMEOUT_MS = 30_000
@@ -52,8 +52,10 @@ EVENT_PRIORITY = {"host": 0, "stdout": 1, "stderr": 1, "result": 2, "command": 3
 KERNEL_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "kernel.py")
 # Change report (see README): the walk of the session dir stops after this many entries.
 SNAPSHOT_MAX_ENTRIES = 100_000
-# Top-level entry of the session dir that the change report ignores (streamed separately).
+# Top-level entry of the session dir that the change report ignores (listed separately).
 ARTIFACTS_NAME = "artifacts"
+# Artifacts listing (see README): the walk of <session>/artifacts stops after this many entries.
+ARTIFACTS_MAX_ENTRIES = 10_000
 CLOCK_REALTIME_COARSE = getattr(time, "CLOCK_REALTIME_COARSE", 5)  # Linux value
 # At most this long before an exec waits for the file-timestamp clock to tick (below).
 SNAPSHOT_TICK_WAIT_S = 0.05
@@ -178,6 +180,7 @@ class Exec:
     cap: int
     stdout: Capture
     stderr: Capture
+    capture_figures: bool = True
     state_lost: bool = False
     started: float | None = None  # monotonic; None until sent to a ready kernel
     deadline: float = 0.0
@@ -398,6 +401,119 @@ def diff_snapshots(before: Snapshot, after: Snapshot) -> dict[str, Any]:
     return report
 
 
+# ------------------------------------------------------------ artifacts listing
+
+# Opens a directory of the artifacts tree: never through a symlink, so an entry swapped
+# for a symlink while the walk runs is refused instead of followed.
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def empty_artifacts_report() -> dict[str, Any]:
+    return {"files": [], "skipped": [], "truncated": False}
+
+
+def list_artifacts(root: str, limit: int = ARTIFACTS_MAX_ENTRIES) -> dict[str, Any]:
+    """Everything under root/artifacts, lstat level (not a diff: what is there now).
+
+    Regular files go to `files` with their size; everything else that is not a
+    directory goes to `skipped` with a reason (see README). Directories are descended
+    through fds opened with O_NOFOLLOW relative to their parent, so no symlink is ever
+    followed, not even one swapped in while the walk runs, and no entry is ever opened
+    (a FIFO cannot block it). An absent artifacts dir costs one failed open().
+    """
+    report = empty_artifacts_report()
+    files: list[dict[str, Any]] = report["files"]
+    skipped: list[dict[str, str]] = report["skipped"]
+    top = "/" + ARTIFACTS_NAME
+    path = os.path.join(root, ARTIFACTS_NAME)
+    try:
+        top_fd = os.open(path, _DIR_FLAGS)
+    except FileNotFoundError:
+        return report
+    except OSError:
+        # A symlink (ELOOP), not a directory (ENOTDIR), or a directory we cannot read.
+        try:
+            st = os.lstat(path)
+        except OSError:
+            return report
+        if stat.S_ISLNK(st.st_mode):
+            skipped.append({"path": top, "reason": "symlink"})
+        elif stat.S_ISDIR(st.st_mode):
+            skipped.append({"path": top, "reason": "unreadable"})
+        return report
+    # Depth-first with one open directory (fd + scandir iterator) per level.
+    stack: list[tuple[int, Any, str]] = []
+    count = 0
+    try:
+        try:
+            stack.append((top_fd, os.scandir(top_fd), top))
+        except OSError:
+            os.close(top_fd)
+            skipped.append({"path": top, "reason": "unreadable"})
+            return report
+        while stack:
+            dir_fd, it, rel = stack[-1]
+            try:
+                entry = next(it, None)
+            except OSError:
+                entry = None
+                skipped.append({"path": rel, "reason": "unreadable"})
+            if entry is None:
+                stack.pop()
+                it.close()
+                os.close(dir_fd)
+                continue
+            count += 1
+            if count > limit:
+                report["truncated"] = True
+                break
+            child = f"{rel}/{entry.name}"
+            try:
+                child.encode("utf-8")
+            except UnicodeEncodeError:  # not valid UTF-8: cannot be named in JSON
+                skipped.append(
+                    {"path": child.encode("utf-8", "replace").decode("utf-8"), "reason": "encoding"}
+                )
+                continue  # a directory is not descended: its entries could not be named either
+            try:
+                st = entry.stat(follow_symlinks=False)  # fstatat(dir_fd, name, NOFOLLOW)
+            except FileNotFoundError:
+                continue  # removed while walking
+            except OSError:
+                skipped.append({"path": child, "reason": "unreadable"})
+                continue
+            kind = kind_of(st.st_mode)
+            if kind == "directory":
+                try:
+                    sub_fd = os.open(entry.name, _DIR_FLAGS, dir_fd=dir_fd)
+                except FileNotFoundError:
+                    continue
+                except OSError:
+                    skipped.append({"path": child, "reason": "unreadable"})
+                    continue
+                try:
+                    sub_it = os.scandir(sub_fd)
+                except OSError:
+                    os.close(sub_fd)
+                    skipped.append({"path": child, "reason": "unreadable"})
+                    continue
+                stack.append((sub_fd, sub_it, child))
+                continue
+            if kind == "file" and st.st_nlink > 1:
+                kind = "hardlink"  # like the change report: never ingested
+            if kind == "file":
+                files.append({"path": child, "size": st.st_size})
+            else:
+                skipped.append({"path": child, "reason": kind})
+    finally:
+        for dir_fd, it, _rel in stack:
+            it.close()
+            os.close(dir_fd)
+    files.sort(key=lambda item: item["path"])
+    skipped.sort(key=lambda item: item["path"])
+    return report
+
+
 # ------------------------------------------------------------------ fs-delete
 
 
@@ -412,7 +528,9 @@ def split_session_path(path: Any) -> list[str] | None:
 
 
 def delete_session_path(root_fd: int, parts: list[str]) -> str:
-    """Unlink one file or symlink below root_fd without following any symlink.
+    """Unlink one file, symlink, FIFO or socket below root_fd, following no symlink.
+
+    Unlinking never opens the entry, so a FIFO cannot block; directories are refused.
 
     Returns "deleted", "missing" or a refusal reason.
     """
@@ -450,7 +568,7 @@ def delete_session_path(root_fd: int, parts: list[str]) -> str:
         except OSError:
             return "error"
         kind = kind_of(st.st_mode)
-        if kind not in ("file", "symlink"):
+        if kind not in ("file", "symlink", "fifo", "socket"):
             return kind
         try:
             os.unlink(name, dir_fd=dir_fd)
@@ -647,6 +765,7 @@ class Supervisor:
         code = message.get("code")
         timeout_ms = message.get("timeoutMs", DEFAULT_TIMEOUT_MS)
         cap = message.get("maxOutputBytes", DEFAULT_MAX_OUTPUT_BYTES)
+        capture_figures = message.get("captureFigures", True)
         problem = None
         if not isinstance(code, str):
             problem = "code must be a string"
@@ -654,6 +773,8 @@ class Supervisor:
             problem = "timeoutMs must be a positive number"
         elif not is_number(cap) or not isinstance(cap, int) or cap < 0:
             problem = "maxOutputBytes must be a non-negative integer"
+        elif not isinstance(capture_figures, bool):
+            problem = "captureFigures must be a boolean"
         if problem is not None:
             self.send_rejection(exec_id, "InvalidRequest", problem)
             return
@@ -667,6 +788,7 @@ class Supervisor:
             cap=cap,
             stdout=Capture(cap),
             stderr=Capture(cap),
+            capture_figures=capture_figures,
         )
         if self.kernel is not None and self.kernel.ready:
             self.start_exec()
@@ -722,6 +844,8 @@ class Supervisor:
                 "stateLost": False,
                 "durationMs": 0.0,
                 "files": empty_change_report(),
+                "artifacts": empty_artifacts_report(),
+                "figures": [],
             }
         )
 
@@ -738,7 +862,14 @@ class Supervisor:
         cur.started = time.monotonic()
         cur.deadline = cur.started + cur.timeout_ms / 1000.0
         self.send_command(
-            kernel, {"op": "exec", "id": cur.id, "code": cur.code, "maxOutputBytes": cur.cap}
+            kernel,
+            {
+                "op": "exec",
+                "id": cur.id,
+                "code": cur.code,
+                "maxOutputBytes": cur.cap,
+                "captureFigures": cur.capture_figures,
+            },
         )
 
     def finish_exec(
@@ -747,6 +878,7 @@ class Supervisor:
         result: dict[str, Any] | None = None,
         error: dict[str, Any] | None = None,
         result_truncated: bool = False,
+        figures: list[str] | None = None,
     ) -> None:
         cur = self.current
         assert cur is not None
@@ -761,6 +893,8 @@ class Supervisor:
             files = diff_snapshots(cur.snapshot, take_snapshot(self.session_dir))
         else:
             files = empty_change_report()
+        # Not a diff: everything in artifacts/ now, including what an earlier exec left.
+        artifacts = list_artifacts(self.session_dir)
         self.send(
             {
                 "ev": "done",
@@ -774,6 +908,8 @@ class Supervisor:
                 "stateLost": cur.state_lost,
                 "durationMs": duration_ms,
                 "files": files,
+                "artifacts": artifacts,
+                "figures": figures or [],
             }
         )
 
@@ -794,6 +930,7 @@ class Supervisor:
             return
         result = clean_result(message.get("result"))
         error = clean_error(message.get("error"))
+        figures = clean_figures(message.get("figures"))
         # All output was written before the result frame: collect what is still in
         # the pipes so the stream events and `done` are complete and in order.
         self.drain_output(kernel)
@@ -801,12 +938,12 @@ class Supervisor:
             # Interrupted in time: the kernel and its variables survive, but processes
             # the cell left behind (e.g. a fork bomb) must go.
             tb = error["traceback"] if error and error["name"] == "KeyboardInterrupt" else ""
-            self.finish_exec("timeout", None, timeout_error(cur, tb))
+            self.finish_exec("timeout", None, timeout_error(cur, tb), figures=figures)
             # After `done`: the reap command may find the kernel dead, and kernel_lost
             # must not see this exec as still running. Nothing else runs in between.
             self.kill_strays(kernel)
             return
-        self.finish_exec(status, result, error, bool(message.get("truncated")))
+        self.finish_exec(status, result, error, bool(message.get("truncated")), figures)
 
     # ----------------------------------------------------------------- kernel
 
@@ -1140,10 +1277,26 @@ def timeout_error(cur: Exec, traceback_text: str) -> dict[str, Any]:
 
 
 def clean_result(value: Any) -> dict[str, Any] | None:
-    if not isinstance(value, dict) or not isinstance(value.get("text"), str):
+    """{"text", "html"} of a value, plus "png" (base64) when there is one.
+
+    A cell without a value that drew figures has a result of just {"png"}.
+    """
+    if not isinstance(value, dict):
         return None
-    html = value.get("html")
-    return {"text": value["text"], "html": html if isinstance(html, str) else None}
+    png = value.get("png")
+    if isinstance(value.get("text"), str):
+        html = value.get("html")
+        out: dict[str, Any] = {"text": value["text"], "html": html if isinstance(html, str) else None}
+        if isinstance(png, str):
+            out["png"] = png
+        return out
+    return {"png": png} if isinstance(png, str) else None
+
+
+def clean_figures(value: Any) -> list[str]:
+    if not isinstance(value, list):
+        return []
+    return [item for item in value if isinstance(item, str)]
 
 
 def clean_error(value: Any) -> dict[str, Any] | None:

@@ -5,6 +5,8 @@ Run with: python3 -m unittest -v test_repl   (from this directory; stdlib only)
 
 from __future__ import annotations
 
+import base64
+import importlib.util
 import json
 import os
 import queue
@@ -24,6 +26,10 @@ SUPERVISOR = os.path.join(HERE, "supervisor.py")
 # For tests that must not run as root (the sandbox never does).
 SYSTEM_PYTHON = "/usr/bin/python3"
 NOBODY = 65534
+# The kernel runs on this same interpreter: figure tests need matplotlib in it.
+HAVE_MATPLOTLIB = importlib.util.find_spec("matplotlib") is not None
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+EMPTY_ARTIFACTS = {"files": [], "skipped": [], "truncated": False}
 
 
 class Client:
@@ -90,12 +96,21 @@ class Client:
             raise AssertionError(f"supervisor closed the channel; log:\n{self.read_log()}")
         return at, frame
 
-    def start(self, code: str, timeout_ms: int = 10_000, max_output: int = 1 << 20) -> str:
+    def start(
+        self,
+        code: str,
+        timeout_ms: int = 10_000,
+        max_output: int = 1 << 20,
+        capture_figures: bool | None = None,
+    ) -> str:
         self._ids += 1
         exec_id = f"e{self._ids}"
-        self.send(
-            {"op": "exec", "id": exec_id, "code": code, "timeoutMs": timeout_ms, "maxOutputBytes": max_output}
-        )
+        message: dict[str, Any] = {
+            "op": "exec", "id": exec_id, "code": code, "timeoutMs": timeout_ms, "maxOutputBytes": max_output
+        }
+        if capture_figures is not None:
+            message["captureFigures"] = capture_figures
+        self.send(message)
         return exec_id
 
     def wait_done(self, exec_id: str) -> tuple[dict[str, Any], list[tuple[float, dict[str, Any]]]]:
@@ -162,10 +177,14 @@ class TestBasics(ReplTestCase):
         done = self.repl.run("1")
         self.assertEqual(
             set(done),
-            {"ev", "id", "status", "stdout", "stderr", "truncated", "result", "error", "stateLost", "durationMs", "files"},
+            {
+                "ev", "id", "status", "stdout", "stderr", "truncated", "result", "error",
+                "stateLost", "durationMs", "files", "artifacts", "figures",
+            },
         )
         self.assertIsInstance(done["durationMs"], float)
         self.assertFalse(done["stateLost"])  # first exec of a fresh supervisor
+        self.assertEqual((done["artifacts"], done["figures"]), (EMPTY_ARTIFACTS, []))
 
     def test_persistence(self) -> None:
         self.assertOk(self.repl.run("x = 41"))
@@ -605,9 +624,15 @@ class TestFiles(ReplTestCase):
         self.assertEqual(done["files"], {"changed": [], "deleted": [], "skipped": []})
 
     def test_rejected_exec_has_empty_report(self) -> None:
+        os.makedirs(os.path.join(self.repl.dir, "artifacts"))
+        self.write("artifacts/there.txt")
         self.repl.send({"op": "exec", "id": "bad", "code": 3, "timeoutMs": 1000, "maxOutputBytes": 10})
         frame = self.repl.next_frame()
         self.assertEqual(frame["files"], {"changed": [], "deleted": [], "skipped": []})
+        self.assertEqual((frame["artifacts"], frame["figures"]), (EMPTY_ARTIFACTS, []))
+        self.repl.send({"op": "exec", "id": "bad2", "code": "1", "captureFigures": "no"})
+        frame = self.repl.next_frame()
+        self.assertEqual((frame["id"], frame["error"]["name"]), ("bad2", "InvalidRequest"))
 
     def test_symlink_and_fifo_skipped(self) -> None:
         done = self.repl.run(
@@ -678,6 +703,20 @@ class TestFiles(ReplTestCase):
         self.assertEqual(done["result"]["text"], "(False, False)")
         self.assertEqual(done["files"]["deleted"], [])  # deleted before the exec: not reported
 
+    def test_fs_delete_fifo_and_socket(self) -> None:
+        import socket
+
+        os.makedirs(os.path.join(self.repl.dir, "artifacts/sub"))
+        os.mkfifo(os.path.join(self.repl.dir, "artifacts/pipe"))
+        sock = socket.socket(socket.AF_UNIX)
+        self.addCleanup(sock.close)
+        sock.bind(os.path.join(self.repl.dir, "artifacts/sock"))
+        # Returns at once: unlinking a FIFO never opens it (nobody writes to this one).
+        frame = self.fs_delete(["/artifacts/pipe", "/artifacts/sock", "/artifacts/sub"])
+        self.assertEqual(frame["deleted"], ["/artifacts/pipe", "/artifacts/sock"])
+        self.assertEqual(frame["refused"], [{"path": "/artifacts/sub", "reason": "directory"}])
+        self.assertEqual(sorted(os.listdir(os.path.join(self.repl.dir, "artifacts"))), ["sub"])
+
     def test_fs_delete_refuses_symlinked_directory(self) -> None:
         outside = tempfile.mkdtemp(prefix="drydock-outside-")
         self.addCleanup(shutil.rmtree, outside, True)
@@ -702,6 +741,279 @@ class TestFiles(ReplTestCase):
         self.assertTrue(os.path.exists(os.path.join(self.repl.dir, "x.txt")))
         self.repl.send({"op": "fs-delete", "id": "d2", "paths": "/x.txt"})
         self.assertEqual(self.repl.next_frame()["ev"], "protocol_error")
+
+
+class TestArtifacts(ReplTestCase):
+    """The `artifacts` listing of <session>/artifacts in every `done`."""
+
+    def path(self, rel: str) -> str:
+        return os.path.join(self.repl.dir, rel)
+
+    def test_absent_folder_is_empty(self) -> None:
+        done = self.repl.run("1")
+        self.assertEqual(done["artifacts"], EMPTY_ARTIFACTS)
+        with open(self.path("artifacts"), "w") as f:  # not a directory
+            f.write("x")
+        self.assertEqual(self.repl.run("1")["artifacts"], EMPTY_ARTIFACTS)
+
+    def test_listing_files_and_skipped(self) -> None:
+        done = self.repl.run(
+            textwrap.dedent(
+                """\
+                import os, socket
+                os.makedirs('artifacts/sub/deeper', exist_ok=True)
+                os.makedirs('artifacts/empty', exist_ok=True)
+                open('artifacts/plot.png', 'wb').write(b'12345')
+                open('artifacts/sub/deeper/data.csv', 'w').write('a,b\\n')
+                open('artifacts/sub/zero.txt', 'w').close()
+                os.symlink('/etc/passwd', 'artifacts/pw')
+                os.symlink('/etc', 'artifacts/etcdir')
+                open('artifacts/orig.txt', 'w').write('xy')
+                os.link('artifacts/orig.txt', 'artifacts/sub/twin.txt')
+                os.mkfifo('artifacts/pipe')
+                s = socket.socket(socket.AF_UNIX)
+                s.bind('artifacts/sock')
+                open(b'artifacts/bad\\xff.txt', 'w').close()
+                """
+            ),
+            timeout_ms=5000,
+        )
+        self.assertOk(done)
+        expected = {
+            "files": [
+                {"path": "/artifacts/plot.png", "size": 5},
+                {"path": "/artifacts/sub/deeper/data.csv", "size": 4},
+                {"path": "/artifacts/sub/zero.txt", "size": 0},
+            ],
+            "skipped": [
+                {"path": "/artifacts/bad?.txt", "reason": "encoding"},
+                {"path": "/artifacts/etcdir", "reason": "symlink"},
+                {"path": "/artifacts/orig.txt", "reason": "hardlink"},
+                {"path": "/artifacts/pipe", "reason": "fifo"},
+                {"path": "/artifacts/pw", "reason": "symlink"},
+                {"path": "/artifacts/sock", "reason": "socket"},
+                {"path": "/artifacts/sub/twin.txt", "reason": "hardlink"},
+            ],
+            "truncated": False,
+        }
+        self.assertEqual(done["artifacts"], expected)
+        self.assertEqual(done["files"], {"changed": [], "deleted": [], "skipped": []})  # ignored there
+        # The supervisor did not block on the FIFO: it still answers.
+        self.repl.send({"op": "ping", "id": "p"})
+        self.assertEqual(self.repl.next_frame(timeout=5), {"ev": "pong", "id": "p"})
+        # Not a diff: the next exec lists the same entries again.
+        self.assertEqual(self.repl.run("None")["artifacts"], expected)
+        # What the host deletes is gone from the next listing.
+        self.repl.send({"op": "fs-delete", "id": "d", "paths": ["/artifacts/plot.png", "/artifacts/pipe"]})
+        self.assertEqual(self.repl.next_frame()["deleted"], ["/artifacts/plot.png", "/artifacts/pipe"])
+        listing = self.repl.run("None")["artifacts"]
+        self.assertNotIn({"path": "/artifacts/plot.png", "size": 5}, listing["files"])
+        self.assertNotIn({"path": "/artifacts/pipe", "reason": "fifo"}, listing["skipped"])
+
+    def test_symlinked_artifacts_not_followed(self) -> None:
+        outside = tempfile.mkdtemp(prefix="drydock-outside-")
+        self.addCleanup(shutil.rmtree, outside, True)
+        with open(os.path.join(outside, "secret.txt"), "w") as f:
+            f.write("secret")
+        os.symlink(outside, self.path("artifacts"))
+        done = self.repl.run("1")
+        self.assertEqual(
+            done["artifacts"],
+            {"files": [], "skipped": [{"path": "/artifacts", "reason": "symlink"}], "truncated": False},
+        )
+        self.assertEqual(done["files"], {"changed": [], "deleted": [], "skipped": []})
+
+    def test_truncated_at_10000_entries(self) -> None:
+        os.makedirs(self.path("artifacts/many"))
+        for i in range(10_050):
+            open(self.path(f"artifacts/many/{i:05}"), "w").close()
+        listing = self.repl.run("1")["artifacts"]
+        self.assertTrue(listing["truncated"])
+        # 10,000 entries counted, one of which is the directory "many" itself.
+        self.assertEqual(len(listing["files"]), 9_999)
+        self.assertEqual(listing["skipped"], [])
+
+    def test_unreadable_directory(self) -> None:
+        repl = self.repl
+        if os.geteuid() == 0:  # root reads anything: test as an unprivileged user
+            if not os.access(SYSTEM_PYTHON, os.X_OK):
+                self.skipTest(f"running as root and {SYSTEM_PYTHON} is missing")
+            repl = Client(python=SYSTEM_PYTHON, uid=NOBODY)
+            self.addCleanup(repl.close)
+        code = textwrap.dedent(
+            """\
+            import os
+            os.makedirs('artifacts/locked', exist_ok=True)
+            open('artifacts/locked/x.txt', 'w').write('x')
+            open('artifacts/ok.txt', 'w').write('ok')
+            os.chmod('artifacts/locked', 0)
+            """
+        )
+        done = repl.run(code)
+        self.assertOk(done)
+        self.assertEqual(
+            done["artifacts"],
+            {
+                "files": [{"path": "/artifacts/ok.txt", "size": 2}],
+                "skipped": [{"path": "/artifacts/locked", "reason": "unreadable"}],
+                "truncated": False,
+            },
+        )
+        repl.run("os.chmod('artifacts/locked', 0o700)")  # so the cleanup can remove it
+
+
+class TestFigures(ReplTestCase):
+    """Automatic capture of open matplotlib figures after each cell."""
+
+    def setUp(self) -> None:
+        super().setUp()
+        self.artifacts = os.path.join(self.repl.dir, "artifacts")
+
+    def read(self, rel: str) -> bytes:
+        with open(os.path.join(self.repl.dir, rel.lstrip("/")), "rb") as f:
+            return f.read()
+
+    def test_no_matplotlib_import_no_capture(self) -> None:
+        # Runs without matplotlib installed too: the kernel must never import it.
+        done = self.repl.run("x = 1\nprint('hi')")
+        self.assertOk(done)
+        self.assertEqual((done["figures"], done["result"]), ([], None))
+        self.assertFalse(os.path.lexists(self.artifacts))
+        done = self.repl.run("import sys\n[m for m in sys.modules if m.split('.')[0] == 'matplotlib']")
+        self.assertEqual(done["result"]["text"], "[]")
+        self.assertEqual(self.repl.run("'matplotlib' not in sys.modules")["result"]["text"], "True")
+
+    @unittest.skipUnless(HAVE_MATPLOTLIB, "matplotlib is not importable by this Python")
+    def test_two_figures_captured_and_closed(self) -> None:
+        done = self.repl.run(
+            textwrap.dedent(
+                """\
+                import matplotlib.pyplot as plt
+                plt.figure()
+                plt.plot([1, 2, 3])
+                fig, ax = plt.subplots()
+                bars = ax.bar(['a', 'b'], [3, 1])
+                """
+            )
+        )
+        self.assertOk(done)
+        self.assertEqual(done["stderr"], "")
+        figures = ["/artifacts/figure-1.png", "/artifacts/figure-2.png"]
+        self.assertEqual(done["figures"], figures)
+        data = [self.read(p) for p in figures]
+        for blob in data:
+            self.assertTrue(blob.startswith(PNG_MAGIC))
+        self.assertNotEqual(data[0], data[1])
+        # The last figure is the cell's result, as in a notebook.
+        self.assertEqual(done["result"], {"png": base64.b64encode(data[1]).decode("ascii")})
+        self.assertFalse(done["truncated"])
+        self.assertEqual(
+            done["artifacts"],
+            {
+                "files": [{"path": p, "size": len(b)} for p, b in zip(figures, data)],
+                "skipped": [],
+                "truncated": False,
+            },
+        )
+        done = self.repl.run("plt.get_fignums()")
+        self.assertEqual((done["result"]["text"], done["figures"]), ("[]", []))
+        self.assertNotIn("png", done["result"])
+
+    @unittest.skipUnless(HAVE_MATPLOTLIB, "matplotlib is not importable by this Python")
+    def test_png_added_to_value_and_error_results(self) -> None:
+        done = self.repl.run("import matplotlib.pyplot as plt\nplt.plot([1, 2])\n6 * 7")
+        self.assertOk(done)
+        png = base64.b64encode(self.read("/artifacts/figure-1.png")).decode("ascii")
+        self.assertEqual(done["result"], {"text": "42", "html": None, "png": png})
+        # A failing cell still shows (and saves) what it drew.
+        done = self.repl.run("plt.plot([2, 1])\n1 / 0")
+        self.assertEqual(done["status"], "error")
+        self.assertEqual(done["figures"], ["/artifacts/figure-2.png"])
+        png = base64.b64encode(self.read("/artifacts/figure-2.png")).decode("ascii")
+        self.assertEqual(done["result"], {"png": png})
+
+    @unittest.skipUnless(HAVE_MATPLOTLIB, "matplotlib is not importable by this Python")
+    def test_existing_files_not_overwritten(self) -> None:
+        os.makedirs(self.artifacts)
+        for name in ("figure-1.png", "figure-3.png"):
+            with open(os.path.join(self.artifacts, name), "wb") as f:
+                f.write(b"host's")
+        done = self.repl.run("import matplotlib.pyplot as plt\nplt.figure()\nplt.figure()\nNone")
+        self.assertEqual(done["figures"], ["/artifacts/figure-2.png", "/artifacts/figure-4.png"])
+        for name in ("figure-1.png", "figure-3.png"):
+            self.assertEqual(self.read(f"artifacts/{name}"), b"host's")
+        self.assertTrue(self.read("artifacts/figure-4.png").startswith(PNG_MAGIC))
+
+    @unittest.skipUnless(HAVE_MATPLOTLIB, "matplotlib is not importable by this Python")
+    def test_capture_disabled_leaves_figures_open(self) -> None:
+        done = self.repl.run(
+            "import matplotlib.pyplot as plt\nplt.plot([1, 2])\nplt.figure()\nNone", capture_figures=False
+        )
+        self.assertOk(done)
+        self.assertEqual((done["figures"], done["result"]), ([], None))
+        self.assertFalse(os.path.lexists(self.artifacts))
+        done = self.repl.run("plt.get_fignums()", capture_figures=False)
+        self.assertEqual(done["result"], {"text": "[1, 2]", "html": None})
+        # The next capturing cell takes them.
+        done = self.repl.run("None")
+        self.assertEqual(done["figures"], ["/artifacts/figure-1.png", "/artifacts/figure-2.png"])
+        self.assertEqual(self.repl.run("plt.get_fignums()")["result"]["text"], "[]")
+
+    @unittest.skipUnless(HAVE_MATPLOTLIB, "matplotlib is not importable by this Python")
+    def test_render_error_reported_on_stderr(self) -> None:
+        code = textwrap.dedent(
+            """\
+            import matplotlib.pyplot as plt
+            plt.figure()
+            plt.text(0.5, 0.5, r'$\\undefinedcommand{x}$')
+            plt.figure()
+            plt.plot([1, 2])
+            print('cell output')
+            """
+        )
+        done = self.repl.run(code)
+        self.assertOk(done)
+        self.assertEqual(done["stdout"], "cell output\n")
+        lines = done["stderr"].splitlines()
+        self.assertEqual(len(lines), 1, done["stderr"])
+        self.assertTrue(lines[0].startswith("drydock: figure capture: cannot render figure 1: ValueError"), lines)
+        # The broken figure is closed anyway (or it would fail after every cell); the
+        # good one is saved under the first free name.
+        self.assertEqual(done["figures"], ["/artifacts/figure-1.png"])
+        self.assertEqual(self.repl.run("plt.get_fignums()")["result"]["text"], "[]")
+
+    @unittest.skipUnless(HAVE_MATPLOTLIB, "matplotlib is not importable by this Python")
+    def test_artifacts_symlink_refused(self) -> None:
+        outside = tempfile.mkdtemp(prefix="drydock-outside-")
+        self.addCleanup(shutil.rmtree, outside, True)
+        os.symlink(outside, self.artifacts)
+        done = self.repl.run("import matplotlib.pyplot as plt\nplt.plot([1])\nNone")
+        self.assertOk(done)
+        self.assertEqual(done["figures"], [])
+        self.assertIn("drydock: figure capture: cannot use", done["stderr"])
+        self.assertEqual(os.listdir(outside), [])
+        # Left open: nothing is lost.
+        done = self.repl.run("plt.get_fignums()", capture_figures=False)
+        self.assertEqual(done["result"]["text"], "[1]")
+
+    @unittest.skipUnless(HAVE_MATPLOTLIB, "matplotlib is not importable by this Python")
+    def test_png_over_output_cap_left_out(self) -> None:
+        done = self.repl.run("import matplotlib.pyplot as plt\nplt.plot([1, 2])\nNone", max_output=100)
+        self.assertOk(done)
+        self.assertEqual((done["result"], done["truncated"]), (None, True))
+        self.assertEqual(done["figures"], ["/artifacts/figure-1.png"])  # the file is complete
+        self.assertTrue(self.read("/artifacts/figure-1.png").startswith(PNG_MAGIC))
+
+    @unittest.skipUnless(HAVE_MATPLOTLIB, "matplotlib is not importable by this Python")
+    def test_timeout_defers_capture(self) -> None:
+        done = self.repl.run(
+            "import matplotlib.pyplot as plt\nplt.plot([1, 2])\nwhile True: pass", timeout_ms=1500
+        )
+        self.assertEqual(done["status"], "timeout")
+        self.assertEqual(done["figures"], [])
+        done = self.repl.run("None")
+        self.assertFalse(done["stateLost"])
+        self.assertEqual(done["figures"], ["/artifacts/figure-1.png"])
 
 
 if __name__ == "__main__":
