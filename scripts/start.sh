@@ -33,6 +33,10 @@ WORKER_ID=worker-1
 ENV
   chmod 600 "$ENV_FILE"
 fi
+# Added separately so env files from before artifacts existed get them too.
+grep -q '^ARTIFACTS_SIGNING_SECRET=' "$ENV_FILE" ||
+  echo "ARTIFACTS_SIGNING_SECRET=$(head -c 48 /dev/urandom | base64 | tr -dc 'A-Za-z0-9' | head -c 48)" >>"$ENV_FILE"
+grep -q '^ARTIFACTS_DIR=' "$ENV_FILE" || echo "ARTIFACTS_DIR=$DRYDOCK_VAR/artifacts" >>"$ENV_FILE"
 set -a; source "$ENV_FILE"; set +a
 
 log "applying migrations"

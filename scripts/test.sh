@@ -18,6 +18,8 @@ export DATABASE_URL="${TEST_DATABASE_URL:-postgres://drydock:drydock@127.0.0.1:5
 export REDIS_URL="${TEST_REDIS_URL:-redis://127.0.0.1:6379/15}"
 export DRYDOCK_ADMIN_KEY="test-admin-key-0123456789abcdef"
 export SANDBOX_IMAGE="${SANDBOX_IMAGE:-drydock/sandbox:latest}"
+export ARTIFACTS_SIGNING_SECRET="test-signing-secret-0123456789abcdef0123"
+export ARTIFACTS_DIR="$DRYDOCK_VAR/test-artifacts"
 
 log "type-checking (tsc $(cd "$ROOT" && npx tsc --version | cut -d' ' -f2))"
 (cd "$ROOT" && npx tsc -p .)

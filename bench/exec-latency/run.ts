@@ -322,6 +322,8 @@ async function startInProcess(): Promise<Target> {
   env.DATABASE_URL ??= 'postgres://drydock:drydock@127.0.0.1:5432/drydock';
   env.REDIS_URL ??= 'redis://127.0.0.1:6379/0';
   env.DRYDOCK_ADMIN_KEY ??= 'dev-admin-key-0123456789abcdef';
+  // The gateway refuses to start without it; benches sign no links.
+  env.ARTIFACTS_SIGNING_SECRET ??= 'bench-signing-secret-0123456789abcdef0123';
   env.SANDBOX_IMAGE ??= 'drydock/sandbox:latest';
   const workerId = `bench-${randomBytes(4).toString('hex')}`;
   Object.assign(env, { WORKER_ID: workerId, GATEWAY_PORT: '0', GATEWAY_HOST: '127.0.0.1' });

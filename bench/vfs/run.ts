@@ -434,6 +434,8 @@ async function main(): Promise<void> {
   env.DATABASE_URL ??= 'postgres://drydock:drydock@127.0.0.1:5432/drydock';
   env.REDIS_URL ??= 'redis://127.0.0.1:6379/0';
   env.DRYDOCK_ADMIN_KEY ??= 'dev-admin-key-0123456789abcdef';
+  // The gateway refuses to start without it; benches sign no links.
+  env.ARTIFACTS_SIGNING_SECRET ??= 'bench-signing-secret-0123456789abcdef0123';
 
   const totalBytes = Math.round(options.mb * MiB);
   if (totalBytes <= BIG_FILE_BYTES) throw new BenchError(`--mb must leave room beside the ${mib(BIG_FILE_BYTES)} MiB file`);

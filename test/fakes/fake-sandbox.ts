@@ -6,7 +6,9 @@ import type {
   SandboxRuntime,
   SessionFileIn,
   SessionFileRead,
+  SessionTreeEntry,
 } from '@drydock/execution';
+import { Readable } from 'node:stream';
 import type { TenantsRepository } from '@drydock/core';
 import { InMemoryThreadFilesRepository, VfsService } from '@drydock/vfs';
 import { makeConfig } from '../factories/config.factory.js';
@@ -21,6 +23,8 @@ export const okOutcome = (over: Partial<RunOutcome> = {}): RunOutcome => ({
   stateLost: false,
   durationMs: 1,
   files: { changed: [], deleted: [], skipped: [] },
+  artifacts: { files: [], skipped: [] },
+  figures: [],
   ...over,
 });
 
@@ -81,6 +85,13 @@ export class FakeSandbox implements Sandbox {
     const outcome: FsDeleteOutcome = { deleted: [], missing: [], refused: [] };
     for (const path of paths) (this.session.delete(path) ? outcome.deleted : outcome.missing).push(path);
     return outcome;
+  }
+
+  async *exportTree(dir: string): AsyncGenerator<SessionTreeEntry> {
+    for (const [path, content] of [...this.session].sort(([a], [b]) => (a < b ? -1 : 1))) {
+      if (!path.startsWith(`${dir}/`)) continue;
+      yield { path, kind: 'file', size: content.length, content: Readable.from([content]) };
+    }
   }
 
   async destroy() {

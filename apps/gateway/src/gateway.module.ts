@@ -4,6 +4,9 @@ import { ConfigModule, RedisModule, TenantsService } from '@drydock/core';
 import { JOB_DISPATCHER } from '@drydock/execution';
 import { PlatformDataModule, SessionExecutionsService, SessionsService } from '@drydock/sessions';
 import { VfsModule } from '@drydock/vfs';
+import { ArtifactsModule } from '@drydock/artifacts';
+import { ArtifactLinks } from './artifacts/artifact-links.service.js';
+import { ArtifactsController, SignedArtifactsController } from './artifacts/artifacts.controller.js';
 import { AdminOperationsController } from './admin/admin-operations.controller.js';
 import { AdminTenantsController } from './admin/admin-tenants.controller.js';
 import { AdminAuthGuard } from './auth/admin-auth.guard.js';
@@ -16,13 +19,21 @@ import { BullMqJobDispatcher } from './queue/bullmq-job-dispatcher.js';
 import { SessionsController } from './sessions/sessions.controller.js';
 
 @Module({
-  imports: [ConfigModule, RedisModule, PlatformDataModule, VfsModule.register({ imports: [PlatformDataModule] })],
+  imports: [
+    ConfigModule,
+    RedisModule,
+    PlatformDataModule,
+    VfsModule.register({ imports: [PlatformDataModule] }),
+    ArtifactsModule.register({ imports: [PlatformDataModule] }),
+  ],
   controllers: [
     AdminTenantsController,
     AdminOperationsController,
     SessionsController,
     ExecutionsController,
     FilesController,
+    ArtifactsController,
+    SignedArtifactsController,
     HealthController,
   ],
   providers: [
@@ -34,6 +45,7 @@ import { SessionsController } from './sessions/sessions.controller.js';
     SessionExecutionsService,
     TenantAuthGuard,
     AdminAuthGuard,
+    ArtifactLinks,
   ],
 })
 export class GatewayModule {}

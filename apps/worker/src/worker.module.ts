@@ -11,10 +11,12 @@ import {
 } from '@drydock/execution';
 import { PlatformDataModule } from '@drydock/sessions';
 import { VfsModule } from '@drydock/vfs';
+import { ArtifactsModule } from '@drydock/artifacts';
 import { SessionSweeper } from './maintenance/session-sweeper.service.js';
 import { MaintenanceProcessor } from './processors/maintenance.processor.js';
 import { SessionJobsProcessor } from './processors/session-jobs.processor.js';
 import { WorkerLifecycleService } from './registry/worker-lifecycle.service.js';
+import { ArtifactIngester } from './sessions/artifact-ingester.js';
 import { SessionFileSync } from './sessions/session-file-sync.js';
 import { SessionHostService } from './sessions/session-host.service.js';
 
@@ -24,6 +26,7 @@ import { SessionHostService } from './sessions/session-host.service.js';
     RedisModule,
     PlatformDataModule,
     VfsModule.register({ imports: [PlatformDataModule] }),
+    ArtifactsModule.register({ imports: [PlatformDataModule] }),
     BullModule.forRootAsync({
       inject: [APP_CONFIG],
       useFactory: (config: AppConfig) => ({ connection: redisOptions(config.redisUrl, 'drydock-maintenance') }),
@@ -35,6 +38,7 @@ import { SessionHostService } from './sessions/session-host.service.js';
     { provide: SANDBOX_RUNTIME, useExisting: DockerSandboxRuntime },
     { provide: RUN_GUARD, inject: [REDIS], useFactory: (redis: Redis) => new RedisRunGuard(redis) },
     SessionFileSync,
+    ArtifactIngester,
     SessionHostService,
     SessionJobsProcessor,
     WorkerLifecycleService,

@@ -99,6 +99,8 @@ export class SessionExecutionsService {
       },
       stateLost: false,
       files: { changed: [], deleted: [], skipped: [] },
+      artifacts: [],
+      artifactsSkipped: [],
       durationMs: 0,
     });
     return toExecutionView(record);

@@ -5,4 +5,6 @@ export function applyTestEnv(): void {
   process.env.REDIS_URL ??= 'redis://127.0.0.1:6379/15';
   process.env.DRYDOCK_ADMIN_KEY ??= 'test-admin-key-0123456789abcdef';
   process.env.SANDBOX_IMAGE ??= 'drydock/sandbox:latest';
+  process.env.ARTIFACTS_SIGNING_SECRET ??= 'test-signing-secret-0123456789abcdef0123';
+  process.env.ARTIFACTS_DIR ??= 'var/test-artifacts';
 }

@@ -3,7 +3,11 @@ import type { SessionRecord, SessionsRepository } from '@drydock/sessions';
 import { makeConfig } from '../../../../test/factories/config.factory.js';
 import { makeLimits } from '../../../../test/factories/limits.factory.js';
 import { FakeRuntime, inMemoryVfs, okOutcome } from '../../../../test/fakes/fake-sandbox.js';
+import type { ArtifactIngester } from './artifact-ingester.js';
 import { SessionFileSync } from './session-file-sync.js';
+
+// Artifact ingestion has its own e2e tests; here no run leaves any.
+const noArtifacts = { ingest: async () => ({ artifacts: [], skipped: [] }) } as unknown as ArtifactIngester;
 import { SessionHostService } from './session-host.service.js';
 
 const ok = okOutcome;
@@ -57,7 +61,15 @@ describe(SessionHostService.name, () => {
   const guard = { claim: async (id: string) => !claimed.has(id) && !!claimed.add(id) };
   let files: ReturnType<typeof inMemoryVfs>;
   const create = (sessions = fakeSessions()) =>
-    new SessionHostService(makeConfig(), runtime, sessions, executions, guard, new SessionFileSync(files.vfs, files.config));
+    new SessionHostService(
+      makeConfig(),
+      runtime,
+      sessions,
+      executions,
+      guard,
+      new SessionFileSync(files.vfs, files.config),
+      noArtifacts,
+    );
 
   beforeEach(() => {
     claimed.clear();

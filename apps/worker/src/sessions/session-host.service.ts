@@ -17,6 +17,7 @@ import {
   type SessionSpec,
 } from '@drydock/execution';
 import { SESSIONS_REPOSITORY, SessionsError, type SessionsRepository } from '@drydock/sessions';
+import { ArtifactIngester } from './artifact-ingester.js';
 import { newFileSyncState, SessionFileSync, type FileSyncState } from './session-file-sync.js';
 
 const RUNNING_MARK_DELAY_MS = 50;
@@ -50,6 +51,7 @@ export class SessionHostService {
     @Inject(EXECUTIONS_REPOSITORY) private readonly executions: ExecutionsRepository,
     @Inject(RUN_GUARD) private readonly guard: RunGuard,
     private readonly fileSync: SessionFileSync,
+    private readonly ingester: ArtifactIngester,
   ) {}
 
   get size(): number {
@@ -174,6 +176,14 @@ export class SessionHostService {
     const files = sandbox.alive
       ? await this.fileSync.pull(scope, sandbox, fileState, outcome.files)
       : emptyFiles();
+    const produced = sandbox.alive
+      ? await this.ingester.ingest(
+          sandbox,
+          hosted.spec.tenantId,
+          { threadId: hosted.spec.threadId, sessionId: hosted.spec.sessionId, executionId: data.executionId },
+          outcome.artifacts,
+        )
+      : { artifacts: [], skipped: [] };
     if (!sandbox.alive) {
       // The container died (OOM of the supervisor, a wedged timeout): replace it now so
       // the next run finds a fresh one, and tell that run its variables are gone.
@@ -184,7 +194,8 @@ export class SessionHostService {
         this.logger.warn(`re-creating the sandbox of ${hosted.spec.sessionId} failed: ${error.message}`),
       );
     }
-    return { ...outcome, files };
+    const { artifacts: _listing, figures: _figures, ...rest } = outcome;
+    return { ...rest, files, artifacts: produced.artifacts, artifactsSkipped: produced.skipped };
   }
 
   private fileState(hosted: HostedSession, sandbox: Sandbox): FileSyncState {
@@ -275,5 +286,7 @@ function failedOutcome(name: string, value: string): CompletedRun {
     stateLost: false,
     durationMs: 0,
     files: emptyFiles(),
+    artifacts: [],
+    artifactsSkipped: [],
   };
 }

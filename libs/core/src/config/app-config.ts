@@ -50,6 +50,17 @@ export const configSchema = z.object({
     // Default total bytes of all a tenant's thread files (tenant limit `vfsBytes` overrides).
     maxTenantBytes: int(1024 * 1024 * 1024),
   }),
+  artifacts: z.object({
+    // Where the local blob store keeps artifact bytes (shared by gateways and workers).
+    dir: z.string().min(1).default('var/artifacts'),
+    // Largest single artifact; a bigger file is refused while it streams.
+    maxFileBytes: int(512 * 1024 * 1024),
+    // HMAC key of signed download URLs; the gateway refuses to start without one.
+    // Rotating it revokes every URL signed with the old one.
+    signingSecret: z.string().min(32, 'ARTIFACTS_SIGNING_SECRET must be at least 32 characters').optional(),
+    urlDefaultTtlSeconds: int(3600),
+    urlMaxTtlSeconds: int(7 * 24 * 3600),
+  }),
   docker: z.object({
     socketPath: z.string().default('/var/run/docker.sock'),
     sandboxImage: z.string().default('drydock/sandbox:latest'),
@@ -83,6 +94,7 @@ const ENV_NAMES: Record<string, string> = {
   redisUrl: 'REDIS_URL',
   adminKey: 'DRYDOCK_ADMIN_KEY',
   'worker.id': 'WORKER_ID',
+  'artifacts.signingSecret': 'ARTIFACTS_SIGNING_SECRET',
 };
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
@@ -110,6 +122,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       shutdownGraceMs: env.WORKER_SHUTDOWN_GRACE_MS,
     },
     vfs: { maxFileBytes: env.VFS_MAX_FILE_BYTES, maxTenantBytes: env.VFS_MAX_TENANT_BYTES },
+    artifacts: {
+      dir: env.ARTIFACTS_DIR,
+      maxFileBytes: env.ARTIFACTS_MAX_FILE_BYTES,
+      signingSecret: env.ARTIFACTS_SIGNING_SECRET || undefined,
+      urlDefaultTtlSeconds: env.ARTIFACTS_URL_DEFAULT_TTL_S,
+      urlMaxTtlSeconds: env.ARTIFACTS_URL_MAX_TTL_S,
+    },
     docker: { socketPath: env.DOCKER_SOCKET, sandboxImage: env.SANDBOX_IMAGE },
     defaultLimits: {
       memoryMb: env.SANDBOX_MEMORY_MB,

@@ -10,7 +10,7 @@ import {
   type ReplRequest,
 } from '../protocol/repl-protocol.js';
 import { SANDBOX_UID } from './container-spec.js';
-import { packSessionFiles, readSessionArchive, SESSION_ROOT } from './session-archive.js';
+import { packSessionFiles, readSessionArchive, SESSION_ROOT, walkSessionArchive } from './session-archive.js';
 import {
   emptyChangeReport,
   outcomeFromDone,
@@ -21,6 +21,7 @@ import {
   type Sandbox,
   type SessionFileIn,
   type SessionFileRead,
+  type SessionTreeEntry,
 } from '../runtime/sandbox-runtime.js';
 
 // Up to this many paths are read back one archive each; more are read from one
@@ -156,6 +157,15 @@ export class DockerSandbox implements Sandbox {
     yield* readSessionArchive(archive, SESSION_ROOT, wanted, options.maxFileBytes);
   }
 
+  async *exportTree(dir: string): AsyncGenerator<SessionTreeEntry> {
+    if (!isSessionPath(dir)) throw new Error(`not a session path: ${JSON.stringify(dir)}`);
+    this.assertAlive();
+    const requested = `${SESSION_ROOT}${dir}`;
+    const archive = await this.archiveOf(requested);
+    if (!archive) return;
+    yield* walkSessionArchive(archive, requested);
+  }
+
   async deleteFiles(paths: string[]): Promise<FsDeleteOutcome> {
     if (paths.length === 0) return { deleted: [], missing: [], refused: [] };
     this.assertAlive();
@@ -283,6 +293,8 @@ export class DockerSandbox implements Sandbox {
       durationMs: Math.round(performance.now() - started),
       // The container is gone with its /session volume: nothing can be read back.
       files: emptyChangeReport(),
+      artifacts: { files: [], skipped: [] },
+      figures: [],
     };
   }
 }

@@ -121,3 +121,34 @@ export async function* readSessionArchive(
   }
   for (const path of wanted) if (!answered.has(path)) yield { path, skipped: 'vanished' };
 }
+
+// One entry of an archive of a /session directory, for streaming consumers (artifact
+// ingestion). `content` holds the bytes of a regular file; the consumer reads it or
+// leaves it, and the walk drains what is left before the next entry.
+export interface SessionArchiveEntry {
+  path: string;
+  kind: 'file' | ReadSkipReason;
+  size: number;
+  content: Readable;
+}
+
+// Walks an archive of `requested`, yielding every entry strictly inside /session
+// (directories included as kind `directory`) and dropping any other name.
+export async function* walkSessionArchive(archive: Readable, requested: string): AsyncGenerator<SessionArchiveEntry> {
+  const extract = tar.extract();
+  archive.on('error', (error) => extract.destroy(error));
+  archive.pipe(extract as unknown as NodeJS.WritableStream);
+  try {
+    for await (const entry of extract) {
+      const path = sessionPathOfEntry(requested, entry.header.name);
+      const type = entry.header.type ?? 'file';
+      if (path !== null) {
+        const kind = type === 'file' || type === 'contiguous-file' ? 'file' : (TYPE_REASONS[type] ?? 'other');
+        yield { path, kind, size: entry.header.size ?? 0, content: entry as unknown as Readable };
+      }
+      entry.resume();
+    }
+  } finally {
+    archive.destroy();
+  }
+}

@@ -11,6 +11,7 @@ export interface ExecRequest {
   code: string;
   timeoutMs: number;
   maxOutputBytes: number;
+  captureFigures?: boolean;
 }
 
 export interface RichResult {
@@ -50,6 +51,14 @@ export interface SessionChangeReport {
   truncated?: boolean;
 }
 
+// What /session/artifacts/ holds at the end of a run (not a diff): regular files with
+// their sizes, and entries that are not (symlinks, hard links, FIFOs, ...).
+export interface ArtifactListing {
+  files: { path: string; size: number }[];
+  skipped: { path: string; reason: SkipReason }[];
+  truncated?: boolean;
+}
+
 export interface DoneFrame {
   ev: 'done';
   id: string;
@@ -62,6 +71,10 @@ export interface DoneFrame {
   stateLost: boolean;
   durationMs: number;
   files: SessionChangeReport;
+  // Absent from supervisors older than the artifacts protocol.
+  artifacts?: ArtifactListing;
+  // Figures the kernel saved into /session/artifacts/ (already in `artifacts`).
+  figures?: string[];
 }
 
 // Answer to an fs-delete request: each path is deleted, missing, or refused with a

@@ -62,6 +62,10 @@ export class ExecutionEntity {
   @Column({ type: 'jsonb', default: () => "'[]'" })
   artifacts: unknown[];
 
+  // Entries of /session/artifacts/ the run left that were not stored, with why.
+  @Column({ name: 'artifacts_skipped', type: 'jsonb', default: () => "'[]'" })
+  artifactsSkipped: { path: string; reason: string }[];
+
   @Column({ name: 'idempotency_key', type: 'text', nullable: true })
   idempotencyKey: string | null;
 

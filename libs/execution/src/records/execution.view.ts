@@ -14,6 +14,7 @@ export interface ExecutionView {
   stateLost: boolean;
   files: ExecutionRecord['files'];
   artifacts: unknown[];
+  artifactsSkipped: { path: string; reason: string }[];
   codeSha256: string;
   idempotencyKey: string | null;
   durationMs: number | null;
@@ -36,6 +37,7 @@ export function toExecutionView(record: ExecutionRecord): ExecutionView {
     // Rows written before `skipped` existed lack it.
     files: { ...record.files, skipped: record.files.skipped ?? [] },
     artifacts: record.artifacts,
+    artifactsSkipped: record.artifactsSkipped ?? [],
     codeSha256: record.codeSha256,
     idempotencyKey: record.idempotencyKey,
     durationMs: record.durationMs,

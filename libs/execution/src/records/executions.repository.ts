@@ -16,7 +16,12 @@ export interface NewExecution {
 
 // A finished run as recorded: the sandbox's outcome, with its change report replaced
 // by what the worker actually mirrored into the thread's files.
-export type CompletedRun = Omit<RunOutcome, 'files'> & { files: ExecutionFiles };
+export type CompletedRun = Omit<RunOutcome, 'files' | 'artifacts' | 'figures'> & {
+  files: ExecutionFiles;
+  // Descriptors of the artifacts the run produced (libs/artifacts).
+  artifacts: unknown[];
+  artifactsSkipped: { path: string; reason: string }[];
+};
 
 export interface ExecutionsRepository {
   // Inserts a queued execution, or returns the existing one when the tenant already

@@ -8,7 +8,7 @@ import type { CompletedRun, ExecutionRecord, ExecutionsRepository, NewExecution 
 // RETURNING rather than TypeORM repository calls, which cost several times the CPU
 // of the query itself (bench/exec-latency). The stored code is never read back.
 const COLUMNS = `id, tenant_id, session_id, thread_id, code_sha256, status, stdout, stderr, truncated,
-  result, error, state_lost, files, artifacts, idempotency_key, timeout_ms, duration_ms,
+  result, error, state_lost, files, artifacts, artifacts_skipped, idempotency_key, timeout_ms, duration_ms,
   created_at, started_at, finished_at`;
 
 interface ExecutionRow {
@@ -26,6 +26,7 @@ interface ExecutionRow {
   state_lost: boolean;
   files: ExecutionRecord['files'];
   artifacts: unknown[];
+  artifacts_skipped: { path: string; reason: string }[];
   idempotency_key: string | null;
   timeout_ms: number;
   duration_ms: number | null;
@@ -50,6 +51,7 @@ function toRecord(row: ExecutionRow): ExecutionRecord {
     stateLost: row.state_lost,
     files: row.files,
     artifacts: row.artifacts,
+    artifactsSkipped: row.artifacts_skipped,
     idempotencyKey: row.idempotency_key,
     timeoutMs: row.timeout_ms,
     durationMs: row.duration_ms,
@@ -119,7 +121,8 @@ export class TypeOrmExecutionsRepository implements ExecutionsRepository {
     const [rows]: [ExecutionRow[], number] = await this.db.query(
       `UPDATE executions
           SET status = $3, stdout = $4, stderr = $5, truncated = $6, result = $7, error = $8,
-              state_lost = $9, duration_ms = $10, files = $11, finished_at = now()
+              state_lost = $9, duration_ms = $10, files = $11, artifacts = $12, artifacts_skipped = $13,
+              finished_at = now()
         WHERE tenant_id = $1 AND id = $2
         RETURNING ${COLUMNS}`,
       [
@@ -134,6 +137,8 @@ export class TypeOrmExecutionsRepository implements ExecutionsRepository {
         outcome.stateLost,
         Math.round(outcome.durationMs),
         JSON.stringify(outcome.files),
+        JSON.stringify(outcome.artifacts),
+        JSON.stringify(outcome.artifactsSkipped),
       ],
     );
     return toRecord(rows[0]!);

@@ -1,4 +1,4 @@
-import type { DoneFrame, FsDeletedEvent, RichResult, SkipReason } from '../protocol/repl-protocol.js';
+import type { ArtifactListing, DoneFrame, FsDeletedEvent, RichResult, SkipReason } from '../protocol/repl-protocol.js';
 
 // Limits applied to one session's container, after clamping to the tenant's maxima.
 export interface EffectiveLimits {
@@ -28,7 +28,10 @@ export interface RunRequest {
 
 // What one run produced: the REPL's done frame without its envelope. `stateLost` says
 // the interpreter's variables were lost before this run started.
-export type RunOutcome = Omit<DoneFrame, 'ev' | 'id'>;
+export type RunOutcome = Omit<DoneFrame, 'ev' | 'id' | 'artifacts' | 'figures'> & {
+  artifacts: ArtifactListing;
+  figures: string[];
+};
 
 // A file to place under /session; `path` is relative to /session with a leading slash.
 export interface SessionFileIn {
@@ -43,6 +46,15 @@ export type ReadSkipReason = SkipReason | 'directory' | 'too-large' | 'vanished'
 
 // One path asked of readFiles: its bytes, or why it was not read.
 export type SessionFileRead = { path: string; content: Buffer } | { path: string; skipped: ReadSkipReason };
+
+// An entry of exportTree: a regular file with a stream of its bytes (read it or leave
+// it; the rest is drained), or another kind, named by the reason it is not a file.
+export interface SessionTreeEntry {
+  path: string;
+  kind: 'file' | ReadSkipReason;
+  size: number;
+  content: NodeJS.ReadableStream;
+}
 
 export type FsDeleteOutcome = Omit<FsDeletedEvent, 'ev' | 'id'>;
 
@@ -63,6 +75,9 @@ export interface Sandbox {
   // Unlinks files (or symlinks) under /session without following symlinks; not
   // directories. Must not overlap a run.
   deleteFiles(paths: string[]): Promise<FsDeleteOutcome>;
+  // Streams a directory under /session out of the container (Docker archive API), entry
+  // by entry, without following symlinks; nothing when it does not exist.
+  exportTree(dir: string): AsyncIterable<SessionTreeEntry>;
   destroy(): Promise<void>;
 }
 
@@ -86,6 +101,8 @@ export function outcomeFromDone(done: DoneFrame): RunOutcome {
     stateLost: done.stateLost,
     durationMs: done.durationMs,
     files: done.files ?? emptyChangeReport(),
+    artifacts: done.artifacts ?? { files: [], skipped: [] },
+    figures: done.figures ?? [],
   };
 }
 

@@ -1,0 +1,113 @@
+import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Query, Req, Res, UseGuards } from '@nestjs/common';
+import type { Request, Response } from 'express';
+import { APP_CONFIG, type AppConfig, type TenantPrincipal, THREAD_ID_PATTERN } from '@drydock/core';
+import { ArtifactsError, ArtifactsService, toDescriptor, type ArtifactRecord } from '@drydock/artifacts';
+import { Principal } from '../auth/principal.decorator.js';
+import { TenantAuthGuard } from '../auth/tenant-auth.guard.js';
+import { ArtifactLinks } from './artifact-links.service.js';
+
+// Artifacts (API.md "Artifacts"): listing, descriptors, downloads with the tenant key
+// and signed links that work without it. Another tenant's artifact is a 404.
+@Controller('v1/artifacts')
+@UseGuards(TenantAuthGuard)
+export class ArtifactsController {
+  constructor(
+    private readonly artifacts: ArtifactsService,
+    private readonly links: ArtifactLinks,
+  ) {}
+
+  @Get()
+  async list(@Principal() p: TenantPrincipal, @Query('threadId') threadId?: string, @Query('limit') limit?: string) {
+    if (threadId !== undefined && !THREAD_ID_PATTERN.test(threadId)) {
+      throw new ArtifactsError('INVALID_THREAD_ID', `threadId ${JSON.stringify(threadId)} is not a valid thread id.`, 400);
+    }
+    const n = limit === undefined ? undefined : Number(limit);
+    if (n !== undefined && (!Number.isInteger(n) || n < 1)) {
+      throw new ArtifactsError('VALIDATION_FAILED', 'limit must be a positive whole number.', 400);
+    }
+    const records = await this.artifacts.list(p.tenantId, { threadId, limit: n });
+    return { artifacts: records.map(toDescriptor) };
+  }
+
+  @Get(':id')
+  async get(@Principal() p: TenantPrincipal, @Param('id') id: string) {
+    return toDescriptor(await this.artifacts.get(p.tenantId, id));
+  }
+
+  @Get(':id/content')
+  async content(@Principal() p: TenantPrincipal, @Param('id') id: string, @Req() req: Request, @Res() res: Response) {
+    await sendArtifact(this.artifacts, await this.artifacts.get(p.tenantId, id), req, res);
+  }
+
+  @Post(':id/url')
+  async sign(@Principal() p: TenantPrincipal, @Param('id') id: string, @Body() body: { ttlSeconds?: unknown } = {}) {
+    const record = await this.artifacts.get(p.tenantId, id);
+    return this.links.sign(record, body?.ttlSeconds);
+  }
+
+  @Delete(':id')
+  @HttpCode(204)
+  async remove(@Principal() p: TenantPrincipal, @Param('id') id: string): Promise<void> {
+    await this.artifacts.delete(p.tenantId, id);
+  }
+}
+
+// Downloads through a signed link: no API key; the link names the tenant and is checked
+// before anything is looked up.
+@Controller('v1/signed/artifacts')
+export class SignedArtifactsController {
+  constructor(
+    private readonly artifacts: ArtifactsService,
+    private readonly links: ArtifactLinks,
+  ) {}
+
+  @Get(':id')
+  async content(
+    @Param('id') id: string,
+    @Query() query: Record<string, unknown>,
+    @Req() req: Request,
+    @Res() res: Response,
+  ): Promise<void> {
+    const tenantId = this.links.verify(id, query);
+    const record = await this.artifacts.get(tenantId, id).catch((error: unknown) => {
+      // A valid link to an artifact deleted since: the link is simply no good any more.
+      if (error instanceof ArtifactsError && error.code === 'ARTIFACT_NOT_FOUND') throw ArtifactsError.invalidSignature();
+      throw error;
+    });
+    await sendArtifact(this.artifacts, record, req, res);
+  }
+}
+
+// The bytes with Content-Type, Content-Length, Content-Disposition and single-range
+// support (RFC 9110: a malformed Range is ignored, several ranges get the whole body).
+async function sendArtifact(artifacts: ArtifactsService, record: ArtifactRecord, req: Request, res: Response): Promise<void> {
+  let range: { start: number; end: number } | undefined;
+  if (req.headers.range && record.size > 0) {
+    const parsed = req.range(record.size);
+    if (parsed === -1) throw ArtifactsError.rangeNotSatisfiable(record.size);
+    if (Array.isArray(parsed) && parsed.type === 'bytes' && parsed.length === 1) range = parsed[0];
+  }
+  const { stream } = await artifacts.open(record.tenantId, record.id, range);
+  res.setHeader('Content-Type', record.mime);
+  res.setHeader('Content-Disposition', contentDisposition(record.name));
+  res.setHeader('Accept-Ranges', 'bytes');
+  res.setHeader('ETag', `"${record.sha256}"`);
+  res.setHeader('X-Content-Type-Options', 'nosniff');
+  if (range) {
+    res.status(206);
+    res.setHeader('Content-Range', `bytes ${range.start}-${range.end}/${record.size}`);
+    res.setHeader('Content-Length', String(range.end - range.start + 1));
+  } else {
+    res.status(200);
+    res.setHeader('Content-Length', String(record.size));
+  }
+  stream.on('error', () => res.destroy());
+  stream.pipe(res);
+}
+
+// attachment; filename="plot.png"; filename*=UTF-8''plot.png (RFC 6266), with quotes and
+// control characters kept out of the plain form.
+function contentDisposition(name: string): string {
+  const plain = name.replace(/[^\x20-\x7e]|["\\]/g, '_');
+  return `attachment; filename="${plain}"; filename*=UTF-8''${encodeURIComponent(name)}`;
+}

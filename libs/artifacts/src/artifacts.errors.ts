@@ -1,0 +1,31 @@
+import { DrydockError } from '@drydock/core';
+
+// Failures of the artifact routes. A missing artifact and another tenant's answer the
+// same 404; a bad signed URL never says which part was wrong.
+export class ArtifactsError extends DrydockError {
+  static notFound(id: string) {
+    return new ArtifactsError('ARTIFACT_NOT_FOUND', `No artifact ${id}.`, 404);
+  }
+  static rangeNotSatisfiable(size: number) {
+    return new ArtifactsError(
+      'RANGE_NOT_SATISFIABLE',
+      `The requested range is outside the artifact's ${size} bytes.`,
+      416,
+      { size },
+    );
+  }
+  static ttlOutOfRange(ttlSeconds: unknown, maxTtlSeconds: number) {
+    return new ArtifactsError(
+      'TTL_OUT_OF_RANGE',
+      `ttlSeconds must be a whole number from 1 to ${maxTtlSeconds}; got ${JSON.stringify(ttlSeconds)}.`,
+      400,
+      { maxTtlSeconds },
+    );
+  }
+  static invalidSignature() {
+    return new ArtifactsError('INVALID_SIGNATURE', 'This download link is not valid.', 403);
+  }
+  static urlExpired() {
+    return new ArtifactsError('URL_EXPIRED', 'This download link has expired; ask for a new one.', 403);
+  }
+}

@@ -1,0 +1,38 @@
+// The storage port of artifact records. Every method takes the tenant first (except the
+// garbage collector, which works on content, not on anyone's rows) and refuses an empty
+// one.
+
+export interface ArtifactRecord {
+  id: string;
+  tenantId: string;
+  threadId: string;
+  sessionId: string | null;
+  executionId: string | null;
+  name: string;
+  // Where the code wrote it, relative to /session ("/artifacts/plot.png").
+  path: string;
+  size: number;
+  mime: string;
+  sha256: string;
+  createdAt: Date;
+  expiresAt: Date | null;
+}
+
+export type NewArtifact = Omit<ArtifactRecord, 'tenantId' | 'createdAt'>;
+
+export interface ArtifactsRepository {
+  // Inserts the artifact and its blob row in one transaction, calling `commitBlob`
+  // (which makes the bytes readable under their hash) while holding the blob row's lock.
+  create(tenantId: string, artifact: NewArtifact, commitBlob: () => Promise<void>): Promise<ArtifactRecord>;
+  findById(tenantId: string, id: string): Promise<ArtifactRecord | null>;
+  // Newest first.
+  list(tenantId: string, filter: { threadId?: string; limit: number }): Promise<ArtifactRecord[]>;
+  // The deleted record, or null when there was none.
+  delete(tenantId: string, id: string): Promise<ArtifactRecord | null>;
+  // Removes blobs no artifact references (only `sha256s` when given), each under its row
+  // lock: `removeBlob` runs before the row goes, and a blob being ingested right now is
+  // skipped. Returns the removed hashes.
+  collectGarbage(removeBlob: (sha256: string) => Promise<void>, options: { sha256s?: string[]; limit: number }): Promise<string[]>;
+}
+
+export const ARTIFACTS_REPOSITORY = Symbol('ARTIFACTS_REPOSITORY');

@@ -1,0 +1,208 @@
+import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { startPlatform, type Platform } from './support/platform.js';
+import type { ApiClient } from './support/api-client.js';
+
+const MAX_ARTIFACT_BYTES = 2 * 1024 * 1024;
+
+// Artifacts end to end: code in a real container writes /session/artifacts/, the
+// worker ingests through the archive API into the blob store and PostgreSQL, the
+// gateway serves them with the tenant key or a signed link.
+describe('Artifacts', () => {
+  let platform: Platform;
+  let api: ApiClient & { tenantId: string };
+  let other: ApiClient & { tenantId: string };
+  const blobPath = (sha: string) =>
+    join(resolve(process.env.ARTIFACTS_DIR ?? 'var/test-artifacts'), 'blobs', sha.slice(0, 2), sha.slice(2, 4), sha);
+
+  beforeAll(async () => {
+    platform = await startPlatform({ ARTIFACTS_MAX_FILE_BYTES: String(MAX_ARTIFACT_BYTES) });
+    api = await platform.newTenant();
+    other = await platform.newTenant();
+  });
+
+  afterAll(async () => {
+    await platform?.close();
+  });
+
+  const key = (client: ApiClient) => (client as unknown as { key: string }).key;
+  const download = (path: string, headers: Record<string, string> = {}) => fetch(`${platform.url}${path}`, { headers });
+  const run = async (client: ApiClient, sessionId: string, code: string) => {
+    const res = await client.execute(sessionId, code);
+    expect(res.status).toBe(200);
+    return res.body;
+  };
+
+  it('should turn a matplotlib PNG into an artifact with its type, size and hash, and serve the same bytes', async () => {
+    const session = await api.createSession({ threadId: 'art-plot' });
+    const result = await run(
+      api,
+      session.id,
+      [
+        'import os, hashlib, matplotlib.pyplot as plt',
+        "os.makedirs('/session/artifacts', exist_ok=True)",
+        'plt.plot([1, 2, 3], [1, 4, 9])',
+        "plt.savefig('/session/artifacts/plot.png')",
+        'plt.close()',
+        "data = open('/session/artifacts/plot.png', 'rb').read()",
+        '(len(data), hashlib.sha256(data).hexdigest())',
+      ].join('\n'),
+    );
+    expect(result.status).toBe('ok');
+    const [size, sha] = JSON.parse(result.result.text.replace(/^\(/, '[').replace(/\)$/, ']').replaceAll("'", '"'));
+    expect(result.artifacts).toHaveLength(1);
+    const artifact = result.artifacts[0];
+    expect(artifact).toMatchObject({ name: 'plot.png', path: '/artifacts/plot.png', mime: 'image/png', size, sha256: sha });
+    expect(artifact).toMatchObject({ threadId: 'art-plot', sessionId: session.id, executionId: result.id });
+
+    const res = await download(`/v1/artifacts/${artifact.id}/content`, { authorization: `Bearer ${key(api)}` });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('image/png');
+    expect(res.headers.get('content-length')).toBe(String(size));
+    expect(res.headers.get('content-disposition')).toContain('plot.png');
+    const bytes = Buffer.from(await res.arrayBuffer());
+    expect(createHash('sha256').update(bytes).digest('hex')).toBe(sha);
+
+    const ranged = await download(`/v1/artifacts/${artifact.id}/content`, {
+      authorization: `Bearer ${key(api)}`,
+      range: 'bytes=1-3',
+    });
+    expect(ranged.status).toBe(206);
+    expect(ranged.headers.get('content-range')).toBe(`bytes 1-3/${size}`);
+    expect(Buffer.from(await ranged.arrayBuffer()).toString('latin1')).toBe('PNG');
+
+    // Ingested files leave the outbox.
+    expect((await run(api, session.id, "os.listdir('/session/artifacts')")).result.text).toBe('[]');
+    expect((await api.get('/v1/artifacts?threadId=art-plot')).body.artifacts.map((a: { id: string }) => a.id)).toEqual([
+      artifact.id,
+    ]);
+  });
+
+  it('should store the same bytes once for two artifacts and collect them only when both are deleted', async () => {
+    const session = await api.createSession({ threadId: 'art-dedup' });
+    const write = "import os\nos.makedirs('/session/artifacts', exist_ok=True)\nopen('/session/artifacts/same.txt', 'w').write('identical content 42')";
+    const first = (await run(api, session.id, write)).artifacts[0];
+    const second = (await run(api, session.id, write)).artifacts[0];
+    expect(first.id).not.toBe(second.id);
+    expect(first.sha256).toBe(second.sha256);
+    expect(existsSync(blobPath(first.sha256))).toBe(true);
+
+    expect((await api.delete(`/v1/artifacts/${first.id}`)).status).toBe(204);
+    expect(existsSync(blobPath(first.sha256))).toBe(true);
+    const stillThere = await download(`/v1/artifacts/${second.id}/content`, { authorization: `Bearer ${key(api)}` });
+    expect(await stillThere.text()).toBe('identical content 42');
+
+    expect((await api.delete(`/v1/artifacts/${second.id}`)).status).toBe(204);
+    expect(existsSync(blobPath(first.sha256))).toBe(false);
+    expect((await api.get(`/v1/artifacts/${second.id}`)).status).toBe(404);
+  });
+
+  it('should refuse symlinks, hard links and FIFOs in the artifacts folder and store nothing of /etc/passwd', async () => {
+    const session = await api.createSession({ threadId: 'art-links' });
+    const result = await run(
+      api,
+      session.id,
+      [
+        'import os',
+        "os.makedirs('/session/artifacts', exist_ok=True)",
+        "os.symlink('/etc/passwd', '/session/artifacts/passwd')",
+        "os.symlink('/etc/shadow', '/session/artifacts/shadow.txt')",
+        "open('/session/scratch.txt', 'w').write('x')",
+        "os.link('/session/scratch.txt', '/session/artifacts/linked.txt')",
+        "os.mkfifo('/session/artifacts/pipe')",
+      ].join('\n'),
+    );
+    expect(result.status).toBe('ok');
+    expect(result.artifacts).toEqual([]);
+    expect(result.artifactsSkipped).toEqual([
+      { path: '/artifacts/linked.txt', reason: 'hardlink' },
+      { path: '/artifacts/passwd', reason: 'symlink' },
+      { path: '/artifacts/pipe', reason: 'fifo' },
+      { path: '/artifacts/shadow.txt', reason: 'symlink' },
+    ]);
+    expect((await api.get('/v1/artifacts?threadId=art-links')).body.artifacts).toEqual([]);
+    // The refused entries were removed, and the session still answers.
+    expect((await run(api, session.id, "sorted(os.listdir('/session/artifacts'))")).result.text).toBe('[]');
+  });
+
+  it('should refuse a file over the size cap and keep the run', async () => {
+    const session = await api.createSession({ threadId: 'art-big' });
+    const result = await run(
+      api,
+      session.id,
+      `import os\nos.makedirs('/session/artifacts', exist_ok=True)\nopen('/session/artifacts/big.bin', 'wb').write(b'x' * ${MAX_ARTIFACT_BYTES + 1})\nopen('/session/artifacts/ok.txt', 'w').write('ok')`,
+    );
+    expect(result.status).toBe('ok');
+    expect(result.artifacts.map((a: { name: string }) => a.name)).toEqual(['ok.txt']);
+    expect(result.artifactsSkipped).toEqual([{ path: '/artifacts/big.bin', reason: 'too-large' }]);
+  });
+
+  describe('signed links and tenancy', () => {
+    let artifactId: string;
+
+    beforeAll(async () => {
+      const session = await api.createSession({ threadId: 'art-signed' });
+      const result = await run(
+        api,
+        session.id,
+        "import os\nos.makedirs('/session/artifacts', exist_ok=True)\nopen('/session/artifacts/report.csv', 'w').write('a,b\\n1,2\\n')",
+      );
+      artifactId = result.artifacts[0].id;
+    });
+
+    const sign = async (ttlSeconds?: number) => {
+      const res = await api.post(`/v1/artifacts/${artifactId}/url`, ttlSeconds === undefined ? {} : { ttlSeconds });
+      expect(res.status).toBe(201);
+      return res.body as { url: string; expiresAt: string };
+    };
+
+    it('should download through a valid signed link without the API key', async () => {
+      const { url, expiresAt } = await sign(60);
+      expect(new Date(expiresAt).getTime()).toBeGreaterThan(Date.now());
+      const res = await download(url);
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-type')).toContain('text/csv');
+      expect(await res.text()).toBe('a,b\n1,2\n');
+    });
+
+    it('should refuse every tampered, truncated or expired link with 403, never 500', async () => {
+      const { url } = await sign(60);
+      const parsed = new URL(url, platform.url);
+      const variant = (edit: (u: URL) => void) => {
+        const u = new URL(parsed);
+        edit(u);
+        return u.pathname + u.search;
+      };
+      const sig = parsed.searchParams.get('signature')!;
+      const attempts = [
+        variant((u) => (u.pathname = u.pathname.replace(artifactId, `${artifactId.slice(0, -1)}x`))),
+        variant((u) => u.searchParams.set('tenant', other.tenantId)),
+        variant((u) => u.searchParams.set('expires', String(Number(u.searchParams.get('expires')) + 1))),
+        variant((u) => u.searchParams.set('signature', `${sig.slice(0, -1)}${sig.endsWith('A') ? 'B' : 'A'}`)),
+        variant((u) => u.searchParams.set('signature', sig.slice(0, 20))),
+        variant((u) => u.searchParams.delete('signature')),
+        variant((u) => u.searchParams.set('expires', '1')),
+      ];
+      for (const attempt of attempts) {
+        const res = await download(attempt);
+        expect([attempt, res.status]).toEqual([attempt, 403]);
+      }
+    });
+
+    it('should refuse a TTL above the maximum', async () => {
+      const res = await api.post(`/v1/artifacts/${artifactId}/url`, { ttlSeconds: 10 * 365 * 24 * 3600 });
+      expect(res.status).toBe(400);
+      expect(res.body.error.code).toBe('TTL_OUT_OF_RANGE');
+    });
+
+    it("should keep another tenant from reading, listing or signing the artifact", async () => {
+      expect((await other.get(`/v1/artifacts/${artifactId}`)).status).toBe(404);
+      const res = await download(`/v1/artifacts/${artifactId}/content`, { authorization: `Bearer ${key(other)}` });
+      expect(res.status).toBe(404);
+      expect((await other.get('/v1/artifacts?threadId=art-signed')).body.artifacts).toEqual([]);
+      expect((await other.post(`/v1/artifacts/${artifactId}/url`, {})).status).toBe(404);
+      expect((await other.delete(`/v1/artifacts/${artifactId}`)).status).toBe(404);
+    });
+  });
+});
