@@ -17,7 +17,8 @@ describe('Artifacts', () => {
     join(resolve(process.env.ARTIFACTS_DIR ?? 'var/test-artifacts'), 'blobs', sha.slice(0, 2), sha.slice(2, 4), sha);
 
   beforeAll(async () => {
-    platform = await startPlatform({ ARTIFACTS_MAX_FILE_BYTES: String(MAX_ARTIFACT_BYTES) });
+    // The retention job runs every half second here so that expiry can be watched.
+    platform = await startPlatform({ ARTIFACTS_MAX_FILE_BYTES: String(MAX_ARTIFACT_BYTES), ARTIFACTS_EXPIRY_INTERVAL_MS: '500' });
     api = await platform.newTenant();
     other = await platform.newTenant();
   });
@@ -136,6 +137,104 @@ describe('Artifacts', () => {
     expect(result.status).toBe('ok');
     expect(result.artifacts.map((a: { name: string }) => a.name)).toEqual(['ok.txt']);
     expect(result.artifactsSkipped).toEqual([{ path: '/artifacts/big.bin', reason: 'too-large' }]);
+  });
+
+  it('should capture an open matplotlib figure as a PNG artifact and show it in the result', async () => {
+    const session = await api.createSession({ threadId: 'art-figure' });
+    const result = await run(api, session.id, 'import matplotlib.pyplot as plt\nplt.plot([1, 2, 3], [3, 1, 2])\nplt.title("t")');
+    expect(result.status).toBe('ok');
+    expect(result.artifacts).toHaveLength(1);
+    expect(result.artifacts[0]).toMatchObject({ name: 'figure-1.png', mime: 'image/png', threadId: 'art-figure' });
+    // The notebook view: the figure inline in the result, the same bytes as the artifact.
+    expect(typeof result.result.png).toBe('string');
+    const inline = Buffer.from(result.result.png, 'base64');
+    expect(createHash('sha256').update(inline).digest('hex')).toBe(result.artifacts[0].sha256);
+    // Captured figures are closed: the next cell captures nothing.
+    const next = await run(api, session.id, 'len(plt.get_fignums())');
+    expect(next.result.text).toBe('0');
+    expect(next.artifacts).toEqual([]);
+  });
+
+  describe('quotas', () => {
+    it('should refuse artifacts past the tenant count quota, report them, and keep the run', async () => {
+      const limited = await platform.newTenant({ artifactCount: 2 });
+      const session = await limited.createSession({ threadId: 'quota-count' });
+      const result = await run(
+        limited,
+        session.id,
+        "import os\nos.makedirs('/session/artifacts', exist_ok=True)\nfor i in range(3): open(f'/session/artifacts/f{i}.txt', 'w').write(f'quota {i}')\n'done'",
+      );
+      expect(result.status).toBe('ok');
+      expect(result.result.text).toBe("'done'");
+      expect(result.artifacts).toHaveLength(2);
+      expect(result.artifactsSkipped).toHaveLength(1);
+      expect(result.artifactsSkipped[0].reason).toBe('quota');
+      // The refused file left the outbox too, and nothing of it was stored.
+      expect((await run(limited, session.id, "os.listdir('/session/artifacts')")).result.text).toBe('[]');
+      expect((await limited.get('/v1/artifacts')).body.artifacts).toHaveLength(2);
+
+      // Deleting one frees its slot.
+      expect((await limited.delete(`/v1/artifacts/${result.artifacts[0].id}`)).status).toBe(204);
+      const again = await run(limited, session.id, "open('/session/artifacts/again.txt', 'w').write('again')");
+      expect(again.artifacts.map((a: { name: string }) => a.name)).toEqual(['again.txt']);
+    });
+
+    it('should refuse an artifact that would pass the tenant byte quota without storing it', async () => {
+      const limited = await platform.newTenant({ artifactBytes: 1000 });
+      const session = await limited.createSession({ threadId: 'quota-bytes' });
+      const result = await run(
+        limited,
+        session.id,
+        "import os\nos.makedirs('/session/artifacts', exist_ok=True)\nopen('/session/artifacts/small.txt', 'w').write('s' * 600)\nopen('/session/artifacts/over.txt', 'w').write('o' * 600)",
+      );
+      expect(result.status).toBe('ok');
+      expect(result.artifacts.map((a: { size: number }) => a.size)).toEqual([600]);
+      expect(result.artifactsSkipped).toEqual([
+        { path: result.artifacts[0].name === 'small.txt' ? '/artifacts/over.txt' : '/artifacts/small.txt', reason: 'quota' },
+      ]);
+      // Another tenant's quota is its own.
+      const free = await api.createSession({ threadId: 'quota-bytes' });
+      const unlimited = await run(
+        api,
+        free.id,
+        "import os\nos.makedirs('/session/artifacts', exist_ok=True)\nopen('/session/artifacts/over.txt', 'w').write('o' * 600)",
+      );
+      expect(unlimited.artifacts).toHaveLength(1);
+    });
+  });
+
+  it('should hide artifacts past their retention at once and let the scheduled job delete them and their content', async () => {
+    const shortLived = await platform.newTenant({ artifactRetentionSeconds: 1 });
+    const session = await shortLived.createSession({ threadId: 'retention' });
+    const unique = `retained ${Date.now()} ${Math.random()}`;
+    const result = await run(
+      shortLived,
+      session.id,
+      `import os\nos.makedirs('/session/artifacts', exist_ok=True)\nopen('/session/artifacts/r.txt', 'w').write(${JSON.stringify(unique)})`,
+    );
+    const artifact = result.artifacts[0];
+    const expiresIn = Date.parse(artifact.expiresAt) - Date.parse(artifact.createdAt);
+    expect(expiresIn).toBeGreaterThanOrEqual(900);
+    expect(expiresIn).toBeLessThanOrEqual(1100);
+    expect(existsSync(blobPath(artifact.sha256))).toBe(true);
+    expect((await shortLived.get(`/v1/artifacts/${artifact.id}`)).status).toBe(200);
+
+    await new Promise((r) => setTimeout(r, 1200));
+    expect((await shortLived.get(`/v1/artifacts/${artifact.id}`)).status).toBe(404);
+    expect((await shortLived.get('/v1/artifacts?threadId=retention')).body.artifacts).toEqual([]);
+    // The repeatable BullMQ job in the worker collects the content.
+    const deadline = Date.now() + 15_000;
+    while (existsSync(blobPath(artifact.sha256)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
+    expect(existsSync(blobPath(artifact.sha256))).toBe(false);
+
+    // Artifacts of tenants with the default retention are untouched by the job.
+    const kept = await api.createSession({ threadId: 'retention-kept' });
+    const keptResult = await run(
+      api,
+      kept.id,
+      "import os\nos.makedirs('/session/artifacts', exist_ok=True)\nopen('/session/artifacts/k.txt', 'w').write('kept')",
+    );
+    expect(Date.parse(keptResult.artifacts[0].expiresAt) - Date.now()).toBeGreaterThan(24 * 3600 * 1000);
   });
 
   describe('signed links and tenancy', () => {

@@ -29,3 +29,15 @@ export class ArtifactsError extends DrydockError {
     return new ArtifactsError('URL_EXPIRED', 'This download link has expired; ask for a new one.', 403);
   }
 }
+
+// A store that would take the tenant past its artifact count or bytes. The worker
+// reports the file as not stored (reason `quota`); the run itself succeeds.
+export class ArtifactQuotaExceededError extends Error {
+  constructor(
+    readonly limit: 'count' | 'bytes',
+    readonly max: number,
+  ) {
+    super(limit === 'count' ? `the tenant already has its maximum of ${max} artifacts` : `the tenant's artifacts would exceed ${max} bytes`);
+    this.name = 'ArtifactQuotaExceededError';
+  }
+}

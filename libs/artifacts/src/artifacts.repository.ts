@@ -20,10 +20,26 @@ export interface ArtifactRecord {
 
 export type NewArtifact = Omit<ArtifactRecord, 'tenantId' | 'createdAt'>;
 
+// A tenant's ceilings on stored artifacts (live rows, by their own size: shared content
+// counts for every tenant holding it, so usage never reveals what others store).
+export interface ArtifactQuota {
+  maxCount: number;
+  maxBytes: number;
+}
+
+export interface ArtifactUsage {
+  count: number;
+  bytes: number;
+}
+
 export interface ArtifactsRepository {
   // Inserts the artifact and its blob row in one transaction, calling `commitBlob`
   // (which makes the bytes readable under their hash) while holding the blob row's lock.
-  create(tenantId: string, artifact: NewArtifact, commitBlob: () => Promise<void>): Promise<ArtifactRecord>;
+  // With a quota, throws ArtifactQuotaExceededError (storing nothing) when the artifact
+  // would take the tenant past it; the check and the insert hold the tenant's usage row.
+  create(tenantId: string, artifact: NewArtifact, commitBlob: () => Promise<void>, quota?: ArtifactQuota): Promise<ArtifactRecord>;
+  usage(tenantId: string): Promise<ArtifactUsage>;
+  // Artifacts past their expiry are hidden from findById and list at once.
   findById(tenantId: string, id: string): Promise<ArtifactRecord | null>;
   // Newest first.
   list(tenantId: string, filter: { threadId?: string; limit: number }): Promise<ArtifactRecord[]>;
@@ -32,6 +48,9 @@ export interface ArtifactsRepository {
   // Removes blobs no artifact references (only `sha256s` when given), each under its row
   // lock: `removeBlob` runs before the row goes, and a blob being ingested right now is
   // skipped. Returns the removed hashes.
+  // Deletes up to `limit` artifacts (of any tenant) whose expiry is at or before `now`;
+  // returns the content hashes they referenced, for garbage collection.
+  deleteExpired(now: Date, limit: number): Promise<{ deleted: number; sha256s: string[] }>;
   collectGarbage(removeBlob: (sha256: string) => Promise<void>, options: { sha256s?: string[]; limit: number }): Promise<string[]>;
 }
 

@@ -1,10 +1,16 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { posix } from 'node:path';
 import { Transform, type Readable } from 'node:stream';
-import { APP_CONFIG, type AppConfig, newId } from '@drydock/core';
+import { APP_CONFIG, type AppConfig, newId, TENANTS_REPOSITORY, type TenantsRepository } from '@drydock/core';
 import { detectMime, SNIFF_BYTES } from './artifact-mime.js';
 import { ArtifactsError } from './artifacts.errors.js';
-import { ARTIFACTS_REPOSITORY, type ArtifactRecord, type ArtifactsRepository } from './artifacts.repository.js';
+import {
+  ARTIFACTS_REPOSITORY,
+  type ArtifactQuota,
+  type ArtifactRecord,
+  type ArtifactsRepository,
+  type ArtifactUsage,
+} from './artifacts.repository.js';
 import { BLOB_STORE, type BlobStore } from './blob-store.js';
 
 // The public shape of an artifact (API.md). `url` is the tenant-authenticated download
@@ -20,7 +26,14 @@ export interface ArtifactDescriptor {
   sessionId: string | null;
   executionId: string | null;
   createdAt: string;
+  // When the retention period deletes it; null when it is kept until deleted.
+  expiresAt: string | null;
   url: string;
+}
+
+// What a tenant may store, resolved from its limits and the platform defaults.
+export interface ArtifactPolicy extends ArtifactQuota {
+  retentionSeconds: number;
 }
 
 export interface ArtifactLineage {
@@ -31,8 +44,9 @@ export interface ArtifactLineage {
 
 export const DEFAULT_LIST_LIMIT = 100;
 export const MAX_LIST_LIMIT = 1000;
-// Blobs examined per garbage-collection pass.
+// Blobs examined per garbage-collection pass; expired artifacts deleted per pass.
 const GC_BATCH = 500;
+const EXPIRY_BATCH = 1000;
 
 export function toDescriptor(record: ArtifactRecord): ArtifactDescriptor {
   return {
@@ -46,6 +60,7 @@ export function toDescriptor(record: ArtifactRecord): ArtifactDescriptor {
     sessionId: record.sessionId,
     executionId: record.executionId,
     createdAt: new Date(record.createdAt).toISOString(),
+    expiresAt: record.expiresAt ? new Date(record.expiresAt).toISOString() : null,
     url: `/v1/artifacts/${record.id}/content`,
   };
 }
@@ -59,12 +74,38 @@ export class ArtifactsService {
     @Inject(ARTIFACTS_REPOSITORY) private readonly artifacts: ArtifactsRepository,
     @Inject(BLOB_STORE) private readonly blobs: BlobStore,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(TENANTS_REPOSITORY) private readonly tenants: TenantsRepository,
   ) {}
+
+  // The tenant's quotas and retention: its own limits, else the platform's defaults.
+  async policyOf(tenantId: string): Promise<ArtifactPolicy> {
+    const limits = (await this.tenants.findById(tenantId))?.limits ?? {};
+    const defaults = this.config.artifacts;
+    return {
+      maxCount: limits.artifactCount ?? defaults.maxCountPerTenant,
+      maxBytes: limits.artifactBytes ?? defaults.maxBytesPerTenant,
+      retentionSeconds: limits.artifactRetentionSeconds ?? defaults.retentionSeconds,
+    };
+  }
+
+  usage(tenantId: string): Promise<ArtifactUsage> {
+    return this.artifacts.usage(tenantId);
+  }
 
   // Stores one produced file: its bytes are hashed and capped while they stream
   // (BlobTooLargeError past `maxBytes`), its type sniffed from the first bytes, and it
-  // is recorded with its lineage. Content already stored is kept once.
-  async ingest(tenantId: string, lineage: ArtifactLineage, path: string, content: Readable, maxBytes?: number): Promise<ArtifactRecord> {
+  // is recorded with its lineage and expiry. Content already stored is kept once. With
+  // a policy, an artifact past the tenant's quota throws ArtifactQuotaExceededError and
+  // nothing is stored.
+  async ingest(
+    tenantId: string,
+    lineage: ArtifactLineage,
+    path: string,
+    content: Readable,
+    options: { maxBytes?: number; policy?: ArtifactPolicy } = {},
+  ): Promise<ArtifactRecord> {
+    const maxBytes = options.maxBytes;
+    const policy = options.policy ?? (await this.policyOf(tenantId));
     let head = Buffer.alloc(0);
     const sniff = new Transform({
       transform(chunk: Buffer, _enc, done) {
@@ -86,9 +127,10 @@ export class ArtifactsService {
           size: staged.size,
           mime: await detectMime(name, head),
           sha256: staged.sha256,
-          expiresAt: null,
+          expiresAt: policy.retentionSeconds > 0 ? new Date(Date.now() + policy.retentionSeconds * 1000) : null,
         },
         () => this.blobs.commit(staged),
+        policy,
       );
     } catch (error) {
       await this.blobs.discard(staged);
@@ -132,6 +174,22 @@ export class ArtifactsService {
     const record = await this.artifacts.delete(tenantId, id);
     if (!record) throw ArtifactsError.notFound(id);
     await this.artifacts.collectGarbage((sha) => this.blobs.remove(sha), { sha256s: [record.sha256], limit: 1 });
+  }
+
+  // The retention job: deletes every artifact past its expiry, then the content nothing
+  // references any more. Safe to run on several workers at once.
+  async expire(now = new Date()): Promise<{ artifacts: number; blobs: number }> {
+    let artifacts = 0;
+    let blobs = 0;
+    for (;;) {
+      const { deleted, sha256s } = await this.artifacts.deleteExpired(now, EXPIRY_BATCH);
+      artifacts += deleted;
+      if (sha256s.length > 0) {
+        const removed = await this.artifacts.collectGarbage((sha) => this.blobs.remove(sha), { sha256s, limit: sha256s.length });
+        blobs += removed.length;
+      }
+      if (deleted < EXPIRY_BATCH) return { artifacts, blobs };
+    }
   }
 
   // Removes stored content no artifact references; returns how many blobs went.

@@ -2,9 +2,13 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type QueryRunner } from 'typeorm';
 import { assertTenant } from '@drydock/core';
-import type { ArtifactRecord, ArtifactsRepository, NewArtifact } from './artifacts.repository.js';
+import { ArtifactQuotaExceededError } from './artifacts.errors.js';
+import type { ArtifactQuota, ArtifactRecord, ArtifactsRepository, ArtifactUsage, NewArtifact } from './artifacts.repository.js';
 
 const COLUMNS = `id, tenant_id, thread_id, session_id, execution_id, name, path, size, mime, sha256, created_at, expires_at`;
+// Expired artifacts are gone for readers the moment they expire, before the expiry job
+// deletes their rows.
+const LIVE = `(expires_at IS NULL OR expires_at > now())`;
 
 interface ArtifactRow {
   id: string;
@@ -42,9 +46,24 @@ function toRecord(row: ArtifactRow): ArtifactRecord {
 export class TypeOrmArtifactsRepository implements ArtifactsRepository {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
 
-  async create(tenantId: string, a: NewArtifact, commitBlob: () => Promise<void>): Promise<ArtifactRecord> {
+  async create(
+    tenantId: string,
+    a: NewArtifact,
+    commitBlob: () => Promise<void>,
+    quota?: ArtifactQuota,
+  ): Promise<ArtifactRecord> {
     assertTenant(tenantId);
     return this.transaction(async (qr) => {
+      // The tenant's usage row, locked: its ingests pass the quota check one at a time.
+      await qr.query(`INSERT INTO artifact_usage (tenant_id) VALUES ($1) ON CONFLICT (tenant_id) DO NOTHING`, [tenantId]);
+      const [usage]: { count: string; bytes: string }[] = await qr.query(
+        `SELECT count, bytes FROM artifact_usage WHERE tenant_id = $1 FOR UPDATE`,
+        [tenantId],
+      );
+      if (quota) {
+        if (Number(usage!.count) + 1 > quota.maxCount) throw new ArtifactQuotaExceededError('count', quota.maxCount);
+        if (Number(usage!.bytes) + a.size > quota.maxBytes) throw new ArtifactQuotaExceededError('bytes', quota.maxBytes);
+      }
       // Takes (or creates) the blob row and its lock: a collection of this content waits
       // for this transaction, or this one waits for it and then stores the bytes anew.
       await qr.query(
@@ -59,13 +78,23 @@ export class TypeOrmArtifactsRepository implements ArtifactsRepository {
          RETURNING ${COLUMNS}`,
         [a.id, tenantId, a.threadId, a.sessionId, a.executionId, a.name, a.path, a.size, a.mime, a.sha256, a.expiresAt],
       );
+      await qr.query(`UPDATE artifact_usage SET count = count + 1, bytes = bytes + $2 WHERE tenant_id = $1`, [tenantId, a.size]);
       return toRecord(rows[0]!);
     });
   }
 
+  async usage(tenantId: string): Promise<ArtifactUsage> {
+    assertTenant(tenantId);
+    const rows: { count: string; bytes: string }[] = await this.db.query(
+      `SELECT count, bytes FROM artifact_usage WHERE tenant_id = $1`,
+      [tenantId],
+    );
+    return { count: Number(rows[0]?.count ?? 0), bytes: Number(rows[0]?.bytes ?? 0) };
+  }
+
   async findById(tenantId: string, id: string): Promise<ArtifactRecord | null> {
     assertTenant(tenantId);
-    const rows: ArtifactRow[] = await this.db.query(`SELECT ${COLUMNS} FROM artifacts WHERE tenant_id = $1 AND id = $2`, [
+    const rows: ArtifactRow[] = await this.db.query(`SELECT ${COLUMNS} FROM artifacts WHERE tenant_id = $1 AND id = $2 AND ${LIVE}`, [
       tenantId,
       id,
     ]);
@@ -76,7 +105,7 @@ export class TypeOrmArtifactsRepository implements ArtifactsRepository {
     assertTenant(tenantId);
     const rows: ArtifactRow[] = await this.db.query(
       `SELECT ${COLUMNS} FROM artifacts
-        WHERE tenant_id = $1 AND ($2::text IS NULL OR thread_id = $2)
+        WHERE tenant_id = $1 AND ($2::text IS NULL OR thread_id = $2) AND ${LIVE}
         ORDER BY created_at DESC, id DESC LIMIT $3`,
       [tenantId, filter.threadId ?? null, filter.limit],
     );
@@ -85,11 +114,36 @@ export class TypeOrmArtifactsRepository implements ArtifactsRepository {
 
   async delete(tenantId: string, id: string): Promise<ArtifactRecord | null> {
     assertTenant(tenantId);
-    const [rows]: [ArtifactRow[], number] = await this.db.query(
-      `DELETE FROM artifacts WHERE tenant_id = $1 AND id = $2 RETURNING ${COLUMNS}`,
+    // An expired artifact is already gone for its tenant; the expiry job removes it.
+    const rows: ArtifactRow[] = await this.db.query(
+      `WITH gone AS (
+         DELETE FROM artifacts WHERE tenant_id = $1 AND id = $2 AND ${LIVE} RETURNING ${COLUMNS}
+       ), counted AS (
+         UPDATE artifact_usage u SET count = u.count - 1, bytes = u.bytes - gone.size
+           FROM gone WHERE u.tenant_id = gone.tenant_id
+       )
+       SELECT * FROM gone`,
       [tenantId, id],
     );
     return rows[0] ? toRecord(rows[0]) : null;
+  }
+
+  async deleteExpired(now: Date, limit: number): Promise<{ deleted: number; sha256s: string[] }> {
+    // SKIP LOCKED: two workers running the job at once take different rows.
+    const rows: { sha256: string; n: string }[] = await this.db.query(
+      `WITH gone AS (
+         DELETE FROM artifacts WHERE id IN (
+           SELECT id FROM artifacts WHERE expires_at <= $1 ORDER BY expires_at LIMIT $2 FOR UPDATE SKIP LOCKED
+         ) RETURNING tenant_id, size, sha256
+       ), counted AS (
+         UPDATE artifact_usage u SET count = u.count - g.n, bytes = u.bytes - g.b
+           FROM (SELECT tenant_id, count(*) AS n, sum(size) AS b FROM gone GROUP BY tenant_id) g
+          WHERE u.tenant_id = g.tenant_id
+       )
+       SELECT sha256, count(*) AS n FROM gone GROUP BY sha256`,
+      [now, limit],
+    );
+    return { deleted: rows.reduce((sum, r) => sum + Number(r.n), 0), sha256s: rows.map((r) => r.sha256) };
   }
 
   async collectGarbage(

@@ -1,12 +1,16 @@
 import { Processor, WorkerHost } from '@nestjs/bullmq';
 import type { Job } from 'bullmq';
+import { ArtifactsService } from '@drydock/artifacts';
 import { MAINTENANCE_QUEUE, MaintenanceJob } from '@drydock/execution';
 import { SessionSweeper } from '../maintenance/session-sweeper.service.js';
 
 // Housekeeping shared by all workers; each scheduled job runs on one of them.
 @Processor(MAINTENANCE_QUEUE)
 export class MaintenanceProcessor extends WorkerHost {
-  constructor(private readonly sweeper: SessionSweeper) {
+  constructor(
+    private readonly sweeper: SessionSweeper,
+    private readonly artifacts: ArtifactsService,
+  ) {
     super();
   }
 
@@ -14,6 +18,9 @@ export class MaintenanceProcessor extends WorkerHost {
     switch (job.name) {
       case MaintenanceJob.SweepSessions:
         return { ended: await this.sweeper.sweep() };
+      case MaintenanceJob.ExpireArtifacts:
+        // Retention: expired artifacts go, then the content nothing else references.
+        return await this.artifacts.expire();
       default:
         throw new Error(`unknown maintenance job ${job.name}`);
     }

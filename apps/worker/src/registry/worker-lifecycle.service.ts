@@ -46,6 +46,11 @@ export class WorkerLifecycleService implements OnApplicationBootstrap, BeforeApp
       { every: this.config.worker.reaperIntervalMs },
       { name: MaintenanceJob.SweepSessions, opts: { removeOnComplete: true, removeOnFail: 100 } },
     );
+    await this.maintenance.upsertJobScheduler(
+      MaintenanceJob.ExpireArtifacts,
+      { every: this.config.artifacts.expiryIntervalMs },
+      { name: MaintenanceJob.ExpireArtifacts, opts: { removeOnComplete: true, removeOnFail: 100 } },
+    );
     this.processor.start();
     this.logger.log(`worker ${id} ready (capacity ${this.config.worker.capacity})`);
   }

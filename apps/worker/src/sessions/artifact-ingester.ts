@@ -1,7 +1,14 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { Readable } from 'node:stream';
 import { APP_CONFIG, type AppConfig } from '@drydock/core';
-import { ArtifactsService, BlobTooLargeError, toDescriptor, type ArtifactDescriptor, type ArtifactLineage } from '@drydock/artifacts';
+import {
+  ArtifactQuotaExceededError,
+  ArtifactsService,
+  BlobTooLargeError,
+  toDescriptor,
+  type ArtifactDescriptor,
+  type ArtifactLineage,
+} from '@drydock/artifacts';
 import type { ArtifactListing, Sandbox } from '@drydock/execution';
 
 export const ARTIFACTS_DIR = '/artifacts';
@@ -14,7 +21,9 @@ export interface IngestResult {
 // Turns what a run left in /session/artifacts/ into artifacts: streamed out through the
 // Docker archive API (never a host path), regular files only, each hashed and capped
 // while it streams, stored once per content, recorded with its lineage; then the
-// folder is emptied of what was taken or refused (it is an outbox, not storage).
+// folder is emptied of what was taken or refused (it is an outbox, not storage). A file
+// that would take the tenant past its artifact quota is refused (`quota`) and the run
+// stands; when the tar header already shows it would, its bytes are never read.
 @Injectable()
 export class ArtifactIngester {
   private readonly logger = new Logger(ArtifactIngester.name);
@@ -38,6 +47,10 @@ export class ArtifactIngester {
     }
     if (wanted.size > 0) {
       try {
+        const policy = await this.artifacts.policyOf(tenantId);
+        // A running estimate, so that a file clearly over quota is not streamed at all;
+        // the store's own check, under the tenant's lock, is the one that counts.
+        const usage = await this.artifacts.usage(tenantId);
         for await (const entry of sandbox.exportTree(ARTIFACTS_DIR)) {
           if (!wanted.delete(entry.path)) continue;
           done.add(entry.path);
@@ -50,12 +63,19 @@ export class ArtifactIngester {
             result.skipped.push({ path: entry.path, reason: 'too-large' });
             continue;
           }
+          if (usage.count + 1 > policy.maxCount || usage.bytes + entry.size > policy.maxBytes) {
+            result.skipped.push({ path: entry.path, reason: 'quota' });
+            continue;
+          }
           try {
-            const record = await this.artifacts.ingest(tenantId, lineage, entry.path, entry.content as Readable, maxBytes);
+            const record = await this.artifacts.ingest(tenantId, lineage, entry.path, entry.content as Readable, { maxBytes, policy });
+            usage.count += 1;
+            usage.bytes += record.size;
             result.artifacts.push(toDescriptor(record));
           } catch (error) {
-            if (!(error instanceof BlobTooLargeError)) throw error;
-            result.skipped.push({ path: entry.path, reason: 'too-large' });
+            if (error instanceof BlobTooLargeError) result.skipped.push({ path: entry.path, reason: 'too-large' });
+            else if (error instanceof ArtifactQuotaExceededError) result.skipped.push({ path: entry.path, reason: 'quota' });
+            else throw error;
           }
         }
         // Listed but gone by the time the archive was read.

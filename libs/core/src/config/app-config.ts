@@ -60,6 +60,14 @@ export const configSchema = z.object({
     signingSecret: z.string().min(32, 'ARTIFACTS_SIGNING_SECRET must be at least 32 characters').optional(),
     urlDefaultTtlSeconds: int(3600),
     urlMaxTtlSeconds: int(7 * 24 * 3600),
+    // Default per-tenant quotas (tenant limits `artifactCount`/`artifactBytes` override).
+    maxCountPerTenant: int(100_000),
+    maxBytesPerTenant: int(10 * 1024 * 1024 * 1024),
+    // How long an artifact is kept (tenant limit `artifactRetentionSeconds` overrides);
+    // 0 keeps artifacts until they are deleted.
+    retentionSeconds: z.coerce.number().int().min(0).default(30 * 24 * 3600),
+    // How often a worker deletes expired artifacts and collects their content.
+    expiryIntervalMs: int(5 * 60_000),
   }),
   docker: z.object({
     socketPath: z.string().default('/var/run/docker.sock'),
@@ -128,6 +136,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       signingSecret: env.ARTIFACTS_SIGNING_SECRET || undefined,
       urlDefaultTtlSeconds: env.ARTIFACTS_URL_DEFAULT_TTL_S,
       urlMaxTtlSeconds: env.ARTIFACTS_URL_MAX_TTL_S,
+      maxCountPerTenant: env.ARTIFACTS_MAX_COUNT_PER_TENANT,
+      maxBytesPerTenant: env.ARTIFACTS_MAX_BYTES_PER_TENANT,
+      retentionSeconds: env.ARTIFACTS_RETENTION_S,
+      expiryIntervalMs: env.ARTIFACTS_EXPIRY_INTERVAL_MS,
     },
     docker: { socketPath: env.DOCKER_SOCKET, sandboxImage: env.SANDBOX_IMAGE },
     defaultLimits: {

@@ -9,6 +9,10 @@ export interface TenantLimits {
   maxSessions?: number;
   // Total bytes of the tenant's thread files (all threads).
   vfsBytes?: number;
+  // Stored artifacts: how many, how many bytes, and how long each is kept (0: forever).
+  artifactCount?: number;
+  artifactBytes?: number;
+  artifactRetentionSeconds?: number;
 }
 
 export const TENANT_LIMIT_KEYS = [
@@ -19,4 +23,7 @@ export const TENANT_LIMIT_KEYS = [
   'sessionDiskMb',
   'maxSessions',
   'vfsBytes',
+  'artifactCount',
+  'artifactBytes',
+  'artifactRetentionSeconds',
 ] as const satisfies readonly (keyof TenantLimits)[];

@@ -56,6 +56,7 @@ export function jobIdFor<N extends JobName>(name: N, data: JobDataByName[N]): st
 export const MAINTENANCE_QUEUE = 'drydock-maintenance';
 export const MaintenanceJob = {
   SweepSessions: 'sweep-sessions',
+  ExpireArtifacts: 'expire-artifacts',
 } as const;
 
 // Redis pub/sub channel on which a worker relays live output of one execution.

@@ -9,6 +9,9 @@ export class TenantLimitsDto {
   @IsOptional() @IsInt() @Min(1) sessionDiskMb?: number;
   @IsOptional() @IsInt() @Min(0) @Max(100_000) maxSessions?: number;
   @IsOptional() @IsInt() @Min(0) vfsBytes?: number;
+  @IsOptional() @IsInt() @Min(0) artifactCount?: number;
+  @IsOptional() @IsInt() @Min(0) artifactBytes?: number;
+  @IsOptional() @IsInt() @Min(0) artifactRetentionSeconds?: number;
 }
 
 export class CreateTenantDto {
