@@ -91,11 +91,20 @@ describe('Bad input', () => {
       expectError(await api.post('/v1/sessions', { limits: { memoryMb: 'lots' } }), 400, 'VALIDATION_FAILED');
       expectError(await api.post('/v1/sessions', { limits: { memoryMb: 1 } }), 400, 'VALIDATION_FAILED');
       expectError(await api.post('/v1/sessions', { storage: 'nfs' }), 400, 'VALIDATION_FAILED');
+      expectError(await api.post('/v1/sessions', { datasets: 'sales' }), 400, 'VALIDATION_FAILED');
+      expectError(await api.post('/v1/sessions', { datasets: [{ name: '../etc', mode: 'local_ro' }] }), 400, 'VALIDATION_FAILED');
+      expectError(await api.post('/v1/sessions', { datasets: [{ name: 'sales', mode: 'rw' }] }), 400, 'VALIDATION_FAILED');
     });
 
     it('should refuse network access and unsupported options with a clear code', async () => {
       expectError(await api.post('/v1/sessions', { network: true }), 403, 'NETWORK_FORBIDDEN');
-      expectError(await api.post('/v1/sessions', { storage: 'bind' }), 422, 'STORAGE_NOT_SUPPORTED');
+      // This platform was started without SESSION_BIND_DIR or DATASETS_DIR.
+      expectError(await api.post('/v1/sessions', { storage: 'bind' }), 422, 'STORAGE_NOT_AVAILABLE');
+      expectError(
+        await api.post('/v1/sessions', { datasets: [{ name: 'sales', mode: 'staged' }] }),
+        422,
+        'DATASETS_NOT_CONFIGURED',
+      );
     });
 
     it('should answer 429 when a tenant reaches its session maximum', async () => {

@@ -107,6 +107,10 @@ export class FakeRuntime implements SandboxRuntime {
     this.created.push(sandbox);
     return sandbox;
   }
+  released: string[] = [];
+  async releaseSession(sessionId: string) {
+    this.released.push(sessionId);
+  }
   async removeOrphans() {
     return 0;
   }

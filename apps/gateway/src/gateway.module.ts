@@ -16,7 +16,7 @@ import { FilesController } from './files/files.controller.js';
 import { HealthController } from './health/health.controller.js';
 import { ErrorResponseFilter } from './http/error-response.filter.js';
 import { BullMqJobDispatcher } from './queue/bullmq-job-dispatcher.js';
-import { SessionsController } from './sessions/sessions.controller.js';
+import { DatasetsController, SessionsController } from './sessions/sessions.controller.js';
 
 @Module({
   imports: [
@@ -30,6 +30,7 @@ import { SessionsController } from './sessions/sessions.controller.js';
     AdminTenantsController,
     AdminOperationsController,
     SessionsController,
+    DatasetsController,
     ExecutionsController,
     FilesController,
     ArtifactsController,

@@ -9,3 +9,4 @@ export * from './session.view.js';
 export * from './sessions.service.js';
 export * from './session-executions.service.js';
 export * from './platform-data.module.js';
+export * from './datasets/dataset-registry.js';

@@ -14,6 +14,7 @@ import { SESSIONS_REPOSITORY } from './sessions.repository.js';
 import { RedisWorkerRegistry } from './redis-worker-registry.js';
 import { TypeOrmSessionsRepository } from './typeorm-sessions.repository.js';
 import { WORKER_REGISTRY } from './worker-registry.js';
+import { DatasetRegistry } from './datasets/dataset-registry.js';
 
 const LIVENESS_SNAPSHOT_MS = 1000;
 
@@ -30,7 +31,8 @@ const LIVENESS_SNAPSHOT_MS = 1000;
       inject: [REDIS],
       useFactory: (redis: Redis) => new RedisWorkerRegistry(redis, LIVENESS_SNAPSHOT_MS),
     },
+    DatasetRegistry,
   ],
-  exports: [DatabaseModule, TENANTS_REPOSITORY, SESSIONS_REPOSITORY, EXECUTIONS_REPOSITORY, WORKER_REGISTRY],
+  exports: [DatabaseModule, TENANTS_REPOSITORY, SESSIONS_REPOSITORY, EXECUTIONS_REPOSITORY, WORKER_REGISTRY, DatasetRegistry],
 })
 export class PlatformDataModule {}

@@ -1,5 +1,5 @@
 import { Column, CreateDateColumn, Entity, Index, PrimaryColumn } from 'typeorm';
-import type { EffectiveLimits } from '@drydock/execution';
+import type { EffectiveLimits, SessionDataset } from '@drydock/execution';
 
 export type SessionStatus = 'starting' | 'ready' | 'lost' | 'ended';
 export type SessionStorage = 'tmpfs' | 'bind';
@@ -28,6 +28,9 @@ export class SessionEntity {
 
   @Column({ type: 'text', default: 'tmpfs' })
   storage: SessionStorage;
+
+  @Column({ type: 'jsonb', default: () => "'[]'" })
+  datasets: SessionDataset[];
 
   // Set by the worker once a container exists; a later container for the same session
   // means the interpreter state was lost.

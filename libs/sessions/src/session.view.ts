@@ -8,6 +8,7 @@ export interface SessionView {
   workerId: string;
   limits: EffectiveLimits;
   storage: SessionRecord['storage'];
+  datasets: SessionRecord['datasets'];
   createdAt: string;
   lastUsedAt: string;
   expiresAt: string | null;
@@ -24,6 +25,7 @@ export function toSessionView(record: SessionRecord, idleMs: number): SessionVie
     workerId: record.workerId,
     limits: record.limits,
     storage: record.storage,
+    datasets: record.datasets ?? [],
     createdAt: new Date(record.createdAt).toISOString(),
     lastUsedAt: lastUsed.toISOString(),
     expiresAt: record.status === 'ended' ? null : new Date(lastUsed.getTime() + idleMs).toISOString(),

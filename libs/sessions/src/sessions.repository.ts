@@ -1,4 +1,4 @@
-import type { EffectiveLimits } from '@drydock/execution';
+import type { EffectiveLimits, SessionDataset } from '@drydock/execution';
 import type { SessionEntity, SessionStatus, SessionStorage } from './session.entity.js';
 
 export type SessionRecord = SessionEntity;
@@ -9,6 +9,7 @@ export interface NewSession {
   workerId: string;
   limits: EffectiveLimits;
   storage: SessionStorage;
+  datasets: SessionDataset[];
 }
 
 export interface SessionsRepository {
@@ -19,6 +20,8 @@ export interface SessionsRepository {
   list(tenantId: string, options: { includeEnded: boolean; limit: number }): Promise<SessionRecord[]>;
   countLive(tenantId: string): Promise<number>;
   setStatus(tenantId: string, sessionId: string, status: SessionStatus): Promise<void>;
+  // Adds a dataset to a live session's list (once per name); false if it has ended.
+  addDataset(tenantId: string, sessionId: string, dataset: SessionDataset): Promise<boolean>;
   moveToWorker(tenantId: string, sessionId: string, workerId: string): Promise<void>;
   end(tenantId: string, sessionId: string, reason: string): Promise<void>;
   // Worker-side bookkeeping.

@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { APP_CONFIG, newId, TenantsService, type AppConfig } from '@drydock/core';
-import { JOB_DISPATCHER, JobName, type JobDispatcher, type SessionSpec } from '@drydock/execution';
+import { APP_CONFIG, DrydockError, newId, TenantsService, type AppConfig } from '@drydock/core';
+import { JOB_DISPATCHER, JobName, type JobDispatcher, type SessionDataset, type SessionSpec } from '@drydock/execution';
+import { DatasetRegistry } from './datasets/dataset-registry.js';
 import { resolveLimits, type RequestedLimits } from './session-limits.js';
 import { SessionsError } from './sessions.errors.js';
 import { SESSIONS_REPOSITORY, type SessionRecord, type SessionsRepository } from './sessions.repository.js';
@@ -11,9 +12,18 @@ export interface CreateSessionCommand {
   threadId?: string;
   limits?: RequestedLimits;
   storage?: SessionStorage;
+  datasets?: SessionDataset[];
+}
+
+export interface StagedDataset {
+  name: string;
+  mode: 'staged';
+  files: number;
+  bytes: number;
 }
 
 const START_WAIT_MS = 60_000;
+const STAGE_WAIT_MS = 5 * 60_000;
 
 @Injectable()
 export class SessionsService {
@@ -25,6 +35,7 @@ export class SessionsService {
     @Inject(WORKER_REGISTRY) private readonly workers: WorkerRegistry,
     @Inject(JOB_DISPATCHER) private readonly dispatcher: JobDispatcher,
     private readonly tenants: TenantsService,
+    private readonly datasets: DatasetRegistry,
   ) {}
 
   get idleMs(): number {
@@ -36,6 +47,14 @@ export class SessionsService {
     const tenant = await this.tenants.get(tenantId);
     const threadId = command.threadId ?? newId('thr');
     const limits = resolveLimits(this.config, tenant.limits, command.limits);
+    if (command.storage === 'bind' && !this.config.docker.sessionBindDir) {
+      throw new DrydockError(
+        'STORAGE_NOT_AVAILABLE',
+        'Session storage "bind" is not enabled on this deployment (the operator sets SESSION_BIND_DIR); use "tmpfs".',
+        422,
+      );
+    }
+    const datasets = await this.checkDatasets(tenantId, command.datasets ?? []);
     const maxSessions = tenant.limits.maxSessions;
     if (maxSessions !== undefined && (await this.sessions.countLive(tenantId)) >= maxSessions) {
       const live = (await this.sessions.list(tenantId, { includeEnded: false, limit: 1000 })).find(
@@ -51,6 +70,7 @@ export class SessionsService {
       workerId: worker.id,
       limits,
       storage: command.storage ?? 'tmpfs',
+      datasets,
     });
     if (!created) return { session: await this.ensurePlaced(record), created: false };
     try {
@@ -61,6 +81,31 @@ export class SessionsService {
       throw SessionsError.sandboxFailed((error as Error).message);
     }
     return { session: (await this.sessions.findById(tenantId, record.id))!, created: true };
+  }
+
+  // Copies a dataset into the live session's /session/data/<name> now, and again
+  // whenever its container is re-created.
+  async stageDataset(tenantId: string, sessionId: string, name: string): Promise<StagedDataset> {
+    await this.datasets.resolve(tenantId, name);
+    const session = await this.ensurePlaced(await this.get(tenantId, sessionId));
+    const mounted = (session.datasets ?? []).find((d) => d.name === name && d.mode === 'local_ro');
+    if (mounted) {
+      throw new DrydockError('DATASET_MOUNTED', `Dataset "${name}" is already mounted read-only at /data/${name} in this session.`, 409);
+    }
+    const dataset: SessionDataset = { name, mode: 'staged' };
+    if (!(await this.sessions.addDataset(tenantId, sessionId, dataset))) throw SessionsError.ended(sessionId);
+    const spec = specOf((await this.sessions.findById(tenantId, sessionId))!);
+    return this.dispatcher.dispatch(session.workerId, JobName.StageDataset, { session: spec, name }, { waitMs: STAGE_WAIT_MS });
+  }
+
+  private async checkDatasets(tenantId: string, datasets: SessionDataset[]): Promise<SessionDataset[]> {
+    const seen = new Set<string>();
+    for (const { name } of datasets) {
+      if (seen.has(name)) throw new DrydockError('DUPLICATE_DATASET', `Dataset "${name}" is named twice; name each dataset once.`, 400);
+      seen.add(name);
+      await this.datasets.resolve(tenantId, name);
+    }
+    return datasets.map(({ name, mode }) => ({ name, mode }));
   }
 
   async get(tenantId: string, sessionId: string): Promise<SessionRecord> {
@@ -107,5 +152,7 @@ export function specOf(session: SessionRecord): SessionSpec {
     tenantId: session.tenantId,
     threadId: session.threadId,
     limits: session.limits,
+    storage: session.storage,
+    datasets: session.datasets ?? [],
   };
 }

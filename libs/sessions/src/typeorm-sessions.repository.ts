@@ -15,6 +15,7 @@ interface SessionRow {
   worker_id: string;
   limits: SessionRecord['limits'];
   storage: SessionRecord['storage'];
+  datasets: SessionRecord['datasets'];
   container_id: string | null;
   created_at: Date;
   last_used_at: Date;
@@ -54,7 +55,7 @@ export class TypeOrmSessionsRepository implements SessionsRepository {
   async findById(tenantId: string, sessionId: string): Promise<SessionRecord | null> {
     assertTenant(tenantId);
     const rows: SessionRow[] = await this.db.query(
-      `SELECT id, tenant_id, thread_id, status, worker_id, limits, storage, container_id,
+      `SELECT id, tenant_id, thread_id, status, worker_id, limits, storage, datasets, container_id,
               created_at, last_used_at, ended_at, end_reason
          FROM sessions WHERE tenant_id = $1 AND id = $2`,
       [tenantId, sessionId],
@@ -69,6 +70,7 @@ export class TypeOrmSessionsRepository implements SessionsRepository {
       workerId: row.worker_id,
       limits: row.limits,
       storage: row.storage,
+      datasets: row.datasets,
       containerId: row.container_id,
       createdAt: row.created_at,
       lastUsedAt: row.last_used_at,
@@ -94,6 +96,18 @@ export class TypeOrmSessionsRepository implements SessionsRepository {
   async setStatus(tenantId: string, sessionId: string, status: SessionStatus) {
     assertTenant(tenantId);
     await this.repo.update({ tenantId, id: sessionId, status: Not('ended') }, { status });
+  }
+
+  async addDataset(tenantId: string, sessionId: string, dataset: SessionRecord['datasets'][number]): Promise<boolean> {
+    assertTenant(tenantId);
+    const [, affected]: [unknown, number] = await this.db.query(
+      `UPDATE sessions
+          SET datasets = CASE WHEN datasets @> jsonb_build_array(jsonb_build_object('name', $3::text))
+                              THEN datasets ELSE datasets || jsonb_build_array($4::jsonb) END
+        WHERE tenant_id = $1 AND id = $2 AND status <> 'ended'`,
+      [tenantId, sessionId, dataset.name, JSON.stringify(dataset)],
+    );
+    return affected > 0;
   }
 
   async moveToWorker(tenantId: string, sessionId: string, workerId: string) {

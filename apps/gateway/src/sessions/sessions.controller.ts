@@ -1,10 +1,10 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, Res, UseGuards } from '@nestjs/common';
 import type { Response } from 'express';
 import { DrydockError, type TenantPrincipal } from '@drydock/core';
-import { SessionsService, toSessionView, type SessionView } from '@drydock/sessions';
+import { DatasetRegistry, SessionsService, toSessionView, type DatasetEntry, type SessionView, type StagedDataset } from '@drydock/sessions';
 import { Principal } from '../auth/principal.decorator.js';
 import { TenantAuthGuard } from '../auth/tenant-auth.guard.js';
-import { CreateSessionDto } from './dto/create-session.dto.js';
+import { CreateSessionDto, StageDatasetDto } from './dto/create-session.dto.js';
 
 @Controller('v1/sessions')
 @UseGuards(TenantAuthGuard)
@@ -20,16 +20,11 @@ export class SessionsController {
     if (dto.network === true) {
       throw new DrydockError('NETWORK_FORBIDDEN', 'Sandboxes have no network access; omit "network" or set it to false.', 403);
     }
-    if (dto.storage === 'bind') {
-      throw new DrydockError('STORAGE_NOT_SUPPORTED', 'Session storage "bind" is not available yet; use "tmpfs".', 422);
-    }
-    if (dto.datasets?.length) {
-      throw new DrydockError('DATASETS_NOT_SUPPORTED', 'Datasets are not available yet; omit "datasets".', 422);
-    }
     const { session, created } = await this.sessions.create(principal.tenantId, {
       threadId: dto.threadId,
       limits: dto.limits,
       storage: dto.storage,
+      datasets: dto.datasets,
     });
     res.status(created ? 201 : 200);
     return toSessionView(session, this.sessions.idleMs);
@@ -49,9 +44,32 @@ export class SessionsController {
     return toSessionView(await this.sessions.get(principal.tenantId, id), this.sessions.idleMs);
   }
 
+  // Stages a dataset into the running session's /session/data/<name>.
+  @Post(':id/datasets')
+  @HttpCode(200)
+  stageDataset(
+    @Principal() principal: TenantPrincipal,
+    @Param('id') id: string,
+    @Body() dto: StageDatasetDto,
+  ): Promise<StagedDataset> {
+    return this.sessions.stageDataset(principal.tenantId, id, dto.name);
+  }
+
   @Delete(':id')
   @HttpCode(204)
   async delete(@Principal() principal: TenantPrincipal, @Param('id') id: string): Promise<void> {
     await this.sessions.delete(principal.tenantId, id);
+  }
+}
+
+// The datasets a tenant may name when it creates a session.
+@Controller('v1/datasets')
+@UseGuards(TenantAuthGuard)
+export class DatasetsController {
+  constructor(private readonly datasets: DatasetRegistry) {}
+
+  @Get()
+  async list(@Principal() principal: TenantPrincipal): Promise<{ datasets: DatasetEntry[] }> {
+    return { datasets: await this.datasets.list(principal.tenantId) };
   }
 }

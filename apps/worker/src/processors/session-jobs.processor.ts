@@ -9,6 +9,7 @@ import {
   type ExecuteJobData,
   type StartSessionJobData,
   type StopSessionJobData,
+  type StageDatasetJobData,
 } from '@drydock/execution';
 import { SessionHostService } from '../sessions/session-host.service.js';
 
@@ -64,6 +65,8 @@ export class SessionJobsProcessor {
           void this.redis.publish(channel, JSON.stringify({ name, text })).catch(() => undefined);
         });
       }
+      case JobName.StageDataset:
+        return this.host.stageDataset(job.data as StageDatasetJobData);
       case JobName.StopSession:
         return this.host.stop((job.data as StopSessionJobData).session.sessionId);
       default:

@@ -1,5 +1,6 @@
 import type { CompletedRun, ExecuteJobData, ExecutionRecord, ExecutionsRepository } from '@drydock/execution';
 import type { SessionRecord, SessionsRepository } from '@drydock/sessions';
+import { DatasetRegistry } from '@drydock/sessions';
 import { makeConfig } from '../../../../test/factories/config.factory.js';
 import { makeLimits } from '../../../../test/factories/limits.factory.js';
 import { FakeRuntime, inMemoryVfs, okOutcome } from '../../../../test/fakes/fake-sandbox.js';
@@ -69,6 +70,7 @@ describe(SessionHostService.name, () => {
       guard,
       new SessionFileSync(files.vfs, files.config),
       noArtifacts,
+      new DatasetRegistry(makeConfig()),
     );
 
   beforeEach(() => {

@@ -14,9 +14,11 @@ import {
   type RunOutcome,
   type Sandbox,
   type SandboxRuntime,
+  type SandboxSpec,
   type SessionSpec,
+  type StageDatasetJobData,
 } from '@drydock/execution';
-import { SESSIONS_REPOSITORY, SessionsError, type SessionsRepository } from '@drydock/sessions';
+import { DatasetRegistry, SESSIONS_REPOSITORY, SessionsError, type SessionsRepository, type StagedDataset } from '@drydock/sessions';
 import { ArtifactIngester } from './artifact-ingester.js';
 import { newFileSyncState, SessionFileSync, type FileSyncState } from './session-file-sync.js';
 
@@ -52,6 +54,7 @@ export class SessionHostService {
     @Inject(RUN_GUARD) private readonly guard: RunGuard,
     private readonly fileSync: SessionFileSync,
     private readonly ingester: ArtifactIngester,
+    private readonly datasets: DatasetRegistry,
   ) {}
 
   get size(): number {
@@ -100,11 +103,27 @@ export class SessionHostService {
     });
   }
 
+  // Copies a dataset into /session/data/<name> of the running sandbox, between runs.
+  async stageDataset(data: StageDatasetJobData): Promise<StagedDataset> {
+    const hosted = await this.entry(data.session);
+    // The spec now lists the dataset, so a re-created container stages it again.
+    hosted.spec = data.session;
+    return this.serialize(hosted, async () => {
+      const sandbox = await this.ensureSandbox(hosted);
+      return this.stage(hosted.spec.tenantId, sandbox, data.name);
+    });
+  }
+
   async stop(sessionId: string): Promise<void> {
     const hosted = this.hosted.get(sessionId);
     if (!hosted) return;
     this.hosted.delete(sessionId);
     await hosted.sandbox?.destroy();
+    if (hosted.spec.storage === 'bind') {
+      await this.runtime
+        .releaseSession(sessionId)
+        .catch((error: Error) => this.logger.warn(`removing the bind folder of ${sessionId} failed: ${error.message}`));
+    }
   }
 
   // Ends sessions nobody used for the configured idle time.
@@ -237,11 +256,19 @@ export class SessionHostService {
           await hosted.sandbox.destroy().catch(() => undefined);
           hosted.sandbox = null;
         }
-        const sandbox = await this.runtime.create({ ...hosted.spec, workerId: this.config.worker.id });
+        const sandbox = await this.runtime.create(await this.sandboxSpec(hosted.spec));
         if (this.hosted.get(sessionId) !== hosted) {
           // Stopped while starting.
           await sandbox.destroy();
           throw SessionsError.ended(sessionId);
+        }
+        try {
+          for (const dataset of hosted.spec.datasets ?? []) {
+            if (dataset.mode === 'staged') await this.stage(hosted.spec.tenantId, sandbox, dataset.name);
+          }
+        } catch (error) {
+          await sandbox.destroy().catch(() => undefined);
+          throw error;
         }
         hosted.sandbox = sandbox;
         await this.sessions.recordContainer(hosted.spec.tenantId, sessionId, sandbox.id);
@@ -250,6 +277,25 @@ export class SessionHostService {
       this.creating.set(sessionId, pending);
     }
     return pending;
+  }
+
+  // Read-only datasets are resolved here, on the host that mounts them.
+  private async sandboxSpec(spec: SessionSpec): Promise<SandboxSpec> {
+    const readOnlyMounts: SandboxSpec['readOnlyMounts'] = [];
+    for (const dataset of spec.datasets ?? []) {
+      if (dataset.mode !== 'local_ro') continue;
+      const { hostPath } = await this.datasets.resolve(spec.tenantId, dataset.name);
+      readOnlyMounts.push({ name: dataset.name, hostPath });
+    }
+    return { ...spec, workerId: this.config.worker.id, readOnlyMounts };
+  }
+
+  private async stage(tenantId: string, sandbox: Sandbox, name: string): Promise<StagedDataset> {
+    const files = await this.datasets.filesOf(await this.datasets.resolve(tenantId, name));
+    // Under /session/data/<name>, as files of the session; they are not thread files
+    // unless the code changes them.
+    await sandbox.putFiles(files);
+    return { name, mode: 'staged', files: files.length, bytes: files.reduce((sum, f) => sum + f.content.length, 0) };
   }
 
   private serialize<T>(hosted: HostedSession, task: () => Promise<T>): Promise<T> {

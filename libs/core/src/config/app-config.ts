@@ -72,6 +72,16 @@ export const configSchema = z.object({
   docker: z.object({
     socketPath: z.string().default('/var/run/docker.sock'),
     sandboxImage: z.string().default('drydock/sandbox:latest'),
+    // Host folder under which `storage: "bind"` sessions keep /session (one folder per
+    // session). Unset: bind storage is refused. Must be on the Docker host's disk.
+    sessionBindDir: z.string().min(1).optional(),
+  }),
+  datasets: z.object({
+    // The dataset registry: shared/<name>/ for every tenant, tenants/<tenantId>/<name>/
+    // for one. Unset: sessions asking for datasets are refused.
+    dir: z.string().min(1).optional(),
+    // Largest dataset a session may stage into /session/data.
+    maxStagedBytes: int(256 * 1024 * 1024),
   }),
   // Defaults applied when neither caller nor tenant says otherwise.
   defaultLimits: limitsSchema,
@@ -141,7 +151,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       retentionSeconds: env.ARTIFACTS_RETENTION_S,
       expiryIntervalMs: env.ARTIFACTS_EXPIRY_INTERVAL_MS,
     },
-    docker: { socketPath: env.DOCKER_SOCKET, sandboxImage: env.SANDBOX_IMAGE },
+    docker: { socketPath: env.DOCKER_SOCKET, sandboxImage: env.SANDBOX_IMAGE, sessionBindDir: env.SESSION_BIND_DIR || undefined },
+    datasets: { dir: env.DATASETS_DIR || undefined, maxStagedBytes: env.DATASETS_MAX_STAGED_BYTES },
     defaultLimits: {
       memoryMb: env.SANDBOX_MEMORY_MB,
       cpus: env.SANDBOX_CPUS,

@@ -34,8 +34,26 @@ export function sandboxLabels(spec: SandboxSpec): Record<string, string> {
 
 // The isolation every sandbox gets, whatever the caller asked for. Nothing here is
 // caller-controlled except sizes, which arrive already clamped.
-export function sandboxContainerOptions(spec: SandboxSpec, image: string, sessionVolume: string): ContainerCreateOptions {
+// `session` is the tmpfs volume's name, or for `bind` storage the host folder.
+export function sandboxContainerOptions(
+  spec: SandboxSpec,
+  image: string,
+  session: { volume: string } | { hostDir: string },
+): ContainerCreateOptions {
   const { limits } = spec;
+  const mounts: NonNullable<NonNullable<ContainerCreateOptions['HostConfig']>['Mounts']> = [
+    'volume' in session
+      ? { Type: 'volume', Source: session.volume, Target: '/session', ReadOnly: false }
+      : { Type: 'bind', Source: session.hostDir, Target: '/session', ReadOnly: false, BindOptions: { Propagation: 'rprivate' } },
+    // Operator datasets: read-only, nothing below them is writable whatever the modes.
+    ...(spec.readOnlyMounts ?? []).map((m) => ({
+      Type: 'bind' as const,
+      Source: m.hostPath,
+      Target: `/data/${m.name}`,
+      ReadOnly: true,
+      BindOptions: { Propagation: 'rprivate' as const },
+    })),
+  ];
   const memoryBytes = limits.memoryMb * 1024 * 1024;
   return {
     Image: image,
@@ -62,7 +80,7 @@ export function sandboxContainerOptions(spec: SandboxSpec, image: string, sessio
     HostConfig: {
       NetworkMode: 'none',
       ReadonlyRootfs: true,
-      Mounts: [{ Type: 'volume', Source: sessionVolume, Target: '/session', ReadOnly: false }],
+      Mounts: mounts,
       Tmpfs: {
         '/tmp': `rw,nosuid,nodev,size=${limits.tmpDiskMb}m,uid=${SANDBOX_UID},gid=${SANDBOX_UID},mode=1777`,
       },

@@ -1,9 +1,11 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import Docker from 'dockerode';
 import { APP_CONFIG, type AppConfig } from '@drydock/core';
+import { chown, mkdir, rm } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
 import type { Duplex } from 'node:stream';
 import type { Sandbox, SandboxRuntime, SandboxSpec } from '../runtime/sandbox-runtime.js';
-import { LABEL_SESSION, LABEL_WORKER, sandboxContainerOptions, sessionVolumeOptions } from './container-spec.js';
+import { LABEL_SESSION, LABEL_WORKER, SANDBOX_UID, sandboxContainerOptions, sessionVolumeOptions } from './container-spec.js';
 import { DockerSandbox } from './docker-sandbox.js';
 
 const READY_TIMEOUT_MS = 30_000;
@@ -21,16 +23,26 @@ export class DockerSandboxRuntime implements SandboxRuntime {
 
   async create(spec: SandboxSpec): Promise<Sandbox> {
     const name = `drydock-${spec.sessionId}-${Date.now().toString(36)}`;
-    await this.docker.createVolume(sessionVolumeOptions(spec, name));
-    const removeVolume = () =>
-      this.docker
-        .getVolume(name)
-        .remove()
-        .catch((error: Error) => this.logger.warn(`could not remove volume ${name}: ${error.message}`));
+    let session: { volume: string } | { hostDir: string };
+    let removeVolume: () => Promise<void>;
+    if (spec.storage === 'bind') {
+      // The folder outlives the container (a crash keeps the files) and goes with the
+      // session (releaseSession).
+      session = { hostDir: await this.bindDir(spec.sessionId, true) };
+      removeVolume = async () => undefined;
+    } else {
+      await this.docker.createVolume(sessionVolumeOptions(spec, name));
+      session = { volume: name };
+      removeVolume = () =>
+        this.docker
+          .getVolume(name)
+          .remove()
+          .catch((error: Error) => this.logger.warn(`could not remove volume ${name}: ${error.message}`));
+    }
     let container: Docker.Container;
     try {
       container = await this.docker.createContainer({
-        ...sandboxContainerOptions(spec, this.config.docker.sandboxImage, name),
+        ...sandboxContainerOptions(spec, this.config.docker.sandboxImage, session),
         name,
       });
     } catch (error) {
@@ -56,6 +68,25 @@ export class DockerSandboxRuntime implements SandboxRuntime {
       await removeVolume();
       throw error;
     }
+  }
+
+  async releaseSession(sessionId: string): Promise<void> {
+    if (!this.config.docker.sessionBindDir) return;
+    // rm never follows the symlinks code may have left in the folder.
+    await rm(await this.bindDir(sessionId, false), { recursive: true, force: true });
+  }
+
+  // <SESSION_BIND_DIR>/<sessionId>, owned by the sandbox user and closed to others.
+  private async bindDir(sessionId: string, create: boolean): Promise<string> {
+    const root = this.config.docker.sessionBindDir;
+    if (!root) throw new Error('bind storage needs SESSION_BIND_DIR');
+    if (!/^[A-Za-z0-9_-]+$/.test(sessionId)) throw new Error(`unexpected session id ${sessionId}`);
+    const dir = join(resolve(root), sessionId);
+    if (create) {
+      await mkdir(dir, { recursive: true, mode: 0o700 });
+      await chown(dir, SANDBOX_UID, SANDBOX_UID);
+    }
+    return dir;
   }
 
   async removeOrphans(workerId: string, keep: ReadonlySet<string>): Promise<number> {

@@ -13,14 +13,25 @@ export const JobName = {
   StartSession: 'start-session',
   Execute: 'execute',
   StopSession: 'stop-session',
+  StageDataset: 'stage-dataset',
 } as const;
 export type JobName = (typeof JobName)[keyof typeof JobName];
+
+// A dataset a session asked for (docs/datasets.md): `local_ro` is mounted read-only at
+// /data/<name>; `staged` is copied into /session/data/<name> when the sandbox starts.
+export interface SessionDataset {
+  name: string;
+  mode: 'local_ro' | 'staged';
+}
 
 export interface SessionSpec {
   sessionId: string;
   tenantId: string;
   threadId: string;
   limits: EffectiveLimits;
+  // Absent in jobs queued before these existed: tmpfs and no datasets.
+  storage?: 'tmpfs' | 'bind';
+  datasets?: SessionDataset[];
 }
 
 export interface StartSessionJobData {
@@ -38,10 +49,16 @@ export interface StopSessionJobData {
   session: Pick<SessionSpec, 'sessionId' | 'tenantId'>;
 }
 
+export interface StageDatasetJobData {
+  session: SessionSpec;
+  name: string;
+}
+
 export interface JobDataByName {
   [JobName.StartSession]: StartSessionJobData;
   [JobName.Execute]: ExecuteJobData;
   [JobName.StopSession]: StopSessionJobData;
+  [JobName.StageDataset]: StageDatasetJobData;
 }
 
 // Job ids double as BullMQ's de-duplication key: a retried request for the same

@@ -17,6 +17,12 @@ export interface SandboxSpec {
   threadId: string;
   workerId: string;
   limits: EffectiveLimits;
+  // `bind`: /session is a host folder of this session under the operator's
+  // SESSION_BIND_DIR (kept across container restarts, removed when the session ends).
+  storage?: 'tmpfs' | 'bind';
+  // Operator dataset folders (already resolved and confined) mounted read-only at
+  // /data/<name>.
+  readOnlyMounts?: { name: string; hostPath: string }[];
 }
 
 export interface RunRequest {
@@ -83,6 +89,8 @@ export interface Sandbox {
 
 export interface SandboxRuntime {
   create(spec: SandboxSpec): Promise<Sandbox>;
+  // Frees what a session kept beyond its containers (its `bind` folder); idempotent.
+  releaseSession(sessionId: string): Promise<void>;
   // Removes containers labelled for this worker whose session is not in `keep`.
   removeOrphans(workerId: string, keep: ReadonlySet<string>): Promise<number>;
   healthy(): Promise<boolean>;

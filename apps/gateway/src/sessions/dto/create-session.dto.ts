@@ -1,6 +1,8 @@
 import { Type } from 'class-transformer';
 import { THREAD_ID_PATTERN, THREAD_ID_RULE } from '@drydock/core';
+import { DATASET_NAME_PATTERN } from '@drydock/sessions';
 import {
+  ArrayMaxSize,
   IsArray,
   IsBoolean,
   IsIn,
@@ -25,6 +27,21 @@ export class SessionLimitsDto {
   timeoutMs?: number;
 }
 
+const DATASET_NAME_MESSAGE = 'dataset name must be 1-64 letters, digits, ".", "_" or "-", starting with a letter or digit';
+
+export class SessionDatasetDto {
+  @IsString() @Matches(DATASET_NAME_PATTERN, { message: DATASET_NAME_MESSAGE })
+  name: string;
+
+  @IsIn(['local_ro', 'staged'], { message: 'mode must be "local_ro" (read-only at /data/<name>) or "staged" (copied into /session/data/<name>)' })
+  mode: 'local_ro' | 'staged';
+}
+
+export class StageDatasetDto {
+  @IsString() @Matches(DATASET_NAME_PATTERN, { message: DATASET_NAME_MESSAGE })
+  name: string;
+}
+
 export class CreateSessionDto {
   @IsOptional() @IsString() @Matches(THREAD_ID_PATTERN, { message: `threadId must be ${THREAD_ID_RULE}` })
   threadId?: string;
@@ -35,8 +52,8 @@ export class CreateSessionDto {
   @IsOptional() @IsIn(['tmpfs', 'bind'])
   storage?: 'tmpfs' | 'bind';
 
-  @IsOptional() @IsArray()
-  datasets?: unknown[];
+  @IsOptional() @IsArray() @ArrayMaxSize(32) @ValidateNested({ each: true }) @Type(() => SessionDatasetDto)
+  datasets?: SessionDatasetDto[];
 
   @IsOptional() @IsBoolean()
   network?: boolean;
