@@ -1,0 +1,3 @@
+// @drydock/agents: the LangGraph agent, its tools, content extraction, eviction and
+// backends. Modules are exported here as they land.
+export * from './extraction/index.js';
