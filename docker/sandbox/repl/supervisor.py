@@ -17,6 +17,7 @@ Standard library only.
 from __future__ import annotations
 
 import codecs
+import errno
 import ctypes
 import json
 import os
@@ -187,6 +188,11 @@ class Exec:
     interrupted_at: float | None = None  # when SIGINT was sent on timeout
     oom_before: int | None = None
     snapshot: Snapshot | None = None  # session dir before the cell (change report)
+    # The host says it wrote nothing into the session dir since the last `done`.
+    session_unchanged: bool = False
+    # Files may have changed since `snapshot` was taken (events seen between execs).
+    dirty: bool = True
+    tracking_ms: float = 0.0  # time spent on the change report
 
 
 @dataclass
@@ -276,6 +282,7 @@ class Snapshot:
     unreadable: list[str]  # directories that could not be listed ("/rel/dir")
     truncated: bool
     newest_ns: int  # largest mtime/ctime seen
+    dirs: list[str] = field(default_factory=list)  # directories walked ("" = root)
 
 
 def take_snapshot(root: str, limit: int = SNAPSHOT_MAX_ENTRIES) -> Snapshot:
@@ -286,6 +293,7 @@ def take_snapshot(root: str, limit: int = SNAPSHOT_MAX_ENTRIES) -> Snapshot:
     """
     entries: dict[str, Signature] = {}
     unreadable: list[str] = []
+    dirs: list[str] = []
     newest = 0
     count = 0
     truncated = False
@@ -300,6 +308,7 @@ def take_snapshot(root: str, limit: int = SNAPSHOT_MAX_ENTRIES) -> Snapshot:
             if rel:
                 unreadable.append(rel)
             continue
+        dirs.append(rel)
         with it:
             for entry in it:
                 name = entry.name
@@ -329,7 +338,106 @@ def take_snapshot(root: str, limit: int = SNAPSHOT_MAX_ENTRIES) -> Snapshot:
                     newest = ctime
         if truncated:
             break
-    return Snapshot(entries, unreadable, truncated, newest)
+    return Snapshot(entries, unreadable, truncated, newest, dirs)
+
+
+def unchanged_report(snapshot: Snapshot) -> dict[str, Any]:
+    """The change report of an exec during which nothing under the root changed."""
+    report: dict[str, Any] = {
+        "changed": [],
+        "deleted": [],
+        "skipped": [{"path": rel, "reason": "unreadable"} for rel in sorted(snapshot.unreadable)],
+    }
+    if snapshot.truncated:
+        report["truncated"] = True
+    return report
+
+
+# inotify (linux/inotify.h). Every event that can change what a snapshot sees.
+_IN_MODIFY, _IN_ATTRIB, _IN_CLOSE_WRITE = 0x2, 0x4, 0x8
+_IN_MOVED_FROM, _IN_MOVED_TO, _IN_CREATE, _IN_DELETE = 0x40, 0x80, 0x100, 0x200
+_IN_DELETE_SELF, _IN_MOVE_SELF = 0x400, 0x800
+_IN_Q_OVERFLOW, _IN_IGNORED = 0x4000, 0x8000
+_IN_DONT_FOLLOW, _IN_EXCL_UNLINK = 0x02000000, 0x04000000
+_IN_NONBLOCK, _IN_CLOEXEC = os.O_NONBLOCK, os.O_CLOEXEC
+_WATCH_MASK = (
+    _IN_MODIFY | _IN_ATTRIB | _IN_CLOSE_WRITE | _IN_MOVED_FROM | _IN_MOVED_TO | _IN_CREATE
+    | _IN_DELETE | _IN_DELETE_SELF | _IN_MOVE_SELF | _IN_DONT_FOLLOW | _IN_EXCL_UNLINK
+)
+_EVENT_HEADER = struct.Struct("iIII")
+
+
+class ChangeWatch:
+    """Tells whether anything under the session root may have changed since the last
+    drain, so that an exec which touched no file needs no walk of the tree.
+
+    Watches every directory the last walk saw (except root/artifacts). Any event, a
+    queue overflow, or a watch that could not be added makes the caller walk. Writes
+    through a memory mapping raise no inotify event: a mapping made writable in an
+    earlier exec and written in a later one is seen at the next walk.
+    """
+
+    def __init__(self, root: str) -> None:
+        self.root = root
+        self.fd = -1
+        self.root_wd = -1
+        try:
+            self.libc = ctypes.CDLL(None, use_errno=True)
+            fd = self.libc.inotify_init1(_IN_NONBLOCK | _IN_CLOEXEC)
+        except (OSError, AttributeError):
+            return
+        if fd >= 0:
+            self.fd = fd
+
+    @property
+    def enabled(self) -> bool:
+        return self.fd >= 0
+
+    def disable(self, why: str) -> None:
+        if self.fd >= 0:
+            log(f"file change watch off ({why}); every exec walks /session")
+            os.close(self.fd)
+            self.fd = -1
+
+    def watch(self, dirs: list[str]) -> None:
+        """Adds (or refreshes) a watch on each directory, relative to the root."""
+        for rel in dirs:
+            if self.fd < 0:
+                return
+            path = (self.root + rel).encode("utf-8", "surrogateescape")
+            wd = self.libc.inotify_add_watch(self.fd, path, _WATCH_MASK)
+            if wd < 0:
+                err = ctypes.get_errno()
+                if err in (errno.ENOENT, errno.ENOTDIR, errno.EACCES):
+                    continue  # gone or replaced since the walk: the walk saw it changing
+                self.disable(os.strerror(err))
+                return
+            if rel == "":
+                self.root_wd = wd
+
+    def drain(self) -> bool:
+        """Consumes pending events; True when any may have changed the tree."""
+        if self.fd < 0:
+            return True
+        changed = False
+        while True:
+            try:
+                data = os.read(self.fd, 65536)
+            except BlockingIOError:
+                return changed
+            except OSError as exc:
+                self.disable(str(exc))
+                return True
+            offset = 0
+            while offset + _EVENT_HEADER.size <= len(data):
+                wd, mask, _cookie, length = _EVENT_HEADER.unpack_from(data, offset)
+                name = data[offset + _EVENT_HEADER.size : offset + _EVENT_HEADER.size + length].rstrip(b"\0")
+                offset += _EVENT_HEADER.size + length
+                if mask == _IN_IGNORED:
+                    continue  # a watch went with its directory (whose removal was an event)
+                if wd == self.root_wd and name == ARTIFACTS_NAME.encode() and not mask & _IN_Q_OVERFLOW:
+                    continue  # the artifacts outbox is not part of the snapshot
+                changed = True
 
 
 def wait_for_timestamp_tick(newest_ns: int) -> None:
@@ -610,6 +718,9 @@ class Supervisor:
         self.announced = False  # the host got `ready`
         self.start_failures = 0
         self.next_poll = 0.0
+        self.watch = ChangeWatch(session_dir)
+        # The session dir as the last exec left it, while nothing has written since.
+        self.last_snapshot: Snapshot | None = None
 
     # ------------------------------------------------------------- event loop
 
@@ -766,6 +877,7 @@ class Supervisor:
         timeout_ms = message.get("timeoutMs", DEFAULT_TIMEOUT_MS)
         cap = message.get("maxOutputBytes", DEFAULT_MAX_OUTPUT_BYTES)
         capture_figures = message.get("captureFigures", True)
+        session_unchanged = message.get("sessionUnchanged", False)
         problem = None
         if not isinstance(code, str):
             problem = "code must be a string"
@@ -775,6 +887,8 @@ class Supervisor:
             problem = "maxOutputBytes must be a non-negative integer"
         elif not isinstance(capture_figures, bool):
             problem = "captureFigures must be a boolean"
+        elif not isinstance(session_unchanged, bool):
+            problem = "sessionUnchanged must be a boolean"
         if problem is not None:
             self.send_rejection(exec_id, "InvalidRequest", problem)
             return
@@ -789,6 +903,7 @@ class Supervisor:
             stdout=Capture(cap),
             stderr=Capture(cap),
             capture_figures=capture_figures,
+            session_unchanged=session_unchanged,
         )
         if self.kernel is not None and self.kernel.ready:
             self.start_exec()
@@ -825,6 +940,8 @@ class Supervisor:
                     refused.append({"path": path, "reason": outcome})
             if root_fd is not None:
                 os.close(root_fd)
+            if any(p.split("/")[1:2] != [ARTIFACTS_NAME] for p in deleted):
+                self.last_snapshot = None  # the host's deletes are not the code's
         self.send(
             {"ev": "fs-deleted", "id": request_id, "deleted": deleted, "missing": missing, "refused": refused}
         )
@@ -856,9 +973,17 @@ class Supervisor:
         assert cur is not None and kernel is not None and kernel.ready
         cur.state_lost, self.state_lost = self.state_lost, False
         cur.oom_before = read_oom_kills(self.oom_files)
-        # Always a fresh snapshot: the host may have changed files since the last exec.
-        cur.snapshot = take_snapshot(self.session_dir)
-        wait_for_timestamp_tick(cur.snapshot.newest_ns)
+        t0 = time.perf_counter()
+        moved = self.watch.drain()
+        if cur.session_unchanged and self.last_snapshot is not None and self.watch.enabled:
+            # What the last exec left: changes made since (by background processes of
+            # the code) are reported by this exec.
+            cur.snapshot, cur.dirty = self.last_snapshot, moved
+        else:
+            # The host may have written files: they are not the code's changes.
+            cur.snapshot = self.walk()
+            cur.dirty = False
+        cur.tracking_ms = (time.perf_counter() - t0) * 1000.0
         cur.started = time.monotonic()
         cur.deadline = cur.started + cur.timeout_ms / 1000.0
         self.send_command(
@@ -889,10 +1014,16 @@ class Supervisor:
                 self.send({"ev": "stream", "id": cur.id, "name": name, "text": tail})
         started = cur.started if cur.started is not None else time.monotonic()
         duration_ms = round((time.monotonic() - started) * 1000.0, 3)
-        if cur.snapshot is not None:
-            files = diff_snapshots(cur.snapshot, take_snapshot(self.session_dir))
-        else:
+        t0 = time.perf_counter()
+        if cur.snapshot is None:
             files = empty_change_report()
+        elif not cur.dirty and not self.watch.drain():
+            files = unchanged_report(cur.snapshot)
+            self.last_snapshot = cur.snapshot
+        else:
+            after = self.walk()
+            files = diff_snapshots(cur.snapshot, after)
+        cur.tracking_ms += (time.perf_counter() - t0) * 1000.0
         # Not a diff: everything in artifacts/ now, including what an earlier exec left.
         artifacts = list_artifacts(self.session_dir)
         self.send(
@@ -910,8 +1041,22 @@ class Supervisor:
                 "files": files,
                 "artifacts": artifacts,
                 "figures": figures or [],
+                "trackingMs": round(cur.tracking_ms, 3),
             }
         )
+
+    def walk(self) -> Snapshot:
+        """A fresh snapshot, remembered for the next exec, with every directory watched.
+
+        Waits for the timestamp tick after it, so that a later rewrite of any file gets
+        a newer timestamp and the snapshot can serve as the next exec's "before".
+        """
+        self.watch.drain()  # events up to now are what this walk sees
+        snapshot = take_snapshot(self.session_dir)
+        self.watch.watch(snapshot.dirs)
+        wait_for_timestamp_tick(snapshot.newest_ns)
+        self.last_snapshot = snapshot
+        return snapshot
 
     def on_output(self, name: str, data: bytes) -> None:
         cur = self.current

@@ -102,6 +102,7 @@ class Client:
         timeout_ms: int = 10_000,
         max_output: int = 1 << 20,
         capture_figures: bool | None = None,
+        session_unchanged: bool | None = None,
     ) -> str:
         self._ids += 1
         exec_id = f"e{self._ids}"
@@ -110,6 +111,8 @@ class Client:
         }
         if capture_figures is not None:
             message["captureFigures"] = capture_figures
+        if session_unchanged is not None:
+            message["sessionUnchanged"] = session_unchanged
         self.send(message)
         return exec_id
 
@@ -179,7 +182,7 @@ class TestBasics(ReplTestCase):
             set(done),
             {
                 "ev", "id", "status", "stdout", "stderr", "truncated", "result", "error",
-                "stateLost", "durationMs", "files", "artifacts", "figures",
+                "stateLost", "durationMs", "files", "artifacts", "figures", "trackingMs",
             },
         )
         self.assertIsInstance(done["durationMs"], float)
@@ -622,6 +625,58 @@ class TestFiles(ReplTestCase):
         done = self.repl.run("len(x)")
         self.assertOk(done)
         self.assertEqual(done["files"], {"changed": [], "deleted": [], "skipped": []})
+
+    # sessionUnchanged: the host promises it put nothing into the session dir since the
+    # last done, so the supervisor may skip walking the tree when no file event came.
+
+    def test_unchanged_session_reports_the_code_changes_only(self) -> None:
+        self.write("data/in.csv", "a\n")
+        self.assertOk(self.repl.run("x = 1"))
+        quiet = self.repl.run("y = 2", session_unchanged=True)
+        self.assertEqual(quiet["files"], {"changed": [], "deleted": [], "skipped": []})
+        wrote = self.repl.run(
+            "open('data/in.csv', 'a').write('1\\n')\nos = __import__('os')\nos.makedirs('new/deep')\nopen('new/deep/f.txt', 'w').write('f')",
+            session_unchanged=True,
+        )
+        self.assertEqual(wrote["files"]["changed"], ["/data/in.csv", "/new/deep/f.txt"])
+        # A folder created by the code is watched from then on.
+        again = self.repl.run("open('new/deep/f.txt', 'w').write('g')", session_unchanged=True)
+        self.assertEqual(again["files"]["changed"], ["/new/deep/f.txt"])
+        gone = self.repl.run("os.remove('data/in.csv')", session_unchanged=True)
+        self.assertEqual(gone["files"], {"changed": [], "deleted": ["/data/in.csv"], "skipped": []})
+
+    def test_same_size_rewrite_in_the_next_unchanged_exec(self) -> None:
+        self.assertOk(self.repl.run("open('n.txt', 'w').write('1')"))
+        done = self.repl.run("open('n.txt', 'w').write('2')", session_unchanged=True)
+        self.assertEqual(done["files"]["changed"], ["/n.txt"])
+
+    def test_background_write_between_execs_is_reported_next(self) -> None:
+        self.assertOk(
+            self.repl.run(
+                "import threading, time\n"
+                "def later():\n    time.sleep(0.3)\n    open('late.txt', 'w').write('late')\n"
+                "threading.Thread(target=later).start()"
+            )
+        )
+        time.sleep(0.6)
+        done = self.repl.run("z = 3", session_unchanged=True)
+        self.assertEqual(done["files"]["changed"], ["/late.txt"])
+
+    def test_host_writes_are_not_reported_unless_promised_otherwise(self) -> None:
+        self.assertOk(self.repl.run("x = 1"))
+        self.write("pushed.txt", "from the host")
+        # The host wrote: a fresh snapshot, so its file is not the code's change.
+        done = self.repl.run("y = 1", session_unchanged=False)
+        self.assertEqual(done["files"]["changed"], [])
+        # The host's fs-delete also makes the next exec start from a fresh snapshot.
+        self.fs_delete(["/pushed.txt"])
+        done = self.repl.run("y = 2", session_unchanged=True)
+        self.assertEqual(done["files"], {"changed": [], "deleted": [], "skipped": []})
+
+    def test_session_unchanged_must_be_boolean(self) -> None:
+        self.repl.send({"op": "exec", "id": "bad", "code": "1", "sessionUnchanged": "yes"})
+        frame = self.repl.next_frame()
+        self.assertEqual((frame["id"], frame["error"]["name"]), ("bad", "InvalidRequest"))
 
     def test_rejected_exec_has_empty_report(self) -> None:
         os.makedirs(os.path.join(self.repl.dir, "artifacts"))

@@ -213,7 +213,7 @@ export class SessionHostService {
         this.logger.warn(`re-creating the sandbox of ${hosted.spec.sessionId} failed: ${error.message}`),
       );
     }
-    const { artifacts: _listing, figures: _figures, ...rest } = outcome;
+    const { artifacts: _listing, figures: _figures, trackingMs: _tracking, ...rest } = outcome;
     return { ...rest, files, artifacts: produced.artifacts, artifactsSkipped: produced.skipped };
   }
 

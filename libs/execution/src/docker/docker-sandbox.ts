@@ -47,6 +47,8 @@ export class DockerSandbox implements Sandbox {
   private isAlive = true;
   private exitReason: string | null = null;
   private readonly deletes = new Map<string, { resolve: (e: FsDeletedEvent) => void; reject: (e: Error) => void }>();
+  // Files were put into /session from outside since the last run (a new sandbox counts).
+  private wroteSession = true;
 
   constructor(
     readonly id: string,
@@ -101,7 +103,10 @@ export class DockerSandbox implements Sandbox {
     const done = new Promise<DoneFrame>((resolve, reject) => {
       this.pending = { id: request.id, resolve, reject, onOutput };
     });
-    this.send({ op: 'exec', ...request });
+    // The supervisor may reuse the last exec's snapshot of /session as this one's
+    // "before" only if nothing was put there from outside since.
+    this.send({ op: 'exec', ...request, sessionUnchanged: !this.wroteSession });
+    this.wroteSession = false;
     // The supervisor enforces the timeout itself; this deadline only fires when the
     // supervisor is wedged, in which case the container is killed.
     const deadlineMs = request.timeoutMs + this.hardDeadlineSlackMs;
@@ -131,6 +136,7 @@ export class DockerSandbox implements Sandbox {
   async putFiles(files: SessionFileIn[]): Promise<void> {
     if (files.length === 0) return;
     this.assertAlive();
+    this.wroteSession = true;
     const archive = packSessionFiles(files, { uid: SANDBOX_UID, gid: SANDBOX_UID });
     await this.container.putArchive(archive as unknown as NodeJS.ReadableStream, { path: SESSION_ROOT });
   }

@@ -12,6 +12,9 @@ export interface ExecRequest {
   timeoutMs: number;
   maxOutputBytes: number;
   captureFigures?: boolean;
+  // Nothing was put into /session from outside since the last done: the supervisor may
+  // reuse that exec's snapshot instead of walking the tree again.
+  sessionUnchanged?: boolean;
 }
 
 export interface RichResult {
@@ -75,6 +78,8 @@ export interface DoneFrame {
   artifacts?: ArtifactListing;
   // Figures the kernel saved into /session/artifacts/ (already in `artifacts`).
   figures?: string[];
+  // Time the supervisor spent on the change report (walks, diff, watch upkeep).
+  trackingMs?: number;
 }
 
 // Answer to an fs-delete request: each path is deleted, missing, or refused with a

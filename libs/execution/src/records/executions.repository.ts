@@ -16,7 +16,7 @@ export interface NewExecution {
 
 // A finished run as recorded: the sandbox's outcome, with its change report replaced
 // by what the worker actually mirrored into the thread's files.
-export type CompletedRun = Omit<RunOutcome, 'files' | 'artifacts' | 'figures'> & {
+export type CompletedRun = Omit<RunOutcome, 'files' | 'artifacts' | 'figures' | 'trackingMs'> & {
   files: ExecutionFiles;
   // Descriptors of the artifacts the run produced (libs/artifacts).
   artifacts: unknown[];

@@ -34,9 +34,11 @@ export interface RunRequest {
 
 // What one run produced: the REPL's done frame without its envelope. `stateLost` says
 // the interpreter's variables were lost before this run started.
-export type RunOutcome = Omit<DoneFrame, 'ev' | 'id' | 'artifacts' | 'figures'> & {
+export type RunOutcome = Omit<DoneFrame, 'ev' | 'id' | 'artifacts' | 'figures' | 'trackingMs'> & {
   artifacts: ArtifactListing;
   figures: string[];
+  // For benchmarks; not recorded.
+  trackingMs?: number;
 };
 
 // A file to place under /session; `path` is relative to /session with a leading slash.
@@ -111,6 +113,7 @@ export function outcomeFromDone(done: DoneFrame): RunOutcome {
     files: done.files ?? emptyChangeReport(),
     artifacts: done.artifacts ?? { files: [], skipped: [] },
     figures: done.figures ?? [],
+    trackingMs: done.trackingMs,
   };
 }
 
