@@ -24,16 +24,22 @@ export ARTIFACTS_DIR="$DRYDOCK_VAR/test-artifacts"
 log "type-checking (tsc $(cd "$ROOT" && npx tsc --version | cut -d' ' -f2))"
 (cd "$ROOT" && npx tsc -p .)
 
-log "REPL server tests (python unittest)"
-PY_LOG="$DRYDOCK_VAR/log/repl-tests.log"
-set +e
-(cd "$ROOT/docker/sandbox/repl" && python3 -m unittest test_repl) 2>&1 | tee "$PY_LOG" | tail -4
-PY_STATUS=${PIPESTATUS[0]}
-set -e
-PY_RAN=$(sed -n 's/^Ran \([0-9]*\) tests\? .*/\1/p' "$PY_LOG")
-PY_FAILED=$(sed -n 's/^FAILED (.*failures=\([0-9]*\).*/\1/p; s/^FAILED (.*errors=\([0-9]*\).*/\1/p' "$PY_LOG" | head -1)
-PY_FAILED=${PY_FAILED:-0}
-[[ $PY_STATUS -ne 0 && $PY_FAILED -eq 0 ]] && PY_FAILED=1
+log "Python tests (unittest): the REPL server, the agent's tool-schema derivation"
+PY_RAN=0
+PY_FAILED=0
+for suite in docker/sandbox/repl:test_repl libs/agents/src/python-tools:test_derive_schema; do
+  PY_LOG="$DRYDOCK_VAR/log/python-${suite##*:}.log"
+  set +e
+  (cd "$ROOT/${suite%%:*}" && python3 -m unittest "${suite##*:}") 2>&1 | tee "$PY_LOG" | tail -4
+  status=${PIPESTATUS[0]}
+  set -e
+  ran=$(sed -n 's/^Ran \([0-9]*\) tests\? .*/\1/p' "$PY_LOG")
+  failed=$(sed -n 's/^FAILED (.*failures=\([0-9]*\).*/\1/p; s/^FAILED (.*errors=\([0-9]*\).*/\1/p' "$PY_LOG" | head -1)
+  failed=${failed:-0}
+  [[ $status -ne 0 && $failed -eq 0 ]] && failed=1
+  PY_RAN=$((PY_RAN + ${ran:-0}))
+  PY_FAILED=$((PY_FAILED + failed))
+done
 
 log "unit and end-to-end tests (jest)"
 cd "$ROOT"
@@ -54,4 +60,4 @@ echo
 echo "python: $(( ${PY_RAN:-0} - PY_FAILED )) passed, $PY_FAILED failed"
 echo "jest: $J_PASSED passed, $J_FAILED failed, $J_SKIPPED skipped"
 echo "total: $PASSED passed, $FAILED failed"
-[[ $PY_STATUS -eq 0 && $JEST_STATUS -eq 0 ]]
+[[ $PY_FAILED -eq 0 && $JEST_STATUS -eq 0 ]]

@@ -1,0 +1,2 @@
+export * from './tool-result-eviction.js';
+export * from './backend-eviction-store.js';
