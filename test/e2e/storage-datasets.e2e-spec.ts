@@ -5,6 +5,7 @@ import type { ApiClient } from './support/api-client.js';
 
 const BIND_DIR = resolve('var/test-bind');
 const DATASETS_DIR = resolve('var/test-datasets');
+const STAGE_LIMIT = 1000;
 
 // Session storage modes and datasets (seed 003) against a real Docker engine: a
 // per-session host folder for /session, operator datasets mounted read-only at /data or
@@ -27,10 +28,14 @@ describe('Session storage and datasets', () => {
     writeFileSync(join(DATASETS_DIR, 'shared', 'sales', 'readme.txt'), 'sales figures');
     // A dataset that points out of the registry is not a dataset.
     symlinkSync('/etc', join(DATASETS_DIR, 'shared', 'escape'));
-    platform = await startPlatform({ SESSION_BIND_DIR: BIND_DIR, DATASETS_DIR });
+    mkdirSync(join(DATASETS_DIR, 'shared', 'big'));
+    writeFileSync(join(DATASETS_DIR, 'shared', 'big', 'data.bin'), Buffer.alloc(STAGE_LIMIT + 1));
+    platform = await startPlatform({ SESSION_BIND_DIR: BIND_DIR, DATASETS_DIR, DATASETS_MAX_STAGED_BYTES: String(STAGE_LIMIT) });
     api = await platform.newTenant();
     other = await platform.newTenant();
     mkdirSync(join(DATASETS_DIR, 'tenants', api.tenantId, 'private'), { recursive: true });
+    // A link from the shared scope into one tenant's folder is not a shared dataset.
+    symlinkSync(join(DATASETS_DIR, 'tenants', api.tenantId, 'private'), join(DATASETS_DIR, 'shared', 'peek'));
     writeFileSync(join(DATASETS_DIR, 'tenants', api.tenantId, 'private', 'secret.txt'), 'only for tenant A');
   });
 
@@ -65,10 +70,14 @@ describe('Session storage and datasets', () => {
   describe('datasets', () => {
     it('should list the shared datasets and the tenant\'s own, never another tenant\'s or an escaping link', async () => {
       expect((await api.get('/v1/datasets')).body.datasets).toEqual([
+        { name: 'big', scope: 'shared' },
         { name: 'private', scope: 'tenant' },
         { name: 'sales', scope: 'shared' },
       ]);
-      expect((await other.get('/v1/datasets')).body.datasets).toEqual([{ name: 'sales', scope: 'shared' }]);
+      expect((await other.get('/v1/datasets')).body.datasets).toEqual([
+        { name: 'big', scope: 'shared' },
+        { name: 'sales', scope: 'shared' },
+      ]);
     });
 
     it('should mount a local_ro dataset read-only at /data/<name>', async () => {
@@ -113,6 +122,11 @@ describe('Session storage and datasets', () => {
       expect(bad.body.error.code).toBe('DATASET_NOT_FOUND');
       const escape = await api.post('/v1/sessions', { threadId: 'ds-bad', datasets: [{ name: 'escape', mode: 'local_ro' }] });
       expect(escape.body.error.code).toBe('DATASET_NOT_FOUND');
+      const peek = await other.post('/v1/sessions', { threadId: 'ds-bad', datasets: [{ name: 'peek', mode: 'local_ro' }] });
+      expect(peek.body.error.code).toBe('DATASET_NOT_FOUND');
+      const big = await api.post('/v1/sessions', { threadId: 'ds-bad', datasets: [{ name: 'big', mode: 'staged' }] });
+      expect(big.status).toBe(422);
+      expect(big.body.error.code).toBe('DATASET_TOO_LARGE');
       const twice = await api.post('/v1/sessions', {
         threadId: 'ds-bad',
         datasets: [
@@ -126,6 +140,13 @@ describe('Session storage and datasets', () => {
       const stage = await other.post(`/v1/sessions/${session.id}/datasets`, { name: 'private' });
       expect(stage.status).toBe(422);
       expect(stage.body.error.code).toBe('DATASET_NOT_FOUND');
+      const tooBig = await other.post(`/v1/sessions/${session.id}/datasets`, { name: 'big' });
+      expect(tooBig.status).toBe(422);
+      expect(tooBig.body.error.code).toBe('DATASET_TOO_LARGE');
+      // Too big to copy, but it can be mounted read-only.
+      const mounted = await other.createSession({ threadId: 'ds-big-ro', datasets: [{ name: 'big', mode: 'local_ro' }] });
+      expect((await run(other, mounted.id, "import os\nos.path.getsize('/data/big/data.bin')")).result.text).toBe(String(STAGE_LIMIT + 1));
+      expect((await other.get(`/v1/sessions/${session.id}`)).body.datasets).toEqual([]);
       // Nothing leaked into the container.
       expect((await run(other, session.id, "import os\nos.path.exists('/session/data')")).result.text).toBe('False');
     });

@@ -92,10 +92,20 @@ export class SessionsService {
     if (mounted) {
       throw new DrydockError('DATASET_MOUNTED', `Dataset "${name}" is already mounted read-only at /data/${name} in this session.`, 409);
     }
+    await this.datasets.assertStageable(await this.datasets.resolve(tenantId, name));
     const dataset: SessionDataset = { name, mode: 'staged' };
+    const spec = specOf(session);
+    if (!spec.datasets!.some((d) => d.name === name)) spec.datasets!.push(dataset);
+    // Recorded once it is in the sandbox: a failed copy leaves the session as it was.
+    let staged: StagedDataset;
+    try {
+      staged = await this.dispatcher.dispatch(session.workerId, JobName.StageDataset, { session: spec, name }, { waitMs: STAGE_WAIT_MS });
+    } catch (error) {
+      this.logger.warn(`staging ${name} into ${sessionId} failed: ${(error as Error).message}`);
+      throw SessionsError.sandboxFailed(`dataset "${name}" could not be copied into the session`);
+    }
     if (!(await this.sessions.addDataset(tenantId, sessionId, dataset))) throw SessionsError.ended(sessionId);
-    const spec = specOf((await this.sessions.findById(tenantId, sessionId))!);
-    return this.dispatcher.dispatch(session.workerId, JobName.StageDataset, { session: spec, name }, { waitMs: STAGE_WAIT_MS });
+    return staged;
   }
 
   private async checkDatasets(tenantId: string, datasets: SessionDataset[]): Promise<SessionDataset[]> {
@@ -103,7 +113,8 @@ export class SessionsService {
     for (const { name } of datasets) {
       if (seen.has(name)) throw new DrydockError('DUPLICATE_DATASET', `Dataset "${name}" is named twice; name each dataset once.`, 400);
       seen.add(name);
-      await this.datasets.resolve(tenantId, name);
+      const resolved = await this.datasets.resolve(tenantId, name);
+      if (datasets.find((d) => d.name === name)!.mode === 'staged') await this.datasets.assertStageable(resolved);
     }
     return datasets.map(({ name, mode }) => ({ name, mode }));
   }

@@ -262,13 +262,13 @@ export class SessionHostService {
           await sandbox.destroy();
           throw SessionsError.ended(sessionId);
         }
-        try {
-          for (const dataset of hosted.spec.datasets ?? []) {
-            if (dataset.mode === 'staged') await this.stage(hosted.spec.tenantId, sandbox, dataset.name);
-          }
-        } catch (error) {
-          await sandbox.destroy().catch(() => undefined);
-          throw error;
+        for (const dataset of hosted.spec.datasets ?? []) {
+          if (dataset.mode !== 'staged') continue;
+          // Checked when the session asked for it; should the operator have changed or
+          // removed it since, the session still starts, without that copy.
+          await this.stage(hosted.spec.tenantId, sandbox, dataset.name).catch((error: Error) =>
+            this.logger.warn(`re-staging dataset ${dataset.name} into ${sessionId} failed: ${error.message}`),
+          );
         }
         hosted.sandbox = sandbox;
         await this.sessions.recordContainer(hosted.spec.tenantId, sessionId, sandbox.id);

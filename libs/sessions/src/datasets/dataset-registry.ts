@@ -62,7 +62,7 @@ export class DatasetRegistry {
     for (const [scope, dir] of this.scopes(root, tenantId)) {
       const names = await readdir(dir).catch(() => [] as string[]);
       for (const name of names) {
-        if (!found.has(name) && DATASET_NAME_PATTERN.test(name) && (await this.confined(root, join(dir, name)))) {
+        if (!found.has(name) && DATASET_NAME_PATTERN.test(name) && (await this.confined(dir, join(dir, name)))) {
           found.set(name, scope);
         }
       }
@@ -74,10 +74,30 @@ export class DatasetRegistry {
     if (typeof name !== 'string' || !DATASET_NAME_PATTERN.test(name)) throw DatasetsError.invalidName(name);
     const root = await this.root();
     for (const [scope, dir] of this.scopes(root, tenantId)) {
-      const hostPath = await this.confined(root, join(dir, name));
+      const hostPath = await this.confined(dir, join(dir, name));
       if (hostPath) return { name, scope, hostPath };
     }
     throw DatasetsError.notFound(name);
+  }
+
+  // Total bytes of the dataset's regular files (what staging would copy).
+  async sizeOf(dataset: ResolvedDataset): Promise<number> {
+    let total = 0;
+    const walk = async (dir: string): Promise<void> => {
+      for (const name of await readdir(dir)) {
+        const stat = await lstat(join(dir, name));
+        if (stat.isDirectory()) await walk(join(dir, name));
+        else if (stat.isFile()) total += stat.size;
+      }
+    };
+    await walk(dataset.hostPath);
+    return total;
+  }
+
+  // Refuses a staged dataset bigger than a session may take, before anything is stored.
+  async assertStageable(dataset: ResolvedDataset): Promise<void> {
+    const max = this.config.datasets.maxStagedBytes;
+    if ((await this.sizeOf(dataset)) > max) throw DatasetsError.tooLarge(dataset.name, max);
   }
 
   // The dataset's regular files as files under /data/<name>/ of the session, for
@@ -117,10 +137,12 @@ export class DatasetRegistry {
     ];
   }
 
-  // The real path of a dataset folder if it is a directory inside the registry.
-  private async confined(root: string, path: string): Promise<string | null> {
+  // The real path of a dataset folder if it is a directory inside its scope's folder
+  // (a link from shared/ into another tenant's folder does not count).
+  private async confined(scopeDir: string, path: string): Promise<string | null> {
+    const scopeReal = await realpath(scopeDir).catch(() => null);
     const real = await realpath(path).catch(() => null);
-    if (!real || !real.startsWith(root + sep)) return null;
+    if (!scopeReal || !real || !real.startsWith(scopeReal + sep)) return null;
     const stat = await lstat(real).catch(() => null);
     return stat?.isDirectory() ? real : null;
   }
