@@ -275,7 +275,8 @@ describe('Artifacts', () => {
       };
       const sig = parsed.searchParams.get('signature')!;
       const attempts = [
-        variant((u) => (u.pathname = u.pathname.replace(artifactId, `${artifactId.slice(0, -1)}x`))),
+        // Another id: its last character changed (to one it is not already).
+        variant((u) => (u.pathname = u.pathname.replace(artifactId, `${artifactId.slice(0, -1)}${artifactId.endsWith('x') ? 'y' : 'x'}`))),
         variant((u) => u.searchParams.set('tenant', other.tenantId)),
         variant((u) => u.searchParams.set('expires', String(Number(u.searchParams.get('expires')) + 1))),
         variant((u) => u.searchParams.set('signature', `${sig.slice(0, -1)}${sig.endsWith('A') ? 'B' : 'A'}`)),
