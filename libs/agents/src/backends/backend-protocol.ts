@@ -120,6 +120,11 @@ export interface ExecuteResult {
   // The Python variables were lost (the session was re-created) before this run.
   stateLost?: boolean;
   executionId?: string;
+  // Thread files the run changed or deleted (absolute VFS paths).
+  files?: { changed: string[]; deleted: string[] };
+  // Artifacts the run produced under /session/artifacts/ (the REST descriptors:
+  // id, path, name, contentType, size, ...).
+  artifacts?: Array<{ id: string; path?: string; name?: string; contentType?: string; size?: number }>;
 }
 
 // A backend whose files are also visible to code it runs (the thread's sandbox).

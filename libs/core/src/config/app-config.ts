@@ -83,6 +83,26 @@ export const configSchema = z.object({
     // Largest dataset a session may stage into /session/data.
     maxStagedBytes: int(256 * 1024 * 1024),
   }),
+  agent: z.object({
+    // An OpenAI-compatible chat completions endpoint (OpenAI, vLLM, Ollama, LiteLLM...).
+    // Unset: the agent endpoints answer 503 MODEL_NOT_CONFIGURED; the rest works.
+    modelBaseUrl: z.string().url().optional(),
+    modelApiKey: z.string().min(1).optional(),
+    // The model used when an agent definition says "default" (and by the default agent).
+    model: z.string().min(1).optional(),
+    modelTimeoutMs: int(120_000),
+    // Tool results longer than this many characters are saved to /large_tool_results/.
+    evictionThresholdChars: int(80_000),
+    // At most this many evicted results are kept per thread (the oldest go first).
+    maxEvictedResults: int(50),
+    // Model/tool round trips per run before the run stops (LangGraph recursion limit).
+    maxSteps: int(50),
+    // Host folders agent definitions may route to by name ("name=/abs/path,...").
+    filesystemRoots: z
+      .string()
+      .optional()
+      .transform((value, ctx) => parseFilesystemRoots(value, ctx)),
+  }),
   // Defaults applied when neither caller nor tenant says otherwise.
   defaultLimits: limitsSchema,
   // Platform ceilings: no tenant limit can exceed these.
@@ -113,7 +133,23 @@ const ENV_NAMES: Record<string, string> = {
   adminKey: 'DRYDOCK_ADMIN_KEY',
   'worker.id': 'WORKER_ID',
   'artifacts.signingSecret': 'ARTIFACTS_SIGNING_SECRET',
+  'agent.modelBaseUrl': 'AGENT_MODEL_BASE_URL',
+  'agent.filesystemRoots': 'AGENT_FILESYSTEM_ROOTS',
 };
+
+// "datasets=/srv/data,notes=/srv/notes" -> { datasets: '/srv/data', notes: '/srv/notes' }
+function parseFilesystemRoots(value: string | undefined, ctx: z.RefinementCtx): Record<string, string> {
+  const roots: Record<string, string> = {};
+  for (const entry of (value ?? '').split(',').map((e) => e.trim()).filter(Boolean)) {
+    const match = /^([a-z0-9][a-z0-9_-]{0,63})=(\/.*)$/.exec(entry);
+    if (!match || roots[match[1]!] !== undefined) {
+      ctx.addIssue({ code: 'custom', message: `"${entry}" is not name=/absolute/path (names unique, lowercase)` });
+      continue;
+    }
+    roots[match[1]!] = match[2]!;
+  }
+  return roots;
+}
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   const raw = {
@@ -153,6 +189,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     },
     docker: { socketPath: env.DOCKER_SOCKET, sandboxImage: env.SANDBOX_IMAGE, sessionBindDir: env.SESSION_BIND_DIR || undefined },
     datasets: { dir: env.DATASETS_DIR || undefined, maxStagedBytes: env.DATASETS_MAX_STAGED_BYTES },
+    agent: {
+      modelBaseUrl: env.AGENT_MODEL_BASE_URL || undefined,
+      modelApiKey: env.AGENT_MODEL_API_KEY || undefined,
+      model: env.AGENT_MODEL || undefined,
+      modelTimeoutMs: env.AGENT_MODEL_TIMEOUT_MS,
+      evictionThresholdChars: env.AGENT_EVICTION_THRESHOLD_CHARS,
+      maxEvictedResults: env.AGENT_MAX_EVICTED_RESULTS,
+      maxSteps: env.AGENT_MAX_STEPS,
+      filesystemRoots: env.AGENT_FILESYSTEM_ROOTS || undefined,
+    },
     defaultLimits: {
       memoryMb: env.SANDBOX_MEMORY_MB,
       cpus: env.SANDBOX_CPUS,

@@ -1,0 +1,32 @@
+import type { AIMessage } from '@langchain/core/messages';
+import type { BaseCheckpointSaver } from '@langchain/langgraph';
+import { END, START, StateGraph } from '@langchain/langgraph';
+import type { ToolResultEvictor } from '../eviction/tool-result-eviction.js';
+import { AgentStateAnnotation, type AgentState } from './agent-state.js';
+import { createModelNode } from './model.node.js';
+import type { AgentResolver } from './resolved-agent.js';
+import { createToolNode } from './tool.node.js';
+
+export const MODEL_NODE = 'model';
+export const TOOLS_NODE = 'tools';
+
+// model -> tools -> model ... until the model answers without tool calls. Built once at
+// start-up: everything per tenant, thread or agent comes from the run's config.
+export function buildAgentGraph(deps: {
+  resolver: AgentResolver;
+  evictor: ToolResultEvictor;
+  checkpointer: BaseCheckpointSaver;
+}) {
+  return new StateGraph(AgentStateAnnotation)
+    .addNode(MODEL_NODE, createModelNode(deps.resolver))
+    .addNode(TOOLS_NODE, createToolNode(deps.resolver, deps.evictor))
+    .addEdge(START, MODEL_NODE)
+    .addConditionalEdges(MODEL_NODE, routeAfterModel, [TOOLS_NODE, END])
+    .addEdge(TOOLS_NODE, MODEL_NODE)
+    .compile({ checkpointer: deps.checkpointer, name: 'agent' });
+}
+
+function routeAfterModel(state: AgentState): typeof TOOLS_NODE | typeof END {
+  const last = state.messages.at(-1) as AIMessage | undefined;
+  return last?.tool_calls?.length ? TOOLS_NODE : END;
+}

@@ -1,0 +1,28 @@
+import { AIMessage, SystemMessage, type BaseMessage } from '@langchain/core/messages';
+import type { RunnableConfig } from '@langchain/core/runnables';
+import { randomUUID } from 'node:crypto';
+import { assignBlocksToCalls, isExtractionTool, messageText } from '../extraction/index.js';
+import type { AgentState, AgentStateUpdate, ExtractedUpdate } from './agent-state.js';
+import type { AgentResolver } from './resolved-agent.js';
+import { runScopeOf } from './run-scope.js';
+
+// Calls the agent's model with its instructions and the conversation. When the reply
+// calls python_run_prepared or file_write, the fenced blocks of the same reply are
+// assigned to those calls here and kept in state until the tool node uses them.
+export function createModelNode(resolver: AgentResolver) {
+  return async function modelNode(state: AgentState, config: RunnableConfig): Promise<AgentStateUpdate> {
+    const agent = await resolver.resolve(runScopeOf(config));
+    const prompt: BaseMessage[] = agent.instructions ? [new SystemMessage(agent.instructions), ...state.messages] : state.messages;
+    const reply = (await agent.model.invoke(prompt, config)) as AIMessage;
+    const calls = reply.tool_calls ?? [];
+    // Every call needs an id: tool messages answer calls by id.
+    for (const call of calls) call.id ??= `call_${randomUUID().replace(/-/g, '')}`;
+    const extracted: ExtractedUpdate = {};
+    if (calls.some((call) => isExtractionTool(call.name))) {
+      for (const [id, assignment] of assignBlocksToCalls(messageText(reply.content), calls)) {
+        extracted[id] = assignment.ok ? { content: assignment.content } : { error: assignment.error };
+      }
+    }
+    return { messages: [reply], extracted };
+  };
+}
