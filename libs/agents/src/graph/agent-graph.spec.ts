@@ -1,5 +1,5 @@
 import { AIMessage, HumanMessage, ToolMessage } from '@langchain/core/messages';
-import { tool } from '@langchain/core/tools';
+import { tool, type StructuredToolInterface } from '@langchain/core/tools';
 import { MemorySaver } from '@langchain/langgraph';
 import { z } from 'zod';
 import { StateBackend } from '../backends/state-backend.js';
@@ -34,7 +34,7 @@ function graphWith(model: ScriptedChatModel, thresholdChars = 80_000) {
   const agent: ResolvedAgent = {
     instructions: 'be brief',
     model: model.bindTools([fileWrite, shout]),
-    tools: new Map([
+    tools: new Map<string, StructuredToolInterface>([
       ['file_write', fileWrite],
       ['shout', shout],
     ]),
