@@ -12,3 +12,4 @@ export * from './runtime/agent-runtime.js';
 export * from './runtime/agent-resolver.js';
 export * from './runtime/graph-agent.runtime.js';
 export * from './runtime/default-instructions.js';
+export * from './tools/index.js';

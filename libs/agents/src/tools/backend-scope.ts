@@ -1,0 +1,9 @@
+import type { BackendContext } from '../backends/backend-protocol.js';
+import type { ToolCallContext } from './tool-context.js';
+
+// The part of a call's context a backend reads: whose files, and the graph state's
+// `files` for state-backed routes.
+export function backendContextOf(ctx: ToolCallContext): BackendContext {
+  return { tenantId: ctx.tenantId, threadId: ctx.threadId, stateFiles: ctx.stateFiles };
+}
+
