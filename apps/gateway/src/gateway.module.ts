@@ -5,10 +5,12 @@ import { JOB_DISPATCHER } from '@drydock/execution';
 import { PlatformDataModule, SessionExecutionsService, SessionsService } from '@drydock/sessions';
 import { VfsModule } from '@drydock/vfs';
 import { ArtifactsModule } from '@drydock/artifacts';
+import { AgentDefinitionsModule, AgentDefinitionsService, PYTHON_SCHEMA_DERIVER, SessionPythonSchemaDeriver } from '@drydock/agents';
 import { ArtifactLinks } from './artifacts/artifact-links.service.js';
 import { ArtifactsController, SignedArtifactsController } from './artifacts/artifacts.controller.js';
 import { AdminOperationsController } from './admin/admin-operations.controller.js';
 import { AdminTenantsController } from './admin/admin-tenants.controller.js';
+import { AgentsController } from './agents/agents.controller.js';
 import { AdminAuthGuard } from './auth/admin-auth.guard.js';
 import { TenantAuthGuard } from './auth/tenant-auth.guard.js';
 import { ExecutionsController } from './executions/executions.controller.js';
@@ -25,6 +27,7 @@ import { DatasetsController, SessionsController } from './sessions/sessions.cont
     PlatformDataModule,
     VfsModule.register({ imports: [PlatformDataModule] }),
     ArtifactsModule.register({ imports: [PlatformDataModule] }),
+    AgentDefinitionsModule,
   ],
   controllers: [
     AdminTenantsController,
@@ -36,6 +39,7 @@ import { DatasetsController, SessionsController } from './sessions/sessions.cont
     ArtifactsController,
     SignedArtifactsController,
     HealthController,
+    AgentsController,
   ],
   providers: [
     { provide: APP_FILTER, useClass: ErrorResponseFilter },
@@ -47,6 +51,8 @@ import { DatasetsController, SessionsController } from './sessions/sessions.cont
     TenantAuthGuard,
     AdminAuthGuard,
     ArtifactLinks,
+    AgentDefinitionsService,
+    { provide: PYTHON_SCHEMA_DERIVER, useClass: SessionPythonSchemaDeriver },
   ],
 })
 export class GatewayModule {}

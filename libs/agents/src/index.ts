@@ -13,3 +13,4 @@ export * from './runtime/agent-resolver.js';
 export * from './runtime/graph-agent.runtime.js';
 export * from './runtime/default-instructions.js';
 export * from './tools/index.js';
+export * from './definitions/index.js';

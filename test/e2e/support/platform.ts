@@ -9,6 +9,8 @@ import { applyTestEnv } from './test-env.js';
 
 export interface Platform {
   url: string;
+  // The gateway application, for tests that call its services directly.
+  gateway: INestApplication;
   workerId: string;
   worker: INestApplicationContext;
   // Starts one more worker (its own id and queue) with extra environment.
@@ -46,6 +48,7 @@ export async function startPlatform(env: Record<string, string> = {}): Promise<P
 
   return {
     url,
+    gateway,
     workerId,
     worker,
     async addWorker(extra = {}) {

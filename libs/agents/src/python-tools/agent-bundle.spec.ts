@@ -41,7 +41,7 @@ function anAgent(overrides: Partial<PortableAgent> = {}): PortableAgent {
     instructions: 'Answer questions about the weather. Use "to_celsius" for conversions.\nBe brief.',
     model: 'openai:gpt-4o-mini',
     tools: ['execute_python', 'read_file'],
-    backendRoutes: [{ prefix: '/memories/', backend: 'store' }],
+    backendRoutes: [{ prefix: '/memories/', backend: 'tenant-store' }],
     pythonModules: [createPythonToolModule({ name: 'weather', source: WEATHER_SOURCE, functions: [aSpec('to_celsius')] })],
     ...overrides,
   };
@@ -88,6 +88,21 @@ describe(importAgentBundle.name, () => {
     expect(sut.pythonModules[0].source).toBe(WEATHER_SOURCE);
     expect(sut.pythonModules[0].source).toContain('def _celsius(fahrenheit):');
     expect(sut.pythonModules[0].sha256).toBe(sha256OfSource(WEATHER_SOURCE));
+  });
+
+  it('should keep a filesystem route with its configured root name', () => {
+    const backendRoutes: PortableAgent['backendRoutes'] = [
+      { prefix: '/datasets/', backend: 'filesystem', root: 'datasets' },
+      { prefix: '/memories/', backend: 'tenant-store' },
+    ];
+    const sut = importAgentBundleText(serializeAgentBundle(exportAgentBundle(anAgent({ backendRoutes }))));
+    expect(sut.backendRoutes).toEqual(backendRoutes);
+  });
+
+  it('should refuse routes a definition could not have, such as a filesystem route without its root', () => {
+    const bundle = exportAgentBundle(anAgent());
+    const forged = { ...bundle, agent: { ...bundle.agent, backendRoutes: [{ prefix: '/data/', backend: 'filesystem' }] } };
+    expect(refusal(() => importAgentBundle(forged))).toMatchObject({ code: 'BUNDLE_INVALID', status: 400 });
   });
 
   it('should accept the same bundle saved with other key order and layout', () => {

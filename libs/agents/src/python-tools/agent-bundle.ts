@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
+import { backendRoutesSchema } from '../backends/backend-routes.js';
 import { canonicalJson } from './canonical-json.js';
 import { AgentBundleError } from './python-tools.errors.js';
 import { describeZodError, pythonToolModuleSchema, SHA256_HEX_PATTERN, sha256OfSource } from './tool-module.js';
@@ -10,18 +11,13 @@ import { describeZodError, pythonToolModuleSchema, SHA256_HEX_PATTERN, sha256OfS
 // `sha256` is over the canonical JSON of `agent` (sorted keys, no whitespace), and each
 // Python module carries the SHA-256 of its source. Import checks both and refuses a
 // bundle changed after export. The hashes detect corruption and edits, not authorship:
-// anyone can recompute them, so imported Python is still only ever run in a sandbox,
-// and callers should re-derive the function schemas from the source rather than trust
-// the ones in the bundle.
+// anyone can recompute them, so imported Python is still only ever run in a sandbox.
+// The function schemas in a bundle only describe the tools to the model; import keeps
+// them as they are (re-exports stay byte-identical) after checking that each function
+// it names is defined at the top level of its module.
 
 export const AGENT_BUNDLE_FORMAT = 'drydock.agent-bundle';
 export const AGENT_BUNDLE_VERSION = 1;
-
-// A path prefix such as /memories/ routed to a named backend (state, store, filesystem).
-export const backendRouteSchema = z.strictObject({
-  prefix: z.string().regex(/^\/(?:[^/]+\/)*$/, 'must be an absolute folder path ending in /'),
-  backend: z.string().min(1).max(64),
-});
 
 const notBlank = (text: string) => text.trim().length > 0;
 
@@ -32,7 +28,9 @@ export const portableAgentSchema = z
     instructions: z.string().max(200_000),
     model: z.string().max(200).refine(notBlank, 'must not be blank'),
     tools: z.array(z.string().min(1).max(64)),
-    backendRoutes: z.array(backendRouteSchema),
+    // The same route rules as a stored definition (backends/backend-routes.ts), so a
+    // filesystem route keeps its configured root name through export and import.
+    backendRoutes: backendRoutesSchema,
     pythonModules: z.array(pythonToolModuleSchema),
   })
   .superRefine((agent, ctx) => {
@@ -41,11 +39,6 @@ export const portableAgentSchema = z
     agent.tools.forEach((tool, i) => {
       if (tools.has(tool)) duplicate(['tools', i], `${tool} is listed twice`);
       tools.add(tool);
-    });
-    const prefixes = new Set<string>();
-    agent.backendRoutes.forEach((route, i) => {
-      if (prefixes.has(route.prefix)) duplicate(['backendRoutes', i, 'prefix'], `${route.prefix} is routed twice`);
-      prefixes.add(route.prefix);
     });
     // Tool names are global to the agent: a Python function cannot share its name with
     // another module's function or with a built-in tool.

@@ -47,3 +47,10 @@ export {
   type AgentBundle,
   type PortableAgent,
 } from './agent-bundle.js';
+export {
+  createAgentPythonTools,
+  createPythonFunctionTool,
+  type PythonFunctionToolArtifact,
+  type PythonFunctionToolOptions,
+  type PythonFunctionToolResult,
+} from './python-function-tool.js';

@@ -15,8 +15,12 @@ export class DatabaseModule {
       imports: [
         TypeOrmModule.forRootAsync({
           inject: [APP_CONFIG],
-          useFactory: (config: AppConfig) =>
-            databaseOptions(config, entities, [], { statementTimeoutMs: APP_STATEMENT_TIMEOUT_MS }),
+          // autoLoadEntities: a lib's module can add its entities with
+          // TypeOrmModule.forFeature instead of joining this list (agents do).
+          useFactory: (config: AppConfig) => ({
+            ...databaseOptions(config, entities, [], { statementTimeoutMs: APP_STATEMENT_TIMEOUT_MS }),
+            autoLoadEntities: true,
+          }),
         }),
       ],
       exports: [TypeOrmModule],
