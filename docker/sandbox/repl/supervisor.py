@@ -516,6 +516,18 @@ def diff_snapshots(before: Snapshot, after: Snapshot) -> dict[str, Any]:
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
+def ensure_artifacts_dir(root: str) -> None:
+    """Code may save to /session/artifacts/ without creating it first: it exists before
+    every exec (ingestion empties it, and a new session starts without it)."""
+    path = os.path.join(root, ARTIFACTS_NAME)
+    if os.path.isdir(path):
+        return
+    try:
+        os.mkdir(path, 0o755)
+    except OSError:
+        pass  # a file of that name, or a full disk: the code's own write reports it
+
+
 def empty_artifacts_report() -> dict[str, Any]:
     return {"files": [], "skipped": [], "truncated": False}
 
@@ -974,6 +986,7 @@ class Supervisor:
         cur.state_lost, self.state_lost = self.state_lost, False
         cur.oom_before = read_oom_kills(self.oom_files)
         t0 = time.perf_counter()
+        ensure_artifacts_dir(self.session_dir)
         moved = self.watch.drain()
         if cur.session_unchanged and self.last_snapshot is not None and self.watch.enabled:
             # What the last exec left: changes made since (by background processes of

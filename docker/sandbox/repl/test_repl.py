@@ -807,9 +807,22 @@ class TestArtifacts(ReplTestCase):
     def test_absent_folder_is_empty(self) -> None:
         done = self.repl.run("1")
         self.assertEqual(done["artifacts"], EMPTY_ARTIFACTS)
+        os.rmdir(self.path("artifacts"))
         with open(self.path("artifacts"), "w") as f:  # not a directory
             f.write("x")
         self.assertEqual(self.repl.run("1")["artifacts"], EMPTY_ARTIFACTS)
+
+    def test_folder_exists_before_every_exec(self) -> None:
+        # Code saves straight into artifacts/, in a new session and after the host
+        # emptied and removed the folder.
+        self.assertOk(self.repl.run("1"))
+        self.assertTrue(os.path.isdir(self.path("artifacts")))
+        self.assertOk(self.repl.run("open('artifacts/a.txt', 'w').write('a')"))
+        os.remove(self.path("artifacts/a.txt"))
+        os.rmdir(self.path("artifacts"))
+        done = self.repl.run("open('artifacts/b.txt', 'w').write('b')")
+        self.assertOk(done)
+        self.assertEqual(done["artifacts"]["files"], [{"path": "/artifacts/b.txt", "size": 1}])
 
     def test_listing_files_and_skipped(self) -> None:
         done = self.repl.run(
@@ -933,7 +946,7 @@ class TestFigures(ReplTestCase):
         done = self.repl.run("x = 1\nprint('hi')")
         self.assertOk(done)
         self.assertEqual((done["figures"], done["result"]), ([], None))
-        self.assertFalse(os.path.lexists(self.artifacts))
+        self.assertEqual(os.listdir(self.artifacts), [])
         done = self.repl.run("import sys\n[m for m in sys.modules if m.split('.')[0] == 'matplotlib']")
         self.assertEqual(done["result"]["text"], "[]")
         self.assertEqual(self.repl.run("'matplotlib' not in sys.modules")["result"]["text"], "True")
@@ -1006,7 +1019,7 @@ class TestFigures(ReplTestCase):
         )
         self.assertOk(done)
         self.assertEqual((done["figures"], done["result"]), ([], None))
-        self.assertFalse(os.path.lexists(self.artifacts))
+        self.assertEqual(os.listdir(self.artifacts), [])
         done = self.repl.run("plt.get_fignums()", capture_figures=False)
         self.assertEqual(done["result"], {"text": "[1, 2]", "html": None})
         # The next capturing cell takes them.

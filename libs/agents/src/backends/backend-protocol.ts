@@ -123,8 +123,8 @@ export interface ExecuteResult {
   // Thread files the run changed or deleted (absolute VFS paths).
   files?: { changed: string[]; deleted: string[] };
   // Artifacts the run produced under /session/artifacts/ (the REST descriptors:
-  // id, path, name, contentType, size, ...).
-  artifacts?: Array<{ id: string; path?: string; name?: string; contentType?: string; size?: number }>;
+  // id, path, name, mime, size, ...).
+  artifacts?: Array<{ id: string; path?: string; name?: string; mime?: string; size?: number }>;
 }
 
 // A backend whose files are also visible to code it runs (the thread's sandbox).

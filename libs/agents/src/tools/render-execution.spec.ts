@@ -12,7 +12,7 @@ describe(renderExecution.name, () => {
         error: { name: 'ValueError', value: 'bad', traceback: 'Traceback ...\nValueError: bad\n' },
         truncated: true,
         files: { changed: ['/out/a.csv'], deleted: ['/tmp/x'] },
-        artifacts: [{ id: 'art_1', path: '/artifacts/plot.png', contentType: 'image/png', size: 2048 }],
+        artifacts: [{ id: 'art_1', path: '/artifacts/plot.png', mime: 'image/png', size: 2048 }],
         executionId: 'exe_1',
       }),
     );
@@ -33,7 +33,7 @@ describe(renderExecution.name, () => {
       execution: {
         id: 'exe_1',
         status: 'error',
-        artifacts: [{ id: 'art_1', path: '/artifacts/plot.png', contentType: 'image/png', size: 2048 }],
+        artifacts: [{ id: 'art_1', path: '/artifacts/plot.png', mime: 'image/png', size: 2048 }],
       },
     });
   });
