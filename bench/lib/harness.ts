@@ -50,13 +50,17 @@ export interface InProcessPlatform {
   url: string;
   adminKey: string;
   workerId: string;
+  gateway: INestApplication;
   close(): Promise<void>;
 }
 
 // Boots a worker and a gateway here, against DATABASE_URL/REDIS_URL (defaults: the
 // local dev services). `env` is applied first: the app modules read the environment
 // when they are imported.
-export async function startInProcess(env: Record<string, string> = {}): Promise<InProcessPlatform> {
+export async function startInProcess(
+  env: Record<string, string> = {},
+  gatewayOptions: Record<string, unknown> = {},
+): Promise<InProcessPlatform> {
   const e = process.env;
   e.DATABASE_URL ??= 'postgres://drydock:drydock@127.0.0.1:5432/drydock';
   e.REDIS_URL ??= 'redis://127.0.0.1:6379/0';
@@ -76,7 +80,7 @@ export async function startInProcess(env: Record<string, string> = {}): Promise<
   const worker: INestApplicationContext = await createWorker({ logger: false });
   let gateway: INestApplication;
   try {
-    gateway = await createGateway({ logger: false });
+    gateway = await createGateway({ logger: false, ...gatewayOptions });
     await gateway.listen(0, '127.0.0.1');
   } catch (error) {
     await worker.close();
@@ -87,6 +91,7 @@ export async function startInProcess(env: Record<string, string> = {}): Promise<
     url: `http://127.0.0.1:${port}`,
     adminKey: e.DRYDOCK_ADMIN_KEY,
     workerId,
+    gateway,
     async close() {
       await gateway.close();
       await worker.close();
