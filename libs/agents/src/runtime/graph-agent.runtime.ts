@@ -81,7 +81,8 @@ export class GraphAgentRuntime implements AgentRuntime {
       },
       // Each model call and each tool round is a step; the limit stops a looping model.
       recursionLimit: this.config.agent.maxSteps * 2 + 1,
-    };
+      durability: this.config.agent.checkpointDurability,
+    } as RunnableConfig;
   }
 
   stateConfig(tenantId: string, threadId: string, checkpointId?: string): RunnableConfig {

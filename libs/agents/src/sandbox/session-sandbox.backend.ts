@@ -1,6 +1,6 @@
-import { TenantsService } from '@drydock/core';
+import { TenantsService, type TenantLimits } from '@drydock/core';
 import type { ExecutionView } from '@drydock/execution';
-import { SessionExecutionsService, SessionsService } from '@drydock/sessions';
+import { SessionExecutionsService, SessionsError, SessionsService } from '@drydock/sessions';
 import type { VfsService } from '@drydock/vfs';
 import type {
   Backend,
@@ -15,8 +15,19 @@ import { createThreadStoreBackend } from '../backends/store-backend.js';
 // worker mirrors into /session), and `execute` runs code in the thread's session
 // through the same service as POST /v1/sessions/:id/executions. The session is the
 // thread's live one, created on first use; one instance serves every thread.
+//
+// A tool call is on the agent's hot path, so the thread's session id and the tenant's
+// limits are remembered: a remembered session that has ended (reaped, deleted) is
+// found out by the execution itself, forgotten, and the call retried on a new one.
+// Limits are re-read after LIMITS_TTL_MS, like the auth cache.
+const LIMITS_TTL_MS = 1_000;
+const MAX_REMEMBERED = 10_000;
+const GONE = new Set(['SESSION_NOT_FOUND', 'SESSION_ENDED']);
+
 export class SessionSandboxBackend implements SandboxBackend {
   private readonly files: Backend;
+  private readonly sessionOfThread = new Map<string, string>();
+  private readonly limitsOfTenant = new Map<string, { limits: TenantLimits; at: number }>();
 
   constructor(
     vfs: VfsService,
@@ -28,15 +39,36 @@ export class SessionSandboxBackend implements SandboxBackend {
   }
 
   async execute(ctx: BackendContext, code: string, options: ExecuteOptions = {}): Promise<ExecuteResult> {
-    const tenant = await this.tenants.get(ctx.tenantId);
+    const principal = { tenantId: ctx.tenantId, limits: await this.limitsOf(ctx.tenantId) };
+    const command = { code, timeoutMs: options.timeoutMs, idempotencyKey: options.idempotencyKey };
+    const key = `${ctx.tenantId}\u0000${ctx.threadId}`;
+    const remembered = this.sessionOfThread.get(key);
+    if (remembered) {
+      try {
+        return toExecuteResult(await this.executions.execute(principal, remembered, command));
+      } catch (error) {
+        if (!(error instanceof SessionsError && GONE.has(error.code))) throw error;
+        this.sessionOfThread.delete(key);
+      }
+    }
     // Returns the thread's live session when there is one.
     const { session } = await this.sessions.create(ctx.tenantId, { threadId: ctx.threadId });
-    const view = await this.executions.execute({ tenantId: ctx.tenantId, limits: tenant.limits }, session.id, {
-      code,
-      timeoutMs: options.timeoutMs,
-      idempotencyKey: options.idempotencyKey,
-    });
-    return toExecuteResult(view);
+    this.remember(key, session.id);
+    return toExecuteResult(await this.executions.execute(principal, session.id, command));
+  }
+
+  private async limitsOf(tenantId: string): Promise<TenantLimits> {
+    const cached = this.limitsOfTenant.get(tenantId);
+    if (cached && Date.now() - cached.at < LIMITS_TTL_MS) return cached.limits;
+    const { limits } = await this.tenants.get(tenantId);
+    if (this.limitsOfTenant.size >= MAX_REMEMBERED) this.limitsOfTenant.clear();
+    this.limitsOfTenant.set(tenantId, { limits, at: Date.now() });
+    return limits;
+  }
+
+  private remember(key: string, sessionId: string): void {
+    if (this.sessionOfThread.size >= MAX_REMEMBERED) this.sessionOfThread.delete(this.sessionOfThread.keys().next().value!);
+    this.sessionOfThread.set(key, sessionId);
   }
 
   ls: Backend['ls'] = (ctx, path) => this.files.ls(ctx, path);

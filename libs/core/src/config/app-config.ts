@@ -97,6 +97,10 @@ export const configSchema = z.object({
     maxEvictedResults: int(50),
     // Model/tool round trips per run before the run stops (LangGraph recursion limit).
     maxSteps: int(50),
+    // When a run's conversation state is written: "exit" once when the run ends (a run
+    // that crashes leaves the thread as it was before it), "async"/"sync" after every
+    // step as well (a crash keeps the steps done; each costs a checkpoint write).
+    checkpointDurability: z.enum(['exit', 'async', 'sync']).default('exit'),
     // Host folders agent definitions may route to by name ("name=/abs/path,...").
     filesystemRoots: z
       .string()
@@ -197,6 +201,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       evictionThresholdChars: env.AGENT_EVICTION_THRESHOLD_CHARS,
       maxEvictedResults: env.AGENT_MAX_EVICTED_RESULTS,
       maxSteps: env.AGENT_MAX_STEPS,
+      checkpointDurability: env.AGENT_CHECKPOINT_DURABILITY || undefined,
       filesystemRoots: env.AGENT_FILESYSTEM_ROOTS || undefined,
     },
     defaultLimits: {
