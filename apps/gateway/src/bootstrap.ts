@@ -4,13 +4,13 @@ import { ValidationPipe, type INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { APP_CONFIG, type AppConfig } from '@drydock/core';
-import { GatewayModule } from './gateway.module.js';
+import { GatewayModule, type GatewayOptions } from './gateway.module.js';
 
 const FILE_CONTENT_ROUTE = /^\/v1\/threads\/[^/]+\/files\/content(\?|$)/;
 
 // Builds the gateway application without listening, so tests and main.ts share it.
-export async function createGateway(options: { logger?: false } = {}): Promise<INestApplication> {
-  const app = await NestFactory.create<NestExpressApplication>(GatewayModule, {
+export async function createGateway(options: { logger?: false } & GatewayOptions = {}): Promise<INestApplication> {
+  const app = await NestFactory.create<NestExpressApplication>(GatewayModule.forRoot(options), {
     bodyParser: false,
     logger: options.logger ?? ['log', 'warn', 'error'],
   });

@@ -1,4 +1,4 @@
-import { Module } from '@nestjs/common';
+import { type DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
 import { ConfigModule, RedisModule, TenantsService } from '@drydock/core';
 import { JOB_DISPATCHER } from '@drydock/execution';
@@ -19,6 +19,15 @@ import { HealthController } from './health/health.controller.js';
 import { ErrorResponseFilter } from './http/error-response.filter.js';
 import { BullMqJobDispatcher } from './queue/bullmq-job-dispatcher.js';
 import { DatasetsController, SessionsController } from './sessions/sessions.controller.js';
+import { AGENT_RUNTIME, agentRuntimeProviders, type AgentRuntime, type ChatModelProvider } from '@drydock/agents';
+import { LANGGRAPH_CONTROLLERS, LANGGRAPH_PROVIDERS } from './langgraph/langgraph.providers.js';
+
+export interface GatewayOptions {
+  // Replaces whatever is bound to AGENT_RUNTIME (tests of the LangGraph API run their own graph).
+  agentRuntime?: AgentRuntime;
+  // Replaces the configured chat models (tests and benches use a scripted model).
+  chatModels?: ChatModelProvider;
+}
 
 @Module({
   imports: [
@@ -40,6 +49,7 @@ import { DatasetsController, SessionsController } from './sessions/sessions.cont
     SignedArtifactsController,
     HealthController,
     AgentsController,
+    ...LANGGRAPH_CONTROLLERS,
   ],
   providers: [
     { provide: APP_FILTER, useClass: ErrorResponseFilter },
@@ -53,6 +63,18 @@ import { DatasetsController, SessionsController } from './sessions/sessions.cont
     ArtifactLinks,
     AgentDefinitionsService,
     { provide: PYTHON_SCHEMA_DERIVER, useClass: SessionPythonSchemaDeriver },
+    ...LANGGRAPH_PROVIDERS,
   ],
 })
-export class GatewayModule {}
+export class GatewayModule {
+  // Providers given here are registered after the ones above, so they replace them.
+  static forRoot(options: GatewayOptions = {}): DynamicModule {
+    return {
+      module: GatewayModule,
+      providers: [
+        ...agentRuntimeProviders(options.chatModels ?? null),
+        ...(options.agentRuntime ? [{ provide: AGENT_RUNTIME, useValue: options.agentRuntime }] : []),
+      ],
+    };
+  }
+}

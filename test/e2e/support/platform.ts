@@ -2,6 +2,7 @@ import type { INestApplication, INestApplicationContext } from '@nestjs/common';
 import Docker from 'dockerode';
 import { randomBytes } from 'node:crypto';
 import { createGateway } from '../../../apps/gateway/src/bootstrap.js';
+import type { GatewayOptions } from '../../../apps/gateway/src/gateway.module.js';
 import { createWorker } from '../../../apps/worker/src/bootstrap.js';
 import { runMigrations } from '../../../migrations/index.js';
 import { ApiClient } from './api-client.js';
@@ -28,14 +29,17 @@ export interface Platform {
 // Boots a real worker and gateway in this process, against the real PostgreSQL,
 // Redis and Docker. Each platform has its own worker id, so its containers and queue
 // are its own.
-export async function startPlatform(env: Record<string, string> = {}): Promise<Platform> {
+export async function startPlatform(
+  env: Record<string, string> = {},
+  gatewayOptions: GatewayOptions = {},
+): Promise<Platform> {
   applyTestEnv();
   // The schema comes from the real migrations (idempotent; TypeORM takes a lock).
   await runMigrations(process.env.DATABASE_URL!);
   const workerId = `test-${randomBytes(4).toString('hex')}`;
   const base = { GATEWAY_PORT: '0', GATEWAY_HOST: '127.0.0.1', WORKER_SHUTDOWN_GRACE_MS: '1000', ...env };
   const worker = await withEnv({ ...base, WORKER_ID: workerId }, () => createWorker({ logger: false }));
-  const gateway: INestApplication = await withEnv(base, () => createGateway({ logger: false }));
+  const gateway: INestApplication = await withEnv(base, () => createGateway({ ...gatewayOptions, logger: false }));
   await gateway.listen(0, '127.0.0.1');
   const running = new Set<INestApplicationContext>([worker]);
   const stop = async (app: INestApplicationContext) => {

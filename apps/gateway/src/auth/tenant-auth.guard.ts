@@ -16,11 +16,20 @@ export class TenantAuthGuard implements CanActivate {
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const req = context.switchToHttp().getRequest<TenantRequest>();
-    const token = bearerToken(req);
-    if (!token) throw AuthError.missing();
+    const token = this.token(req);
+    if (!token) throw this.missing();
     const tenant = await this.tenants.authenticate(token);
     if (!tenant) throw AuthError.invalid();
     req.principal = { tenantId: tenant.id, tenantName: tenant.name, limits: tenant.limits };
     return true;
+  }
+
+  // Where the key is read from; subclasses accept other headers (api-key-auth.guard.ts).
+  protected token(req: Request): string | null {
+    return bearerToken(req);
+  }
+
+  protected missing(): AuthError {
+    return AuthError.missing();
   }
 }

@@ -1,0 +1,47 @@
+export type AgentThreadStatus = 'idle' | 'busy' | 'error';
+
+// One LangGraph thread of one tenant. The conversation itself lives in the agent's
+// checkpointer; this row is what the LangGraph API lists, owns and locks.
+export interface AgentThreadRecord {
+  tenantId: string;
+  threadId: string;
+  metadata: Record<string, unknown>;
+  status: AgentThreadStatus;
+  // The run holding the thread while status is busy.
+  runId: string | null;
+  // The last run's failure, while status is error.
+  error: { code: string; message: string } | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface AgentThreadSearch {
+  ids?: string[];
+  status?: AgentThreadStatus;
+  // Containment (jsonb @>): every key/value given must be in the thread's metadata.
+  metadata?: Record<string, unknown>;
+  sortBy: 'thread_id' | 'status' | 'created_at' | 'updated_at';
+  sortOrder: 'asc' | 'desc';
+  limit: number;
+  offset: number;
+}
+
+export interface AgentThreadsRepository {
+  // Inserts the thread; `created: false` with the existing row when the id is taken.
+  create(tenantId: string, threadId: string, metadata: Record<string, unknown>): Promise<{ record: AgentThreadRecord; created: boolean }>;
+  find(tenantId: string, threadId: string): Promise<AgentThreadRecord | null>;
+  // Shallow-merges `metadata` into the thread's; null when there is no such thread.
+  mergeMetadata(tenantId: string, threadId: string, metadata: Record<string, unknown>): Promise<AgentThreadRecord | null>;
+  search(tenantId: string, query: AgentThreadSearch): Promise<AgentThreadRecord[]>;
+  count(tenantId: string, query: Pick<AgentThreadSearch, 'status' | 'metadata'>): Promise<number>;
+  // Marks the thread busy for `runId` unless another run holds it with a heartbeat newer
+  // than `staleAfterMs` (a gateway that died mid-run does not lock a thread for ever).
+  // 'claimed', 'busy', or 'missing' when the thread does not exist.
+  claim(tenantId: string, threadId: string, runId: string, staleAfterMs: number): Promise<'claimed' | 'busy' | 'missing'>;
+  heartbeat(tenantId: string, threadId: string, runId: string): Promise<void>;
+  // Ends `runId`'s hold on the thread (no-op if it lost it): idle, or error with why.
+  release(tenantId: string, threadId: string, runId: string, error: AgentThreadRecord['error']): Promise<void>;
+  delete(tenantId: string, threadId: string, runId: string): Promise<void>;
+}
+
+export const AGENT_THREADS_REPOSITORY = Symbol('AGENT_THREADS_REPOSITORY');

@@ -1,0 +1,124 @@
+import { randomUUID } from 'node:crypto';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import type { RunnableConfig } from '@langchain/core/runnables';
+import { DrydockError } from '@drydock/core';
+import type { AgentRuntime } from '@drydock/agents';
+import { AgentRuntimeAccess } from './agent-runtime.access.js';
+import { AGENT_THREADS_REPOSITORY, type AgentThreadRecord, type AgentThreadsRepository } from './agent-threads.repository.js';
+import type { RunCreateDto } from './dto/run-create.dto.js';
+import { LangGraphError } from './langgraph.errors.js';
+import { THREAD_HEARTBEAT_MS, THREAD_STALE_MS } from './langgraph-threads.service.js';
+import { RunEventTranslator, type RunEvent } from './run-events.js';
+import { buildRunConfig, planRun, type RunPlan } from './run-request.js';
+
+// A run that holds its thread and has not started yet. The caller must call execute()
+// at once: it is what releases the thread.
+export interface PreparedRun {
+  readonly runId: string;
+  readonly threadId: string;
+  // Runs the graph to the end, passing each SSE event (metadata first) to `emit`, and
+  // resolves to the final state values. Aborting `signal` cancels the run.
+  execute(signal: AbortSignal, emit?: (event: RunEvent) => void): Promise<unknown>;
+}
+
+@Injectable()
+export class LangGraphRunsService {
+  private readonly logger = new Logger('LangGraphRuns');
+
+  constructor(
+    @Inject(AGENT_THREADS_REPOSITORY) private readonly threads: AgentThreadsRepository,
+    private readonly agent: AgentRuntimeAccess,
+  ) {}
+
+  // Checks the request, resolves the assistant and takes the thread (409 THREAD_BUSY
+  // while another run holds it). Every refusal happens here, before any output.
+  async prepare(tenantId: string, threadId: string, dto: RunCreateDto, kind: 'stream' | 'wait'): Promise<PreparedRun> {
+    const plan = planRun(dto, ['values']);
+    // runs/wait answers the final values only; it streams nothing.
+    if (kind === 'wait') Object.assign(plan, { streamModes: [], graphModes: ['values'] });
+    const runtime = this.agent.get();
+    let record = await this.threads.find(tenantId, threadId);
+    if (!record) {
+      if (plan.ifNotExists !== 'create') throw LangGraphError.threadNotFound(threadId);
+      record = (await this.threads.create(tenantId, threadId, {})).record;
+    }
+    const runtimeConfig = await runtime.runConfig(tenantId, threadId, plan.assistantId);
+    const runId = randomUUID();
+    const claim = await this.threads.claim(tenantId, threadId, runId, THREAD_STALE_MS);
+    if (claim === 'missing') throw LangGraphError.threadNotFound(threadId);
+    if (claim === 'busy') throw LangGraphError.threadBusy(threadId);
+    try {
+      await this.tagThread(tenantId, record, plan.assistantId, runtime);
+    } catch (error) {
+      await this.threads.release(tenantId, threadId, runId, null);
+      throw error;
+    }
+    return {
+      runId,
+      threadId,
+      execute: (signal, emit = () => {}) => this.execute({ tenantId, threadId, runId, plan, runtime, runtimeConfig }, signal, emit),
+    };
+  }
+
+  private async execute(
+    run: { tenantId: string; threadId: string; runId: string; plan: RunPlan; runtime: AgentRuntime; runtimeConfig: RunnableConfig },
+    signal: AbortSignal,
+    emit: (event: RunEvent) => void,
+  ): Promise<unknown> {
+    const { tenantId, threadId, runId, plan, runtime } = run;
+    const heartbeat = setInterval(() => {
+      this.threads.heartbeat(tenantId, threadId, runId).catch((error: unknown) => this.logger.warn(`heartbeat of ${threadId}: ${String(error)}`));
+    }, THREAD_HEARTBEAT_MS);
+    heartbeat.unref();
+    let failure: { code: string; message: string } | null = null;
+    try {
+      emit({ event: 'metadata', data: { run_id: runId, thread_id: threadId, attempt: 1 } });
+      const translator = new RunEventTranslator(plan.streamModes, (id) => runtime.publicThreadId(id));
+      const config = buildRunConfig(run.runtimeConfig, plan, signal);
+      const stream = await runtime.graph.stream(plan.input, { ...config, streamMode: plan.graphModes });
+      for await (const [mode, chunk] of stream) {
+        for (const event of translator.translate(mode, chunk)) emit(event);
+      }
+      return translator.lastValues ?? {};
+    } catch (error) {
+      if (signal.aborted) throw LangGraphError.runCancelled();
+      const mapped = this.toRunError(error, threadId);
+      // Refused input ran nothing: the thread stays as it was.
+      if (mapped.code !== 'INVALID_INPUT') failure = { code: mapped.code, message: mapped.message };
+      throw mapped;
+    } finally {
+      clearInterval(heartbeat);
+      await this.threads
+        .release(tenantId, threadId, runId, failure)
+        .catch((error: unknown) => this.logger.error(`releasing ${threadId}: ${String(error)}`));
+    }
+  }
+
+  // Clients filter threads by the assistant they talk to (Agent Chat UI does).
+  private async tagThread(tenantId: string, record: AgentThreadRecord, assistantId: string, runtime: AgentRuntime) {
+    if (record.metadata.assistant_id !== undefined && record.metadata.graph_id !== undefined) return;
+    const assistant = await runtime.getAssistant(tenantId, assistantId);
+    await this.threads.mergeMetadata(tenantId, record.threadId, {
+      graph_id: record.metadata.graph_id ?? assistant.graphId,
+      assistant_id: record.metadata.assistant_id ?? assistant.assistantId,
+    });
+  }
+
+  private toRunError(error: unknown, threadId: string): DrydockError {
+    if (error instanceof DrydockError) return error;
+    const err = error instanceof Error ? error : new Error(String(error));
+    const firstLine = (err.message.split('\n')[0] ?? '').slice(0, 500);
+    if (err.name === 'GraphRecursionError') return LangGraphError.recursionLimit(firstLine);
+    // No input and nothing to resume (e.g. a first run without input).
+    if (err.name === 'EmptyInputError' || err.name === 'StateGraphInputError') {
+      return LangGraphError.invalidInput('send "input" (e.g. {"messages": [...]}); this thread has nothing to resume');
+    }
+    this.logger.warn(`run on thread ${threadId} failed: ${err.stack ?? err.message}`);
+    // Database errors may quote SQL; everything else (model endpoint, tool node) says
+    // what went wrong in words the caller can use.
+    if (err.name === 'QueryFailedError' || 'driverError' in err) {
+      return LangGraphError.runFailed('The run failed on our side; it has been logged.');
+    }
+    return LangGraphError.runFailed(`The run failed: ${err.name}: ${firstLine}`);
+  }
+}

@@ -1,0 +1,98 @@
+import { jest } from '@jest/globals';
+import { EventEmitter } from 'node:events';
+import type { Response } from 'express';
+import { abortOnClose, JsonKeepAlive } from './run-response.js';
+
+// Enough of an Express response to watch what is written.
+class FakeResponse extends EventEmitter {
+  headersSent = false;
+  writableEnded = false;
+  writableFinished = false;
+  destroyed = false;
+  statusCode = 0;
+  headers: Record<string, string> = {};
+  body = '';
+  status(code: number) {
+    this.statusCode = code;
+    return this;
+  }
+  setHeader(name: string, value: string) {
+    this.headers[name.toLowerCase()] = value;
+  }
+  flushHeaders() {
+    this.headersSent = true;
+  }
+  write(chunk: string) {
+    this.headersSent = true;
+    this.body += chunk;
+    return true;
+  }
+  end(chunk = '') {
+    this.body += chunk;
+    this.writableEnded = this.writableFinished = true;
+  }
+  json(value: unknown) {
+    this.setHeader('content-type', 'application/json');
+    this.end(JSON.stringify(value));
+  }
+}
+
+describe(JsonKeepAlive.name, () => {
+  beforeEach(() => jest.useFakeTimers());
+  afterEach(() => jest.useRealTimers());
+
+  it('should answer a quick run as plain JSON', () => {
+    const res = new FakeResponse();
+    const sut = new JsonKeepAlive(res as unknown as Response, 1000);
+
+    sut.finish({ messages: [] });
+
+    expect(sut.started).toBe(false);
+    expect(res.statusCode).toBe(200);
+    expect(JSON.parse(res.body)).toEqual({ messages: [] });
+  });
+
+  it('should send the headers and a newline per interval while a run is long, then the JSON', () => {
+    const res = new FakeResponse();
+    const sut = new JsonKeepAlive(res as unknown as Response, 1000);
+
+    jest.advanceTimersByTime(2500);
+    sut.finish({ __error__: { error: 'RUN_FAILED', message: 'boom' } });
+
+    expect(sut.started).toBe(true);
+    expect(res.headers['content-type']).toMatch(/application\/json/);
+    expect(res.body.startsWith('\n\n{')).toBe(true);
+    expect(JSON.parse(res.body)).toEqual({ __error__: { error: 'RUN_FAILED', message: 'boom' } });
+  });
+
+  it('should stop pinging once stopped', () => {
+    const res = new FakeResponse();
+    const sut = new JsonKeepAlive(res as unknown as Response, 1000);
+
+    sut.stop();
+    jest.advanceTimersByTime(5000);
+
+    expect(res.body).toBe('');
+  });
+});
+
+describe(abortOnClose.name, () => {
+  it('should abort when the connection closes before the answer is complete', () => {
+    const res = new FakeResponse();
+    const sut = abortOnClose(res as unknown as Response);
+
+    res.emit('close');
+
+    expect(sut.signal.aborted).toBe(true);
+  });
+
+  it('should not abort after a complete answer', () => {
+    const res = new FakeResponse();
+    const sut = abortOnClose(res as unknown as Response);
+
+    res.end('{}');
+    res.emit('close');
+
+    expect(sut.signal.aborted).toBe(false);
+  });
+});

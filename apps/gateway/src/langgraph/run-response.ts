@@ -1,0 +1,54 @@
+import type { Response } from 'express';
+
+// Aborted when the client goes away before the response is complete: the run stops
+// (there are no background runs to come back to).
+export function abortOnClose(res: Response): { signal: AbortSignal; dispose(): void } {
+  const controller = new AbortController();
+  const onClose = () => {
+    if (!res.writableFinished) controller.abort();
+  };
+  res.on('close', onClose);
+  return { signal: controller.signal, dispose: () => res.off('close', onClose) };
+}
+
+// runs/wait may take minutes. If the run has not finished after `intervalMs`, the 200
+// headers go out and a newline follows every `intervalMs` (JSON allows leading
+// whitespace), so that proxies and clients do not drop an idle connection. A failure
+// after that point can no longer change the status: it is sent in the body as
+// {"__error__": {error, message}}, which @langchain/langgraph-sdk raises as an error.
+export class JsonKeepAlive {
+  private timer: NodeJS.Timeout;
+
+  constructor(
+    private readonly res: Response,
+    intervalMs: number,
+  ) {
+    this.timer = setInterval(() => this.ping(), intervalMs);
+    this.timer.unref();
+  }
+
+  get started(): boolean {
+    return this.res.headersSent;
+  }
+
+  finish(body: unknown): void {
+    this.stop();
+    if (this.res.writableEnded || this.res.destroyed) return;
+    if (this.res.headersSent) this.res.end(JSON.stringify(body));
+    else this.res.status(200).json(body);
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+  }
+
+  private ping(): void {
+    if (this.res.writableEnded || this.res.destroyed) return this.stop();
+    if (!this.res.headersSent) {
+      this.res.status(200);
+      this.res.setHeader('Content-Type', 'application/json; charset=utf-8');
+      this.res.flushHeaders();
+    }
+    this.res.write('\n');
+  }
+}

@@ -1,0 +1,165 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { assertTenant } from '@drydock/core';
+import type {
+  AgentThreadRecord,
+  AgentThreadSearch,
+  AgentThreadsRepository,
+  AgentThreadStatus,
+} from './agent-threads.repository.js';
+
+interface AgentThreadRow {
+  tenant_id: string;
+  thread_id: string;
+  metadata: Record<string, unknown>;
+  status: AgentThreadStatus;
+  run_id: string | null;
+  error: AgentThreadRecord['error'];
+  created_at: Date;
+  updated_at: Date;
+}
+
+const COLUMNS = 'tenant_id, thread_id, metadata, status, run_id, error, created_at, updated_at';
+// Whitelisted: the sort column is interpolated into SQL.
+const SORT_COLUMNS: Record<AgentThreadSearch['sortBy'], string> = {
+  thread_id: 'thread_id',
+  status: 'status',
+  created_at: 'created_at',
+  updated_at: 'updated_at',
+};
+
+function toRecord(row: AgentThreadRow): AgentThreadRecord {
+  return {
+    tenantId: row.tenant_id,
+    threadId: row.thread_id,
+    metadata: row.metadata,
+    status: row.status,
+    runId: row.run_id,
+    error: row.error,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+// Plain SQL over the shared connection: the table is the gateway's own (migration
+// 1764400000000), so it needs no entity in the apps' shared entity list.
+@Injectable()
+export class TypeOrmAgentThreadsRepository implements AgentThreadsRepository {
+  constructor(@InjectDataSource() private readonly db: DataSource) {}
+
+  async create(tenantId: string, threadId: string, metadata: Record<string, unknown>): Promise<{ record: AgentThreadRecord; created: boolean }> {
+    assertTenant(tenantId);
+    const inserted: AgentThreadRow[] = await this.db.query(
+      `INSERT INTO agent_threads (tenant_id, thread_id, metadata) VALUES ($1, $2, $3::jsonb)
+       ON CONFLICT (tenant_id, thread_id) DO NOTHING
+       RETURNING ${COLUMNS}`,
+      [tenantId, threadId, JSON.stringify(metadata)],
+    );
+    if (inserted[0]) return { record: toRecord(inserted[0]), created: true };
+    const existing = await this.find(tenantId, threadId);
+    // Deleted between the conflict and the read: insert again.
+    if (!existing) return this.create(tenantId, threadId, metadata);
+    return { record: existing, created: false };
+  }
+
+  async find(tenantId: string, threadId: string): Promise<AgentThreadRecord | null> {
+    assertTenant(tenantId);
+    const rows: AgentThreadRow[] = await this.db.query(
+      `SELECT ${COLUMNS} FROM agent_threads WHERE tenant_id = $1 AND thread_id = $2`,
+      [tenantId, threadId],
+    );
+    return rows[0] ? toRecord(rows[0]) : null;
+  }
+
+  async mergeMetadata(tenantId: string, threadId: string, metadata: Record<string, unknown>) {
+    assertTenant(tenantId);
+    const [rows]: [AgentThreadRow[], number] = await this.db.query(
+      `UPDATE agent_threads SET metadata = metadata || $3::jsonb, updated_at = now()
+        WHERE tenant_id = $1 AND thread_id = $2
+        RETURNING ${COLUMNS}`,
+      [tenantId, threadId, JSON.stringify(metadata)],
+    );
+    return rows[0] ? toRecord(rows[0]) : null;
+  }
+
+  async search(tenantId: string, query: AgentThreadSearch): Promise<AgentThreadRecord[]> {
+    assertTenant(tenantId);
+    const { where, params } = this.filters(tenantId, query);
+    const order = `${SORT_COLUMNS[query.sortBy]} ${query.sortOrder === 'asc' ? 'ASC' : 'DESC'}, thread_id ASC`;
+    const rows: AgentThreadRow[] = await this.db.query(
+      `SELECT ${COLUMNS} FROM agent_threads WHERE ${where} ORDER BY ${order}
+        LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
+      [...params, query.limit, query.offset],
+    );
+    return rows.map(toRecord);
+  }
+
+  async count(tenantId: string, query: Pick<AgentThreadSearch, 'status' | 'metadata'>): Promise<number> {
+    assertTenant(tenantId);
+    const { where, params } = this.filters(tenantId, query);
+    const rows: { count: string }[] = await this.db.query(`SELECT count(*) AS count FROM agent_threads WHERE ${where}`, params);
+    return Number(rows[0]?.count ?? 0);
+  }
+
+  async claim(tenantId: string, threadId: string, runId: string, staleAfterMs: number) {
+    assertTenant(tenantId);
+    // One statement, so two runs racing for the thread cannot both win.
+    const [rows]: [{ thread_id: string }[], number] = await this.db.query(
+      `UPDATE agent_threads
+          SET status = 'busy', run_id = $3, run_heartbeat_at = now(), error = NULL, updated_at = now()
+        WHERE tenant_id = $1 AND thread_id = $2
+          AND (status <> 'busy' OR run_heartbeat_at IS NULL
+               OR run_heartbeat_at < now() - make_interval(secs => $4::double precision / 1000))
+        RETURNING thread_id`,
+      [tenantId, threadId, runId, staleAfterMs],
+    );
+    if (rows.length > 0) return 'claimed' as const;
+    return (await this.find(tenantId, threadId)) ? ('busy' as const) : ('missing' as const);
+  }
+
+  async heartbeat(tenantId: string, threadId: string, runId: string) {
+    assertTenant(tenantId);
+    await this.db.query(
+      `UPDATE agent_threads SET run_heartbeat_at = now() WHERE tenant_id = $1 AND thread_id = $2 AND run_id = $3`,
+      [tenantId, threadId, runId],
+    );
+  }
+
+  async release(tenantId: string, threadId: string, runId: string, error: AgentThreadRecord['error']) {
+    assertTenant(tenantId);
+    await this.db.query(
+      `UPDATE agent_threads
+          SET status = $4, error = $5::jsonb, run_id = NULL, run_heartbeat_at = NULL, updated_at = now()
+        WHERE tenant_id = $1 AND thread_id = $2 AND run_id = $3`,
+      [tenantId, threadId, runId, error ? 'error' : 'idle', error ? JSON.stringify(error) : null],
+    );
+  }
+
+  async delete(tenantId: string, threadId: string, runId: string) {
+    assertTenant(tenantId);
+    await this.db.query(`DELETE FROM agent_threads WHERE tenant_id = $1 AND thread_id = $2 AND run_id = $3`, [
+      tenantId,
+      threadId,
+      runId,
+    ]);
+  }
+
+  private filters(tenantId: string, query: Pick<AgentThreadSearch, 'ids' | 'status' | 'metadata'>) {
+    const clauses = ['tenant_id = $1'];
+    const params: unknown[] = [tenantId];
+    if (query.ids) {
+      params.push(query.ids);
+      clauses.push(`thread_id = ANY($${params.length}::text[])`);
+    }
+    if (query.status) {
+      params.push(query.status);
+      clauses.push(`status = $${params.length}`);
+    }
+    if (query.metadata && Object.keys(query.metadata).length > 0) {
+      params.push(JSON.stringify(query.metadata));
+      clauses.push(`metadata @> $${params.length}::jsonb`);
+    }
+    return { where: clauses.join(' AND '), params };
+  }
+}
