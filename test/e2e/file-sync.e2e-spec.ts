@@ -176,6 +176,7 @@ describe('Thread files in the session (sync)', () => {
   it('should keep each thread to its own files', async () => {
     await put('t-own-a', '/secret.txt', 'a only');
     const session = await api.createSession({ threadId: 't-own-b' });
-    expect((await run(session.id, "import os\nos.listdir('/session')")).result.text).toBe('[]');
+    // Only the (empty) artifacts folder every session has.
+    expect((await run(session.id, "import os\nos.listdir('/session'), os.listdir('/session/artifacts')")).result.text).toBe("(['artifacts'], [])");
   });
 });
