@@ -1,14 +1,18 @@
+import { randomBytes } from 'node:crypto';
 import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
-import { Queue, QueueEvents, type Job } from 'bullmq';
+import { Job, Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { APP_CONFIG, createRedis, redisOptions, type AppConfig } from '@drydock/core';
 import {
   executionStreamChannel,
   jobIdFor,
+  jobReplyChannel,
+  JobName,
   workerQueueName,
   type JobDataByName,
   type JobDispatcher,
-  type JobName,
+  type JobReply,
+  type JobReplyRoute,
   type StreamEvent,
   WorkerLostError,
 } from '@drydock/execution';
@@ -16,18 +20,31 @@ import { WORKER_REGISTRY, type WorkerRegistry } from '@drydock/sessions';
 
 interface WorkerChannel {
   queue: Queue;
-  events: QueueEvents;
   ready: Promise<unknown>;
 }
 
-// BullMQ implementation of the dispatch port: one queue (and one event listener) per
-// worker, created on first use. Live output arrives over Redis pub/sub.
+interface Waiter {
+  settle(reply: JobReply): void;
+}
+
+// Completed jobs other than executions are kept this long, so a gateway that missed a
+// reply still finds the result on the job. An execution's result is its record in
+// PostgreSQL, so its job is dropped at once.
+const KEEP_COMPLETED_S = 600;
+
+// BullMQ implementation of the dispatch port: one queue per worker, created on first
+// use. Results come back on this gateway's own reply channel (Redis pub/sub), as does
+// live output; no QueueEvents stream is read (docs/decisions/003-per-worker-queues.md).
 @Injectable()
 export class BullMqJobDispatcher implements JobDispatcher, OnApplicationShutdown {
   private readonly logger = new Logger(BullMqJobDispatcher.name);
   private readonly channels = new Map<string, WorkerChannel>();
+  private readonly replyChannel = jobReplyChannel(randomBytes(9).toString('base64url'));
   private subscriber: Redis | null = null;
+  private replies: Promise<unknown> | null = null;
   private readonly listeners = new Map<string, Set<(event: StreamEvent) => void>>();
+  // jobId → the waits for it (a retried request can wait on a job already waited on).
+  private readonly waiters = new Map<string, Set<Waiter>>();
   private readonly pending = new Set<() => void>();
 
   constructor(
@@ -42,58 +59,92 @@ export class BullMqJobDispatcher implements JobDispatcher, OnApplicationShutdown
     options: { waitMs: number },
   ): Promise<R> {
     const channel = this.channel(workerId);
-    await channel.ready;
-    const job = await channel.queue.add(name, data, {
-      jobId: jobIdFor(name, data),
-      attempts: 1,
-      // The finished record lives in PostgreSQL and the result arrives with the
-      // completion event, so completed jobs are dropped at once (cheapest).
-      removeOnComplete: true,
-      removeOnFail: { age: 24 * 3600 },
-    });
-    return this.waitFor<R>(channel, job, workerId, options.waitMs);
+    await Promise.all([channel.ready, this.listenForReplies()]);
+    const jobId = jobIdFor(name, data);
+    const payload: JobDataByName[N] & JobReplyRoute = { ...data, replyTo: this.replyChannel };
+    return this.waitFor<R>(channel.queue, jobId, workerId, options.waitMs, () =>
+      channel.queue.add(name, payload, {
+        jobId,
+        attempts: 1,
+        removeOnComplete: name === JobName.Execute ? true : { age: KEEP_COMPLETED_S },
+        removeOnFail: { age: 24 * 3600 },
+      }),
+    );
   }
 
-  // Waits for the job's completion event, for at most `waitMs`, and gives up early when
-  // the worker's heartbeat lapses. Unlike BullMQ's waitUntilFinished, every timer and
-  // listener is released the moment the wait ends, and pending waits end on shutdown.
-  private waitFor<R>(channel: WorkerChannel, job: Job, workerId: string, waitMs: number): Promise<R> {
-    const { events } = channel;
-    const completed = `completed:${job.id}`;
-    const failed = `failed:${job.id}`;
+  // Waits for the job's reply, for at most `waitMs`. The wait is registered before the
+  // job is added, since the reply may arrive before the add returns. Every heartbeat
+  // period it checks the worker's heartbeat (a dead worker never takes the job) and the
+  // job itself (a reply lost while the subscriber reconnected, a job BullMQ failed
+  // without running it). Every timer and listener is released when the wait ends, and
+  // pending waits end on shutdown.
+  private waitFor<R>(queue: Queue, jobId: string, workerId: string, waitMs: number, add: () => Promise<unknown>): Promise<R> {
     return new Promise<R>((resolve, reject) => {
+      let added = false;
+      let done = false;
       const finish = (outcome: () => void) => {
+        if (done) return;
+        done = true;
         clearTimeout(deadline);
         clearInterval(watch);
-        events.off(completed as never, onCompleted as never);
-        events.off(failed as never, onFailed as never);
+        const set = this.waiters.get(jobId);
+        set?.delete(waiter);
+        if (set?.size === 0) this.waiters.delete(jobId);
         this.pending.delete(cancel);
         outcome();
       };
-      const onCompleted = (args: { returnvalue: unknown }) => finish(() => resolve(args.returnvalue as R));
-      const onFailed = (args: { failedReason: string }) => finish(() => reject(new Error(args.failedReason)));
+      const waiter: Waiter = {
+        settle: (reply) => finish(() => (reply.ok ? resolve(reply.value as R) : reject(new Error(reply.error)))),
+      };
       const cancel = () => finish(() => reject(new Error('the gateway is shutting down')));
       const deadline = setTimeout(() => finish(() => reject(new Error(`no result within ${waitMs} ms`))), waitMs);
+      let checking = false;
       const watch = setInterval(() => {
-        void this.workers.isLive(workerId).then(
-          (live) => {
-            if (live) return;
-            // Nobody will take it from a dead worker's queue; drop it if still waiting.
-            void job.remove().catch(() => undefined);
-            finish(() => reject(new WorkerLostError(workerId)));
-          },
-          () => undefined,
-        );
+        if (!added || checking) return;
+        checking = true;
+        void this.check(queue, jobId, workerId)
+          .then((outcome) => {
+            if (outcome instanceof Error) finish(() => reject(outcome));
+            else if (outcome) waiter.settle(outcome);
+          })
+          .catch(() => undefined)
+          .finally(() => (checking = false));
       }, this.config.worker.heartbeatMs);
-      // Registered in the same tick as the add resolved, before any event can be read.
-      events.on(completed as never, onCompleted as never);
-      events.on(failed as never, onFailed as never);
+      let set = this.waiters.get(jobId);
+      if (!set) this.waiters.set(jobId, (set = new Set()));
+      set.add(waiter);
       this.pending.add(cancel);
+      add().then(
+        () => (added = true),
+        (error: Error) => finish(() => reject(error)),
+      );
     });
   }
 
+  // What a periodic look at a waited-on job concludes, if anything: the job's outcome
+  // as a reply, or an error that ends the wait.
+  private async check(queue: Queue, jobId: string, workerId: string): Promise<JobReply | Error | null> {
+    if (!(await this.workers.isLive(workerId))) {
+      // Nobody will take it from a dead worker's queue; drop it if still waiting.
+      await queue.remove(jobId).catch(() => undefined);
+      return new WorkerLostError(workerId);
+    }
+    const state = await queue.getJobState(jobId);
+    if (state === 'completed' || state === 'failed') {
+      const job = await Job.fromId(queue, jobId);
+      if (!job) return null;
+      return state === 'completed'
+        ? { jobId, ok: true, value: job.returnvalue }
+        : { jobId, ok: false, error: job.failedReason };
+    }
+    // Finished and removed (an execution's result is its record in PostgreSQL), or
+    // lost with Redis: the caller decides what it can still find out.
+    if (state === 'unknown') return new Error(`job ${jobId} is gone and its reply was not received`);
+    return null;
+  }
+
   async subscribeOutput(executionId: string, onEvent: (event: StreamEvent) => void) {
-    const subscriber = await this.ensureSubscriber();
+    const subscriber = this.ensureSubscriber();
     const topic = executionStreamChannel(executionId);
     let set = this.listeners.get(topic);
     if (!set) {
@@ -125,11 +176,12 @@ export class BullMqJobDispatcher implements JobDispatcher, OnApplicationShutdown
   async onApplicationShutdown(): Promise<void> {
     for (const cancel of [...this.pending]) cancel();
     for (const channel of this.channels.values()) {
-      await channel.events.close().catch(() => undefined);
       await channel.queue.close().catch(() => undefined);
     }
     this.channels.clear();
     await this.subscriber?.quit().catch(() => undefined);
+    this.subscriber = null;
+    this.replies = null;
   }
 
   private channel(workerId: string): WorkerChannel {
@@ -137,20 +189,44 @@ export class BullMqJobDispatcher implements JobDispatcher, OnApplicationShutdown
     if (!channel) {
       const name = workerQueueName(workerId);
       const queue = new Queue(name, { connection: redisOptions(this.config.redisUrl, 'drydock-gateway-queue') });
-      const events = new QueueEvents(name, {
-        connection: redisOptions(this.config.redisUrl, 'drydock-gateway-events'),
-      });
-      events.on('error', (error) => this.logger.warn(`queue events ${name}: ${error.message}`));
-      channel = { queue, events, ready: Promise.all([queue.waitUntilReady(), events.waitUntilReady()]) };
+      queue.on('error', (error) => this.logger.warn(`queue ${name}: ${error.message}`));
+      channel = { queue, ready: queue.waitUntilReady() };
       this.channels.set(workerId, channel);
     }
     return channel;
   }
 
-  private async ensureSubscriber(): Promise<Redis> {
+  // Subscribes to this gateway's reply channel once; ioredis subscribes again by itself
+  // after a reconnect.
+  private listenForReplies(): Promise<unknown> {
+    if (!this.replies) {
+      this.replies = this.ensureSubscriber()
+        .subscribe(this.replyChannel)
+        .catch((error: Error) => {
+          this.replies = null;
+          throw error;
+        });
+    }
+    return this.replies;
+  }
+
+  private onReply(message: string): void {
+    let reply: JobReply;
+    try {
+      reply = JSON.parse(message) as JobReply;
+    } catch {
+      return;
+    }
+    const set = this.waiters.get(reply.jobId);
+    if (!set) return;
+    for (const waiter of [...set]) waiter.settle(reply);
+  }
+
+  private ensureSubscriber(): Redis {
     if (!this.subscriber) {
       this.subscriber = createRedis(this.config.redisUrl, 'drydock-gateway-output');
       this.subscriber.on('message', (topic: string, message: string) => {
+        if (topic === this.replyChannel) return this.onReply(message);
         const set = this.listeners.get(topic);
         if (!set) return;
         const event = JSON.parse(message) as StreamEvent;

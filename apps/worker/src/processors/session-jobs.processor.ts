@@ -7,6 +7,8 @@ import {
   JobName,
   workerQueueName,
   type ExecuteJobData,
+  type JobReply,
+  type JobReplyRoute,
   type StartSessionJobData,
   type StopSessionJobData,
   type StageDatasetJobData,
@@ -54,12 +56,37 @@ export class SessionJobsProcessor {
     this.worker = null;
   }
 
-  process(job: Job): Promise<unknown> {
+  // Runs the job and publishes its outcome to the gateway waiting for it (one PUBLISH,
+  // before BullMQ's own bookkeeping); the return value still goes to BullMQ as usual.
+  async process(job: Job): Promise<unknown> {
+    const { replyTo } = job.data as JobReplyRoute;
+    try {
+      const value = await this.handle(job);
+      if (replyTo) this.reply(replyTo, { jobId: job.id!, ok: true, value });
+      return value;
+    } catch (error) {
+      if (replyTo) this.reply(replyTo, { jobId: job.id!, ok: false, error: (error as Error).message ?? String(error) });
+      throw error;
+    }
+  }
+
+  // Best effort: a reply the gateway misses is found by its periodic check of the job
+  // (and, for an execution, in PostgreSQL).
+  private reply(channel: string, reply: JobReply): void {
+    void this.redis.publish(channel, JSON.stringify(reply)).catch((error: Error) =>
+      this.logger.warn(`replying for job ${reply.jobId} failed: ${error.message}`),
+    );
+  }
+
+  private handle(job: Job): Promise<unknown> {
     switch (job.name) {
       case JobName.StartSession:
         return this.host.start((job.data as StartSessionJobData).session);
       case JobName.Execute: {
         const data = job.data as ExecuteJobData;
+        // Output chunks are published only when someone relays them (SSE, a streaming
+        // caller); the finished record carries the whole output anyway.
+        if (data.stream === false) return this.host.execute(data);
         const channel = executionStreamChannel(data.executionId);
         return this.host.execute(data, (name, text) => {
           void this.redis.publish(channel, JSON.stringify({ name, text })).catch(() => undefined);

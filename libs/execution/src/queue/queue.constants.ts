@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { EffectiveLimits } from '../runtime/sandbox-runtime.js';
 
 // The contract between the gateway (producer) and the workers (consumers). Each worker
@@ -43,6 +44,10 @@ export interface ExecuteJobData {
   executionId: string;
   code: string;
   timeoutMs: number;
+  // Whether the caller relays live output: only then are chunks published on
+  // executionStreamChannel (a PUBLISH each). Absent in jobs queued before it existed:
+  // published.
+  stream?: boolean;
 }
 
 export interface StopSessionJobData {
@@ -62,10 +67,25 @@ export interface JobDataByName {
 }
 
 // Job ids double as BullMQ's de-duplication key: a retried request for the same
-// execution can never enqueue a second run.
-export function jobIdFor<N extends JobName>(name: N, data: JobDataByName[N]): string | undefined {
+// execution can never enqueue a second run. Other jobs get a fresh id, known before
+// the job is added, so the gateway is listening for its reply before it can arrive.
+export function jobIdFor<N extends JobName>(name: N, data: JobDataByName[N]): string {
   if (name === JobName.Execute) return `exec-${(data as ExecuteJobData).executionId}`;
-  return undefined;
+  return `${name}-${randomUUID()}`;
+}
+
+// How a job's outcome gets back to the gateway waiting for it: the dispatcher names its
+// own Redis pub/sub channel in the job (`replyTo`), and the worker publishes a JobReply
+// there as soon as the job is done, before BullMQ records it as finished. Absent in
+// jobs queued before it existed (nobody waits on a reply for those).
+export interface JobReplyRoute {
+  replyTo?: string;
+}
+
+export type JobReply = { jobId: string; ok: true; value: unknown } | { jobId: string; ok: false; error: string };
+
+export function jobReplyChannel(gatewayInstanceId: string): string {
+  return `drydock:job-reply:${gatewayInstanceId}`;
 }
 
 // Shared by all workers: periodic housekeeping, scheduled with a BullMQ job scheduler
