@@ -11,9 +11,11 @@ import {
   type JobDispatcher,
   type StreamEvent,
   WorkerLostError,
+  type ExecutionRecord,
 } from '@drydock/execution';
 import { tenantCeiling } from './session-limits.js';
 import { SessionsError } from './sessions.errors.js';
+import { SESSIONS_REPOSITORY, type SessionExecutionDraft, type SessionRecord, type SessionsRepository } from './sessions.repository.js';
 import { SessionsService, specOf } from './sessions.service.js';
 
 export interface ExecuteCommand {
@@ -24,6 +26,8 @@ export interface ExecuteCommand {
 
 const FINISHED = new Set(['ok', 'error', 'timeout', 'memory', 'killed']);
 
+const sha256 = (code: string) => createHash('sha256').update(code, 'utf8').digest('hex');
+
 // The hot path on the gateway side: record the execution, hand it to the worker that
 // owns the session, wait for (and optionally relay) its output.
 @Injectable()
@@ -32,6 +36,7 @@ export class SessionExecutionsService {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(EXECUTIONS_REPOSITORY) private readonly executions: ExecutionsRepository,
     @Inject(JOB_DISPATCHER) private readonly dispatcher: JobDispatcher,
+    @Inject(SESSIONS_REPOSITORY) private readonly repository: SessionsRepository,
     private readonly sessions: SessionsService,
   ) {}
 
@@ -42,22 +47,9 @@ export class SessionExecutionsService {
     onOutput?: (event: StreamEvent) => void,
   ): Promise<ExecutionView> {
     const { tenantId } = principal;
-    const session = await this.sessions.ensurePlaced(await this.sessions.get(tenantId, sessionId));
-    const ceiling = tenantCeiling(this.config, principal.limits).timeoutMs;
-    const timeoutMs = Math.min(command.timeoutMs ?? session.limits.timeoutMs, ceiling);
-    const codeSha256 = createHash('sha256').update(command.code, 'utf8').digest('hex');
-
-    const { record, created } = await this.executions.createOrGet(tenantId, {
-      id: newId('exe'),
-      sessionId: session.id,
-      threadId: session.threadId,
-      code: command.code,
-      codeSha256,
-      timeoutMs,
-      idempotencyKey: command.idempotencyKey ?? null,
-    });
+    const { session, record, created } = await this.record(principal, sessionId, command);
     if (!created) {
-      if (record.sessionId !== session.id || record.codeSha256 !== codeSha256) {
+      if (record.sessionId !== session.id || record.codeSha256 !== sha256(command.code)) {
         throw SessionsError.idempotencyConflict(command.idempotencyKey!);
       }
       if (FINISHED.has(record.status)) return toExecutionView(record);
@@ -68,8 +60,14 @@ export class SessionExecutionsService {
       return await this.dispatcher.dispatch<typeof JobName.Execute, ExecutionView>(
         session.workerId,
         JobName.Execute,
-        { session: specOf(session), executionId: record.id, code: command.code, timeoutMs },
-        { waitMs: Math.min(timeoutMs + 60_000, this.config.gateway.maxWaitMs) },
+        {
+          session: specOf(session),
+          executionId: record.id,
+          code: command.code,
+          timeoutMs: record.timeoutMs,
+          stream: onOutput !== undefined,
+        },
+        { waitMs: Math.min(record.timeoutMs + 60_000, this.config.gateway.maxWaitMs) },
       );
     } catch (error) {
       if (error instanceof SessionsError) throw error;
@@ -80,6 +78,42 @@ export class SessionExecutionsService {
     } finally {
       await unsubscribe?.();
     }
+  }
+
+  // Records the execution on a session placed on a live worker. Usually one statement
+  // reads the session and inserts the execution; a session that is lost, or whose
+  // worker is gone, is first moved to a live worker.
+  private async record(
+    principal: Pick<TenantPrincipal, 'tenantId' | 'limits'>,
+    sessionId: string,
+    command: ExecuteCommand,
+  ): Promise<{ session: SessionRecord; record: ExecutionRecord; created: boolean }> {
+    const { tenantId } = principal;
+    const draft: SessionExecutionDraft = {
+      id: newId('exe'),
+      code: command.code,
+      codeSha256: sha256(command.code),
+      idempotencyKey: command.idempotencyKey ?? null,
+      requestedTimeoutMs: command.timeoutMs ?? null,
+      maxTimeoutMs: tenantCeiling(this.config, principal.limits).timeoutMs,
+    };
+    const first = await this.repository.findWithNewExecution(tenantId, sessionId, draft);
+    if (!first.session) throw SessionsError.notFound(sessionId);
+    let placed: SessionRecord;
+    try {
+      placed = await this.sessions.ensurePlaced(first.session);
+    } catch (error) {
+      // Nothing was dispatched: leave no queued execution behind.
+      if (first.execution?.created) await this.executions.discardQueued(tenantId, first.execution.record.id);
+      throw error;
+    }
+    if (first.execution) return { session: placed, ...first.execution };
+    // It was lost and is placed again now.
+    const second = await this.repository.findWithNewExecution(tenantId, sessionId, draft);
+    if (!second.session) throw SessionsError.notFound(sessionId);
+    if (second.session.status === 'ended') throw SessionsError.ended(sessionId);
+    if (!second.execution) throw SessionsError.noWorker();
+    return { session: second.session, ...second.execution };
   }
 
   // The run's fate is unknown and its container is gone with the worker: record it as

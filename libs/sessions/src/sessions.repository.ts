@@ -1,4 +1,4 @@
-import type { EffectiveLimits, SessionDataset } from '@drydock/execution';
+import type { EffectiveLimits, ExecutionRecord, SessionDataset } from '@drydock/execution';
 import type { SessionEntity, SessionStatus, SessionStorage } from './session.entity.js';
 
 export type SessionRecord = SessionEntity;
@@ -12,7 +12,27 @@ export interface NewSession {
   datasets: SessionDataset[];
 }
 
+// An execution to record on a session, in the same round trip as reading it.
+export interface SessionExecutionDraft {
+  id: string;
+  code: string;
+  codeSha256: string;
+  idempotencyKey: string | null;
+  // The run's timeout: the requested one, else the session's, capped at `maxTimeoutMs`.
+  requestedTimeoutMs: number | null;
+  maxTimeoutMs: number;
+}
+
 export interface SessionsRepository {
+  // The execution hot path in one statement: reads the session and, when it is
+  // `starting` or `ready`, inserts the queued execution on it, or returns the existing
+  // one when the tenant already used the idempotency key (`created: false`).
+  // `execution` is null when the session is missing or not in one of those states.
+  findWithNewExecution(
+    tenantId: string,
+    sessionId: string,
+    draft: SessionExecutionDraft,
+  ): Promise<{ session: SessionRecord | null; execution: { record: ExecutionRecord; created: boolean } | null }>;
   // Inserts a starting session, unless the thread already has a live one, which is
   // returned instead (`created: false`).
   createOrGetLive(tenantId: string, session: NewSession): Promise<{ record: SessionRecord; created: boolean }>;

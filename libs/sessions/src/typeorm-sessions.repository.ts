@@ -2,8 +2,16 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, In, Not, QueryFailedError } from 'typeorm';
 import { assertTenant } from '@drydock/core';
+import {
+  EXECUTION_COLUMNS,
+  executionFromPrefixedRow,
+  executionFromRow,
+  pgPoolOf,
+  pgText,
+  prefixedExecutionColumns,
+} from '@drydock/execution';
 import { SessionEntity, type SessionStatus } from './session.entity.js';
-import type { NewSession, SessionRecord, SessionsRepository } from './sessions.repository.js';
+import type { NewSession, SessionExecutionDraft, SessionRecord, SessionsRepository } from './sessions.repository.js';
 
 const UNIQUE_VIOLATION = '23505';
 
@@ -23,6 +31,43 @@ interface SessionRow {
   end_reason: string | null;
 }
 const LIVE: SessionStatus[] = ['starting', 'ready', 'lost'];
+
+const SESSION_COLUMNS = `id, tenant_id, thread_id, status, worker_id, limits, storage, datasets, container_id,
+  created_at, last_used_at, ended_at, end_reason`;
+
+// The session and, if it can take a run, the execution inserted on it: one round trip
+// instead of a read and an insert. The insert's ON CONFLICT leaves a repeated
+// idempotency key to the partial unique index (the caller then reads the winner).
+const FIND_WITH_NEW_EXECUTION = `
+  WITH s AS (
+    SELECT ${SESSION_COLUMNS} FROM sessions WHERE tenant_id = $1 AND id = $2
+  ), e AS (
+    INSERT INTO executions (id, tenant_id, session_id, thread_id, code, code_sha256, status, timeout_ms, idempotency_key)
+    SELECT $3, s.tenant_id, s.id, s.thread_id, $4, $5, 'queued',
+           LEAST(COALESCE($6::integer, (s.limits->>'timeoutMs')::integer), $7::integer), $8
+      FROM s WHERE s.status IN ('starting', 'ready')
+    ON CONFLICT (tenant_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
+    RETURNING ${EXECUTION_COLUMNS}
+  )
+  SELECT s.*, ${prefixedExecutionColumns('e', 'e_')} FROM s LEFT JOIN e ON true`;
+
+function sessionFromRow(row: SessionRow): SessionRecord {
+  return Object.assign(new SessionEntity(), {
+    id: row.id,
+    tenantId: row.tenant_id,
+    threadId: row.thread_id,
+    status: row.status,
+    workerId: row.worker_id,
+    limits: row.limits,
+    storage: row.storage,
+    datasets: row.datasets,
+    containerId: row.container_id,
+    createdAt: row.created_at,
+    lastUsedAt: row.last_used_at,
+    endedAt: row.ended_at,
+    endReason: row.end_reason,
+  });
+}
 
 @Injectable()
 export class TypeOrmSessionsRepository implements SessionsRepository {
@@ -51,32 +96,47 @@ export class TypeOrmSessionsRepository implements SessionsRepository {
     }
   }
 
-  // On every execution request: plain SQL, mapped by hand (bench/exec-latency).
+  async findWithNewExecution(tenantId: string, sessionId: string, draft: SessionExecutionDraft) {
+    assertTenant(tenantId);
+    const { rows } = await pgPoolOf(this.db).query<SessionRow & Record<string, unknown>>({
+      name: 'sessions.findWithNewExecution',
+      text: FIND_WITH_NEW_EXECUTION,
+      values: [
+        tenantId,
+        sessionId,
+        draft.id,
+        pgText(draft.code),
+        draft.codeSha256,
+        draft.requestedTimeoutMs,
+        draft.maxTimeoutMs,
+        draft.idempotencyKey,
+      ],
+    });
+    const row = rows[0];
+    if (!row) return { session: null, execution: null };
+    const session = sessionFromRow(row);
+    const inserted = executionFromPrefixedRow(row, 'e_');
+    if (inserted) return { session, execution: { record: inserted, created: true } };
+    if (!['starting', 'ready'].includes(session.status) || draft.idempotencyKey === null) {
+      return { session, execution: null };
+    }
+    const existing = await pgPoolOf(this.db).query<Record<string, unknown>>({
+      text: `SELECT ${EXECUTION_COLUMNS} FROM executions WHERE tenant_id = $1 AND idempotency_key = $2`,
+      values: [tenantId, draft.idempotencyKey],
+    });
+    const record = existing.rows[0];
+    return { session, execution: record ? { record: executionFromRow(record), created: false } : null };
+  }
+
+  // Plain SQL, mapped by hand: on the path of every request naming a session.
   async findById(tenantId: string, sessionId: string): Promise<SessionRecord | null> {
     assertTenant(tenantId);
-    const rows: SessionRow[] = await this.db.query(
-      `SELECT id, tenant_id, thread_id, status, worker_id, limits, storage, datasets, container_id,
-              created_at, last_used_at, ended_at, end_reason
-         FROM sessions WHERE tenant_id = $1 AND id = $2`,
-      [tenantId, sessionId],
-    );
-    const row = rows[0];
-    if (!row) return null;
-    return Object.assign(new SessionEntity(), {
-      id: row.id,
-      tenantId: row.tenant_id,
-      threadId: row.thread_id,
-      status: row.status,
-      workerId: row.worker_id,
-      limits: row.limits,
-      storage: row.storage,
-      datasets: row.datasets,
-      containerId: row.container_id,
-      createdAt: row.created_at,
-      lastUsedAt: row.last_used_at,
-      endedAt: row.ended_at,
-      endReason: row.end_reason,
+    const { rows } = await pgPoolOf(this.db).query<SessionRow>({
+      name: 'sessions.findById',
+      text: `SELECT ${SESSION_COLUMNS} FROM sessions WHERE tenant_id = $1 AND id = $2`,
+      values: [tenantId, sessionId],
     });
+    return rows[0] ? sessionFromRow(rows[0]) : null;
   }
 
   list(tenantId: string, options: { includeEnded: boolean; limit: number }) {

@@ -2,14 +2,45 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { assertTenant } from '@drydock/core';
-import type { CompletedRun, ExecutionRecord, ExecutionsRepository, NewExecution } from './executions.repository.js';
+import type { CompletedRun, ExecutionRecord, ExecutionsRepository } from './executions.repository.js';
 
 // Every statement here is on the execution hot path, so they are plain SQL with
-// RETURNING rather than TypeORM repository calls, which cost several times the CPU
-// of the query itself (bench/exec-latency). The stored code is never read back.
-const COLUMNS = `id, tenant_id, session_id, thread_id, code_sha256, status, stdout, stderr, truncated,
-  result, error, state_lost, files, artifacts, artifacts_skipped, idempotency_key, timeout_ms, duration_ms,
-  created_at, started_at, finished_at`;
+// RETURNING, sent straight to the pg pool under TypeORM as named (prepared once per
+// connection) statements: TypeORM's query runner and repository calls cost several
+// times the CPU of the query itself (bench/exec-latency). The stored code is never
+// read back.
+const COLUMN_NAMES = [
+  'id', 'tenant_id', 'session_id', 'thread_id', 'code_sha256', 'status', 'stdout', 'stderr', 'truncated',
+  'result', 'error', 'state_lost', 'files', 'artifacts', 'artifacts_skipped', 'idempotency_key', 'timeout_ms',
+  'duration_ms', 'created_at', 'started_at', 'finished_at',
+] as const;
+const COLUMNS = COLUMN_NAMES.join(', ');
+export const EXECUTION_COLUMNS = COLUMNS;
+
+// For a statement that returns an execution beside another table's columns: the
+// execution columns of `table`, each prefixed (`<prefix>id`, ...), and the record read
+// back from such a row (null when the execution columns are null, as after a LEFT JOIN
+// that found nothing).
+export function prefixedExecutionColumns(table: string, prefix: string): string {
+  return COLUMN_NAMES.map((c) => `${table}.${c} AS ${prefix}${c}`).join(', ');
+}
+
+export function executionFromPrefixedRow(row: Record<string, unknown>, prefix: string): ExecutionRecord | null {
+  if (row[`${prefix}id`] === null || row[`${prefix}id`] === undefined) return null;
+  const plain: Record<string, unknown> = {};
+  for (const c of COLUMN_NAMES) plain[c] = row[`${prefix}${c}`];
+  return toRecord(plain as unknown as ExecutionRow);
+}
+
+// The pg pool under a TypeORM data source, for the few hot-path statements that skip
+// TypeORM's query runner. Repositories only.
+export interface PgPool {
+  query<T>(query: { name?: string; text: string; values: unknown[] }): Promise<{ rows: T[]; rowCount: number | null }>;
+}
+
+export function pgPoolOf(db: DataSource): PgPool {
+  return (db.driver as unknown as { master: PgPool }).master;
+}
 
 interface ExecutionRow {
   id: string;
@@ -33,6 +64,10 @@ interface ExecutionRow {
   created_at: Date;
   started_at: Date | null;
   finished_at: Date | null;
+}
+
+export function executionFromRow(row: Record<string, unknown>): ExecutionRecord {
+  return toRecord(row as unknown as ExecutionRow);
 }
 
 function toRecord(row: ExecutionRow): ExecutionRecord {
@@ -61,48 +96,36 @@ function toRecord(row: ExecutionRow): ExecutionRecord {
   };
 }
 
-// PostgreSQL text cannot hold NUL; output is user-controlled.
-const text = (value: string) => value.replaceAll('\u0000', '\uFFFD');
+// PostgreSQL text cannot hold NUL; output and code are user-controlled.
+export const pgText = (value: string) => value.replaceAll('\u0000', '\uFFFD');
+const text = pgText;
 
 @Injectable()
 export class TypeOrmExecutionsRepository implements ExecutionsRepository {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
 
-  async createOrGet(tenantId: string, execution: NewExecution) {
-    assertTenant(tenantId);
-    // With an idempotency key, the partial unique index settles concurrent requests:
-    // the loser inserts nothing and reads the winner's row.
-    const rows: ExecutionRow[] = await this.db.query(
-      `INSERT INTO executions (id, tenant_id, session_id, thread_id, code, code_sha256, status, timeout_ms, idempotency_key)
-       VALUES ($1, $2, $3, $4, $5, $6, 'queued', $7, $8)
-       ON CONFLICT (tenant_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
-       RETURNING ${COLUMNS}`,
-      [
-        execution.id,
-        tenantId,
-        execution.sessionId,
-        execution.threadId,
-        text(execution.code),
-        execution.codeSha256,
-        execution.timeoutMs,
-        execution.idempotencyKey,
-      ],
-    );
-    if (rows[0]) return { record: toRecord(rows[0]), created: true };
-    const existing: ExecutionRow[] = await this.db.query(
-      `SELECT ${COLUMNS} FROM executions WHERE tenant_id = $1 AND idempotency_key = $2`,
-      [tenantId, execution.idempotencyKey],
-    );
-    return { record: toRecord(existing[0]!), created: false };
+  private get pool(): PgPool {
+    return pgPoolOf(this.db);
   }
 
   async findById(tenantId: string, executionId: string): Promise<ExecutionRecord | null> {
     assertTenant(tenantId);
-    const rows: ExecutionRow[] = await this.db.query(
-      `SELECT ${COLUMNS} FROM executions WHERE tenant_id = $1 AND id = $2`,
-      [tenantId, executionId],
-    );
+    const { rows } = await this.pool.query<ExecutionRow>({
+      name: 'executions.findById',
+      text: `SELECT ${COLUMNS} FROM executions WHERE tenant_id = $1 AND id = $2`,
+      values: [tenantId, executionId],
+    });
     return rows[0] ? toRecord(rows[0]) : null;
+  }
+
+  // Undoes the insert of an execution that was never dispatched (its session could not
+  // be placed on a worker), so a retry with the same idempotency key starts afresh.
+  async discardQueued(tenantId: string, executionId: string): Promise<void> {
+    assertTenant(tenantId);
+    await this.db.query(`DELETE FROM executions WHERE tenant_id = $1 AND id = $2 AND status = 'queued'`, [
+      tenantId,
+      executionId,
+    ]);
   }
 
   async markRunning(tenantId: string, executionId: string): Promise<boolean> {
@@ -118,14 +141,15 @@ export class TypeOrmExecutionsRepository implements ExecutionsRepository {
 
   async complete(tenantId: string, executionId: string, outcome: CompletedRun): Promise<ExecutionRecord> {
     assertTenant(tenantId);
-    const [rows]: [ExecutionRow[], number] = await this.db.query(
-      `UPDATE executions
+    const { rows } = await this.pool.query<ExecutionRow>({
+      name: 'executions.complete',
+      text: `UPDATE executions
           SET status = $3, stdout = $4, stderr = $5, truncated = $6, result = $7, error = $8,
               state_lost = $9, duration_ms = $10, files = $11, artifacts = $12, artifacts_skipped = $13,
               finished_at = now()
         WHERE tenant_id = $1 AND id = $2
         RETURNING ${COLUMNS}`,
-      [
+      values: [
         tenantId,
         executionId,
         outcome.status,
@@ -140,7 +164,7 @@ export class TypeOrmExecutionsRepository implements ExecutionsRepository {
         JSON.stringify(outcome.artifacts),
         JSON.stringify(outcome.artifactsSkipped),
       ],
-    );
+    });
     return toRecord(rows[0]!);
   }
 }

@@ -1,0 +1,235 @@
+import { jest } from '@jest/globals';
+import {
+  WorkerLostError,
+  type ExecutionRecord,
+  type ExecutionsRepository,
+  type ExecutionView,
+  type JobDispatcher,
+} from '@drydock/execution';
+import { makeConfig } from '../../../test/factories/config.factory.js';
+import { makeLimits } from '../../../test/factories/limits.factory.js';
+import { SessionExecutionsService } from './session-executions.service.js';
+import { SessionsError } from './sessions.errors.js';
+import type { SessionExecutionDraft, SessionRecord, SessionsRepository } from './sessions.repository.js';
+import type { SessionsService } from './sessions.service.js';
+
+const principal = { tenantId: 'ten_1', limits: {} };
+
+function makeSession(row: Partial<SessionRecord> = {}): SessionRecord {
+  return {
+    id: 'ses_1',
+    tenantId: 'ten_1',
+    threadId: 'thr_1',
+    status: 'ready',
+    workerId: 'w1',
+    limits: makeLimits(),
+    storage: 'tmpfs',
+    datasets: [],
+    containerId: 'c1',
+    createdAt: new Date(),
+    lastUsedAt: new Date(),
+    endedAt: null,
+    endReason: null,
+    ...row,
+  } as SessionRecord;
+}
+
+// The one-statement read + insert, over an in-memory session and executions table.
+function fakeRepository(session: SessionRecord | null) {
+  const executions = new Map<string, ExecutionRecord>();
+  const calls: SessionExecutionDraft[] = [];
+  const repo = {
+    session,
+    executions,
+    calls,
+    async findWithNewExecution(tenantId: string, sessionId: string, draft: SessionExecutionDraft) {
+      calls.push(draft);
+      const s = repo.session && repo.session.tenantId === tenantId && repo.session.id === sessionId ? { ...repo.session } : null;
+      if (!s) return { session: null, execution: null };
+      if (s.status !== 'starting' && s.status !== 'ready') return { session: s, execution: null };
+      const existing = [...executions.values()].find((e) => draft.idempotencyKey && e.idempotencyKey === draft.idempotencyKey);
+      if (existing) return { session: s, execution: { record: existing, created: false } };
+      const record = {
+        id: draft.id,
+        tenantId,
+        sessionId,
+        threadId: s.threadId,
+        codeSha256: draft.codeSha256,
+        status: 'queued',
+        stdout: '',
+        stderr: '',
+        truncated: false,
+        result: null,
+        error: null,
+        stateLost: false,
+        files: { changed: [], deleted: [], skipped: [] },
+        artifacts: [],
+        artifactsSkipped: [],
+        durationMs: null,
+        idempotencyKey: draft.idempotencyKey,
+        timeoutMs: Math.min(draft.requestedTimeoutMs ?? s.limits.timeoutMs, draft.maxTimeoutMs),
+        createdAt: new Date(),
+        finishedAt: null,
+      } as unknown as ExecutionRecord;
+      executions.set(record.id, record);
+      return { session: s, execution: { record, created: true } };
+    },
+  };
+  return repo;
+}
+
+function fakeExecutions(repo: ReturnType<typeof fakeRepository>): ExecutionsRepository {
+  return {
+    findById: async (_t: string, id: string) => repo.executions.get(id) ?? null,
+    discardQueued: async (_t: string, id: string) => {
+      if (repo.executions.get(id)?.status === 'queued') repo.executions.delete(id);
+    },
+    markRunning: async () => true,
+    complete: async (_t: string, id: string, outcome: Partial<ExecutionRecord>) => {
+      const record = { ...repo.executions.get(id)!, ...outcome, finishedAt: new Date() } as ExecutionRecord;
+      repo.executions.set(id, record);
+      return record;
+    },
+  } as unknown as ExecutionsRepository;
+}
+
+describe(SessionExecutionsService.name, () => {
+  let repo: ReturnType<typeof fakeRepository>;
+  let placement: { ensurePlaced: jest.Mock<(s: SessionRecord) => Promise<SessionRecord>>; markLost: jest.Mock<() => Promise<void>> };
+  let dispatched: { workerId: string; data: Record<string, unknown> }[];
+  let dispatcher: JobDispatcher;
+  let sut: SessionExecutionsService;
+
+  const okView = (data: { executionId: string }): ExecutionView =>
+    ({ id: data.executionId, status: 'ok', stdout: '1\n' }) as unknown as ExecutionView;
+
+  beforeEach(() => {
+    repo = fakeRepository(makeSession());
+    dispatched = [];
+    placement = {
+      ensurePlaced: jest.fn(async (s: SessionRecord) => s),
+      markLost: jest.fn(async () => undefined),
+    };
+    dispatcher = {
+      dispatch: jest.fn(async (workerId: string, _name: string, data: Record<string, unknown>): Promise<unknown> => {
+        dispatched.push({ workerId, data });
+        return okView(data as { executionId: string });
+      }),
+      subscribeOutput: jest.fn(async () => async () => undefined),
+    } as unknown as JobDispatcher;
+    sut = new SessionExecutionsService(
+      makeConfig(),
+      fakeExecutions(repo),
+      dispatcher,
+      repo as unknown as SessionsRepository,
+      placement as unknown as SessionsService,
+    );
+  });
+
+  it('should record the execution and dispatch it to the session\'s worker with the clamped timeout', async () => {
+    const view = await sut.execute({ tenantId: 'ten_1', limits: { timeoutMs: 5_000 } }, 'ses_1', { code: 'print(1)', timeoutMs: 60_000 });
+
+    expect(view.status).toBe('ok');
+    expect(repo.calls).toHaveLength(1);
+    expect(dispatched).toEqual([
+      {
+        workerId: 'w1',
+        data: expect.objectContaining({ executionId: view.id, code: 'print(1)', timeoutMs: 5_000, stream: false }),
+      },
+    ]);
+    expect(repo.executions.get(view.id)?.timeoutMs).toBe(5_000);
+  });
+
+  it('should ask the worker to publish output only when the caller relays it', async () => {
+    await sut.execute(principal, 'ses_1', { code: 'print(1)' }, () => undefined);
+
+    expect(dispatched[0]!.data.stream).toBe(true);
+    expect(dispatcher.subscribeOutput).toHaveBeenCalledTimes(1);
+  });
+
+  it('should say the session does not exist when another tenant names it', async () => {
+    await expect(sut.execute({ tenantId: 'ten_2', limits: {} }, 'ses_1', { code: '1' })).rejects.toMatchObject({
+      code: 'SESSION_NOT_FOUND',
+    });
+    expect(dispatched).toHaveLength(0);
+  });
+
+  it('should refuse an ended session without recording anything', async () => {
+    repo.session = makeSession({ status: 'ended' });
+    placement.ensurePlaced.mockRejectedValue(SessionsError.ended('ses_1'));
+
+    await expect(sut.execute(principal, 'ses_1', { code: '1' })).rejects.toMatchObject({ code: 'SESSION_ENDED' });
+    expect(repo.executions.size).toBe(0);
+    expect(dispatched).toHaveLength(0);
+  });
+
+  it('should place a lost session on a live worker first, then record and dispatch there', async () => {
+    repo.session = makeSession({ status: 'lost' });
+    placement.ensurePlaced.mockImplementation(async (s: SessionRecord) => {
+      repo.session = { ...s, status: 'ready', workerId: 'w2' } as SessionRecord;
+      return repo.session;
+    });
+
+    const view = await sut.execute(principal, 'ses_1', { code: '1' });
+
+    expect(view.status).toBe('ok');
+    expect(repo.executions.size).toBe(1);
+    expect(dispatched.map((d) => d.workerId)).toEqual(['w2']);
+  });
+
+  it('should move a session whose worker is gone and run the recorded execution on the new worker', async () => {
+    placement.ensurePlaced.mockImplementation(async (s: SessionRecord) => ({ ...s, workerId: 'w2' }));
+
+    await sut.execute(principal, 'ses_1', { code: '1' });
+
+    expect(repo.calls).toHaveLength(1);
+    expect(dispatched.map((d) => d.workerId)).toEqual(['w2']);
+  });
+
+  it('should leave no queued execution behind when no worker can take the session', async () => {
+    placement.ensurePlaced.mockRejectedValue(SessionsError.noWorker());
+
+    await expect(sut.execute(principal, 'ses_1', { code: '1', idempotencyKey: 'k1' })).rejects.toMatchObject({
+      code: 'NO_WORKER_AVAILABLE',
+    });
+    expect(repo.executions.size).toBe(0);
+  });
+
+  it('should return the stored execution for a repeated idempotency key without dispatching again', async () => {
+    const first = await sut.execute(principal, 'ses_1', { code: 'x = 1', idempotencyKey: 'k1' });
+    repo.executions.set(first.id, { ...repo.executions.get(first.id)!, status: 'ok' });
+
+    const again = await sut.execute(principal, 'ses_1', { code: 'x = 1', idempotencyKey: 'k1' });
+
+    expect(again.id).toBe(first.id);
+    expect(dispatched).toHaveLength(1);
+  });
+
+  it('should refuse an idempotency key reused for different code', async () => {
+    await sut.execute(principal, 'ses_1', { code: 'x = 1', idempotencyKey: 'k1' });
+
+    await expect(sut.execute(principal, 'ses_1', { code: 'x = 2', idempotencyKey: 'k1' })).rejects.toMatchObject({
+      code: 'IDEMPOTENCY_KEY_REUSED',
+    });
+  });
+
+  it('should record a run whose worker stopped as killed and mark the session lost', async () => {
+    (dispatcher.dispatch as jest.Mock<JobDispatcher['dispatch']>).mockRejectedValue(new WorkerLostError('w1'));
+
+    const view = await sut.execute(principal, 'ses_1', { code: 'import time; time.sleep(60)' });
+
+    expect(view).toMatchObject({ status: 'killed', error: { name: 'WorkerLost' } });
+    expect(placement.markLost).toHaveBeenCalledWith('ten_1', 'ses_1');
+  });
+
+  it('should answer with the stored record when the reply was missed but the run finished', async () => {
+    (dispatcher.dispatch as jest.Mock<(w: string, n: string, data: { executionId: string }) => Promise<unknown>>).mockImplementation(async (_w, _n, data) => {
+      repo.executions.set(data.executionId, { ...repo.executions.get(data.executionId)!, status: 'ok' });
+      throw new Error(`job exec-${data.executionId} is gone and its reply was not received`);
+    });
+
+    const view = await sut.execute(principal, 'ses_1', { code: '1' });
+
+    expect(view.status).toBe('ok');
+  });
+});
