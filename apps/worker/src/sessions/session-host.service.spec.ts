@@ -88,6 +88,23 @@ describe(SessionHostService.name, () => {
     expect(runtime.created[0]!.runs).toHaveLength(1);
   });
 
+  it('should not run the code when the run-once claim cannot be made', async () => {
+    const sut = create();
+    const claim = guard.claim;
+    guard.claim = async () => {
+      throw new Error('redis is down');
+    };
+    try {
+      await expect(sut.execute(job('exe_1'))).rejects.toThrow('redis is down');
+    } finally {
+      guard.claim = claim;
+    }
+    expect(runtime.created[0]?.runs ?? []).toHaveLength(0);
+    expect(executions.records.get('exe_1')?.status).not.toBe('ok');
+    // The session stays usable.
+    expect((await sut.execute(job('exe_2'))).status).toBe('ok');
+  });
+
   it('should re-create a dead sandbox and tell the next run that state was lost', async () => {
     const sut = create();
     runtime.behaviour = async (sandbox) => {

@@ -24,6 +24,11 @@ import { newFileSyncState, SessionFileSync, type FileSyncState } from './session
 
 const RUNNING_MARK_DELAY_MS = 50;
 
+interface Prepared {
+  sandbox: Sandbox;
+  fileState: FileSyncState;
+}
+
 interface HostedSession {
   spec: SessionSpec;
   sandbox: Sandbox | null;
@@ -82,8 +87,18 @@ export class SessionHostService {
     const { tenantId } = data.session;
     const hosted = await this.entry(data.session);
     return this.serialize(hosted, async () => {
+      // The run-once claim and the sandbox's preparation (usually one revision lookup)
+      // go out together; the code runs only once both are done. Preparing for a job
+      // that turns out to be redelivered is harmless: it only brings files up to date.
+      const preparing = this.prepare(hosted);
+      let claimed: boolean;
+      try {
+        claimed = await this.guard.claim(data.executionId);
+      } finally {
+        await preparing;
+      }
       // A redelivered job finds its execution already claimed and returns its record.
-      if (!(await this.guard.claim(data.executionId))) {
+      if (!claimed) {
         const existing = await this.executions.findById(tenantId, data.executionId);
         return toExecutionView(existing!);
       }
@@ -95,7 +110,13 @@ export class SessionHostService {
           this.logger.warn(`marking ${data.executionId} running failed: ${error.message}`),
         );
       }, RUNNING_MARK_DELAY_MS);
-      const outcome = await this.run(hosted, data, onOutput).finally(() => clearTimeout(markTimer));
+      const prepared = await preparing;
+      let outcome: CompletedRun;
+      try {
+        outcome = 'failed' in prepared ? prepared.failed : await this.run(hosted, data, prepared, onOutput);
+      } finally {
+        clearTimeout(markTimer);
+      }
       await marking;
       const record = await this.executions.complete(tenantId, data.executionId, outcome);
       this.active.add(data.session.sessionId);
@@ -160,25 +181,34 @@ export class SessionHostService {
     await Promise.allSettled(all.map((h) => h.sandbox?.destroy()));
   }
 
-  private async run(hosted: HostedSession, data: ExecuteJobData, onOutput?: OutputListener): Promise<CompletedRun> {
+  // A sandbox that is alive and holds the thread's current files, or why the code
+  // cannot run. Never throws.
+  private async prepare(hosted: HostedSession): Promise<Prepared | { failed: CompletedRun }> {
     let sandbox: Sandbox;
     try {
       sandbox = await this.ensureSandbox(hosted);
     } catch (error) {
-      return failedOutcome('SandboxUnavailable', `The sandbox could not be started: ${(error as Error).message}`);
+      return { failed: failedOutcome('SandboxUnavailable', `The sandbox could not be started: ${(error as Error).message}`) };
     }
-    const scope = threadOf(hosted.spec);
     const fileState = this.fileState(hosted, sandbox);
     try {
-      await this.fileSync.push(scope, sandbox, fileState);
+      await this.fileSync.push(threadOf(hosted.spec), sandbox, fileState);
     } catch (error) {
       // The code would see stale or missing files: it does not run. The next run
       // pushes again from the last revision that made it in whole.
-      return failedOutcome(
-        'FileSyncError',
-        `The thread's files could not be copied into the sandbox, so the code did not run: ${(error as Error).message}`,
-      );
+      return {
+        failed: failedOutcome(
+          'FileSyncError',
+          `The thread's files could not be copied into the sandbox, so the code did not run: ${(error as Error).message}`,
+        ),
+      };
     }
+    return { sandbox, fileState };
+  }
+
+  private async run(hosted: HostedSession, data: ExecuteJobData, prepared: Prepared, onOutput?: OutputListener): Promise<CompletedRun> {
+    const { sandbox, fileState } = prepared;
+    const scope = threadOf(hosted.spec);
     const outcome: RunOutcome = await sandbox.run(
       {
         id: data.executionId,
