@@ -22,12 +22,13 @@ import { cpus } from 'node:os';
 import { parseArgs, promisify } from 'node:util';
 import { Queue } from 'bullmq';
 import { DataSource } from 'typeorm';
-import { REDIS, TenantsService } from '@drydock/core';
-import { DockerSandbox, TypeOrmExecutionsRepository } from '@drydock/execution';
+import { REDIS } from '@drydock/core';
+import { DockerSandbox, RedisRunGuard, TypeOrmExecutionsRepository } from '@drydock/execution';
 import { SessionExecutionsService, SessionsService, TypeOrmSessionsRepository } from '@drydock/sessions';
 import { TenantAuthGuard } from '../../apps/gateway/src/auth/tenant-auth.guard.js';
 import { BullMqJobDispatcher } from '../../apps/gateway/src/queue/bullmq-job-dispatcher.js';
 import { SessionJobsProcessor } from '../../apps/worker/src/processors/session-jobs.processor.js';
+import { SessionFileSync } from '../../apps/worker/src/sessions/session-file-sync.js';
 import { SessionHostService } from '../../apps/worker/src/sessions/session-host.service.js';
 import { runMigrations } from '../../migrations/index.js';
 
@@ -180,20 +181,19 @@ type StageKey =
   | 'server' // HTTP 'request' event .. response 'finish'
   | 'auth'
   | 'service'
-  | 'sessionsGet'
+  | 'record'
   | 'ensurePlaced'
-  | 'tenantsGet'
-  | 'createOrGet'
   | 'dispatch'
   | 'queueAdd'
   | 'processor'
   | 'workerJob'
+  | 'claim'
+  | 'push'
   | 'markRunning'
   | 'sandboxRun'
   | 'replMs'
-  | 'complete'
-  | 'touch';
-type MarkKey = 'queueAddEnd' | 'processorStart' | 'processorEnd' | 'dispatchEnd';
+  | 'complete';
+type MarkKey = 'queueAddEnd' | 'processorStart' | 'workerJobEnd' | 'dispatchEnd';
 type StageSample = Partial<Record<StageKey | MarkKey, number>>;
 
 class StageRecorder {
@@ -260,21 +260,20 @@ function instrument(recorder: StageRecorder, httpServer: Server): void {
   });
   recorder.wrap(TenantAuthGuard.prototype, 'canActivate', 'auth');
   recorder.wrap(SessionExecutionsService.prototype, 'execute', 'service');
-  recorder.wrap(SessionsService.prototype, 'get', 'sessionsGet');
+  recorder.wrap(TypeOrmSessionsRepository.prototype, 'findWithNewExecution', 'record');
   recorder.wrap(SessionsService.prototype, 'ensurePlaced', 'ensurePlaced');
-  recorder.wrap(TenantsService.prototype, 'get', 'tenantsGet');
-  recorder.wrap(TypeOrmExecutionsRepository.prototype, 'createOrGet', 'createOrGet');
   recorder.wrap(BullMqJobDispatcher.prototype, 'dispatch', 'dispatch', { end: 'dispatchEnd' });
   recorder.wrap(Queue.prototype, 'add', 'queueAdd', { end: 'queueAddEnd' });
-  recorder.wrap(SessionJobsProcessor.prototype, 'process', 'processor', { start: 'processorStart', end: 'processorEnd' });
-  recorder.wrap(SessionHostService.prototype, 'execute', 'workerJob');
+  recorder.wrap(SessionJobsProcessor.prototype, 'process', 'processor', { start: 'processorStart' });
+  recorder.wrap(SessionHostService.prototype, 'execute', 'workerJob', { end: 'workerJobEnd' });
+  recorder.wrap(RedisRunGuard.prototype, 'claim', 'claim');
+  recorder.wrap(SessionFileSync.prototype, 'push', 'push');
   recorder.wrap(TypeOrmExecutionsRepository.prototype, 'markRunning', 'markRunning');
   // The supervisor's own float durationMs, before the repository rounds it.
   recorder.wrap(DockerSandbox.prototype, 'run', 'sandboxRun', {
     onResult: (outcome) => recorder.add('replMs', (outcome as { durationMs: number }).durationMs),
   });
   recorder.wrap(TypeOrmExecutionsRepository.prototype, 'complete', 'complete');
-  recorder.wrap(TypeOrmSessionsRepository.prototype, 'touch', 'touch');
 }
 
 const diff = (a: number | undefined, b: number | undefined) => (a !== undefined && b !== undefined ? a - b : undefined);
@@ -285,23 +284,22 @@ const BREAKDOWN: Array<[string, (s: StageSample, total: number) => number | unde
   ['  client side: undici, loopback socket, body read', (s, total) => diff(total, s.server)],
   ['  server: HTTP request event .. response finish', (s) => s.server],
   ['    Express/Nest/ValidationPipe/JSON (the rest)', (s) => diff(diff(s.server, s.auth), s.service)],
-  ['    TenantAuthGuard (key hash lookup + tenant row)', (s) => s.auth],
+  ['    TenantAuthGuard (cached key; SELECT on a miss)', (s) => s.auth],
   ['    SessionExecutionsService.execute', (s) => s.service],
-  ['      sessions.get (session row)', (s) => s.sessionsGet],
-  ['      ensurePlaced (worker heartbeat EXISTS)', (s) => s.ensurePlaced],
-  ['      tenants.get (tenant row, again)', (s) => s.tenantsGet],
-  ['      executions.createOrGet (INSERT + SELECT)', (s) => s.createOrGet],
-  ['      dispatcher.dispatch (BullMQ add .. finished)', (s) => s.dispatch],
+  ['      session read + execution INSERT (one statement)', (s) => s.record],
+  ['      ensurePlaced (worker liveness snapshot)', (s) => s.ensurePlaced],
+  ['      dispatcher.dispatch (BullMQ add .. reply)', (s) => s.dispatch],
   ['        Queue.add (addJob script)', (s) => s.queueAdd],
   ['        hand-off: added .. processor called', (s) => diff(s.processorStart, s.queueAddEnd)],
   ['        worker processor (SessionJobsProcessor)', (s) => s.processor],
-  ['          markRunning (UPDATE)', (s) => s.markRunning],
+  ['          run-once claim (Redis SET NX)    } in parallel', (s) => s.claim],
+  ['          file push (thread revision SELECT) }', (s) => s.push],
+  ['          markRunning (UPDATE, runs > 50 ms only)', (s) => s.markRunning],
   ['          DockerSandbox.run (attach stream round trip)', (s) => s.sandboxRun],
   ['            REPL durationMs (supervisor, in container)', (s) => s.replMs],
   ['            transport (run - REPL durationMs)', (s) => diff(s.sandboxRun, s.replMs)],
-  ['          complete (UPDATE + SELECT) } in parallel', (s) => s.complete],
-  ['          touch (UPDATE)             }', (s) => s.touch],
-  ['        hand-back: processor done .. result in gateway', (s) => diff(s.dispatchEnd, s.processorEnd)],
+  ['          complete (UPDATE ... RETURNING)', (s) => s.complete],
+  ['        hand-back: worker done .. reply in gateway', (s) => diff(s.dispatchEnd, s.workerJobEnd)],
 ];
 
 // ---------------------------------------------------------------------------------------
