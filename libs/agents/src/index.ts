@@ -5,6 +5,7 @@ export * from './backends/index.js';
 export * from './eviction/index.js';
 export * from './python-tools/index.js';
 export * from './graph/index.js';
+export * from './checkpoint/index.js';
 export * from './models/index.js';
 export * from './sandbox/session-sandbox.backend.js';
 export * from './runtime/agent-runtime.js';

@@ -1,7 +1,7 @@
 import type { RunnableConfig } from '@langchain/core/runnables';
-import { PostgresSaver } from '@langchain/langgraph-checkpoint-postgres';
 import pg from 'pg';
 import { DrydockError, type AppConfig } from '@drydock/core';
+import { CachedPostgresSaver } from '../checkpoint/cached-postgres.saver.js';
 import { ToolResultEvictor } from '../eviction/tool-result-eviction.js';
 import { buildAgentGraph } from '../graph/agent-graph.js';
 import type { AgentResolver } from '../graph/resolved-agent.js';
@@ -33,7 +33,7 @@ export interface AssistantSource {
 export class GraphAgentRuntime implements AgentRuntime {
   readonly graph: AgentGraph;
   private readonly pool: pg.Pool;
-  private readonly checkpointer: PostgresSaver;
+  private readonly checkpointer: CachedPostgresSaver;
 
   constructor(
     private readonly config: AppConfig,
@@ -42,7 +42,10 @@ export class GraphAgentRuntime implements AgentRuntime {
     private readonly assistants: AssistantSource,
   ) {
     this.pool = new pg.Pool({ connectionString: config.databaseUrl, max: 10 });
-    this.checkpointer = new PostgresSaver(this.pool, undefined, { schema: CHECKPOINT_SCHEMA });
+    this.checkpointer = new CachedPostgresSaver(this.pool, {
+      schema: CHECKPOINT_SCHEMA,
+      maxThreads: config.agent.checkpointCacheThreads,
+    });
     const evictor = new ToolResultEvictor({
       thresholdChars: config.agent.evictionThresholdChars,
       maxKept: config.agent.maxEvictedResults,

@@ -101,6 +101,10 @@ export const configSchema = z.object({
     // that crashes leaves the thread as it was before it), "async"/"sync" after every
     // step as well (a crash keeps the steps done; each costs a checkpoint write).
     checkpointDurability: z.enum(['exit', 'async', 'sync']).default('exit'),
+    // Threads whose latest checkpoint the gateway keeps in memory, so a run on a busy
+    // thread loads it with one id lookup instead of reading and reviving every message.
+    // 0 turns the cache off.
+    checkpointCacheThreads: z.coerce.number().int().min(0).default(500),
     // Host folders agent definitions may route to by name ("name=/abs/path,...").
     filesystemRoots: z
       .string()
@@ -202,6 +206,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       maxEvictedResults: env.AGENT_MAX_EVICTED_RESULTS,
       maxSteps: env.AGENT_MAX_STEPS,
       checkpointDurability: env.AGENT_CHECKPOINT_DURABILITY || undefined,
+      checkpointCacheThreads: env.AGENT_CHECKPOINT_CACHE_THREADS,
       filesystemRoots: env.AGENT_FILESYSTEM_ROOTS || undefined,
     },
     defaultLimits: {

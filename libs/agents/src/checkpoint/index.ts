@@ -1,0 +1,2 @@
+export * from './cached-postgres.saver.js';
+export * from './message-caching.serializer.js';
