@@ -1,6 +1,8 @@
-import { Annotation, MessagesAnnotation } from '@langchain/langgraph';
+import type { BaseMessage } from '@langchain/core/messages';
+import { Annotation, type Messages } from '@langchain/langgraph';
 import type { StateFiles, StateFilesUpdate } from '../backends/backend-protocol.js';
 import { mergeStateFiles } from '../backends/state-backend.js';
+import { appendMessages } from './append-messages.js';
 
 // What the tool node extracted for one tool call: a fenced block's content, or the
 // sentence telling the model why no block could be assigned.
@@ -24,7 +26,12 @@ function mergeExtracted(
 // state-backed routes, and content extracted for the pending tool calls (cleared by the
 // tool node's Command once used, so code and file bodies are not kept twice).
 export const AgentStateAnnotation = Annotation.Root({
-  ...MessagesAnnotation.spec,
+  // As LangGraph's MessagesAnnotation, with a reducer whose cost does not grow with the
+  // conversation when messages are only appended.
+  messages: Annotation<BaseMessage[], Messages>({
+    reducer: appendMessages,
+    default: () => [],
+  }),
   files: Annotation<StateFiles, StateFilesUpdate>({
     reducer: mergeStateFiles,
     default: () => ({}),

@@ -1,0 +1,89 @@
+import {
+  AIMessage,
+  BaseMessageChunk,
+  ChatMessage,
+  FunctionMessage,
+  HumanMessage,
+  RemoveMessage,
+  SystemMessage,
+  ToolMessage,
+  coerceMessageLikeToMessage,
+  isBaseMessage,
+  type BaseMessage,
+  type BaseMessageLike,
+} from '@langchain/core/messages';
+import { v4 as uuid4 } from '@langchain/core/utils/uuid';
+import { messagesStateReducer, type Messages } from '@langchain/langgraph';
+
+// The ids of the messages in a list this reducer returned (or has seen). A set may hold
+// more ids than its list (it is handed on to the list built from it), never fewer: an
+// id that looks taken only sends the update down the full reducer's path.
+const knownIds = new WeakMap<readonly BaseMessage[], Set<string>>();
+
+// The `messages` channel's reducer: LangGraph's messagesStateReducer, with the common
+// case made cheap. That reducer rebuilds an id index of the whole conversation on every
+// write (four times per tool-calling turn), so its cost grows with the thread. When an
+// update only appends messages with new ids, which is what the model and tool nodes
+// do, this one appends them to the list and reuses the list's id set. Anything else
+// (a RemoveMessage, an id written again to replace a message, a list whose ids it has
+// not seen) goes to messagesStateReducer, so the result is always the same as its.
+export function appendMessages(left: BaseMessage[], right: Messages): BaseMessage[] {
+  const ids = Array.isArray(left) ? idsOf(left) : undefined;
+  if (!ids) return messagesStateReducer(left, right);
+
+  const additions = (Array.isArray(right) ? right : [right]).map((item) => toMessage(item as BaseMessageLike));
+  if (additions.some((message) => RemoveMessage.isInstance(message))) return messagesStateReducer(left, additions);
+  for (const message of additions) {
+    if (message.id === null || message.id === undefined) {
+      message.id = uuid4();
+      message.lc_kwargs.id = message.id;
+    }
+  }
+  const fresh = new Set(additions.map((message) => message.id as string));
+  if (fresh.size < additions.length || additions.some((message) => ids.has(message.id as string))) {
+    return messagesStateReducer(left, additions);
+  }
+
+  const merged = left.concat(additions);
+  for (const id of fresh) ids.add(id);
+  knownIds.set(merged, ids);
+  return merged;
+}
+
+// undefined when a message is not a plain message with an id (the full reducer then
+// coerces it and assigns one).
+function idsOf(messages: readonly BaseMessage[]): Set<string> | undefined {
+  const known = knownIds.get(messages);
+  if (known) return known;
+  const ids = new Set<string>();
+  for (const message of messages) {
+    if (!isBaseMessage(message) || BaseMessageChunk.isInstance(message) || message.id === null || message.id === undefined) return undefined;
+    ids.add(message.id);
+  }
+  knownIds.set(messages, ids);
+  return ids;
+}
+
+// Constructors taking one fields object (typed loosely: each class wants its own fields).
+type MessageClass = new (fields: never) => BaseMessage;
+const MESSAGE_CLASS_BY_TYPE: Record<string, MessageClass> = {
+  human: HumanMessage,
+  ai: AIMessage,
+  system: SystemMessage,
+  tool: ToolMessage,
+  function: FunctionMessage,
+  generic: ChatMessage,
+};
+
+// As messagesStateReducer coerces an update: message-likes become messages, and chunks
+// (a streamed model reply) become their whole-message class.
+function toMessage(item: BaseMessageLike): BaseMessage {
+  const message = coerceMessageLikeToMessage(item);
+  if (!BaseMessageChunk.isInstance(message)) return message;
+  const MessageClass = MESSAGE_CLASS_BY_TYPE[message.getType()];
+  if (MessageClass === undefined) return message;
+  const fields = Object.fromEntries(
+    Object.entries(message).filter(([key]) => key !== 'type' && key !== 'tool_call_chunks' && !key.startsWith('lc_')),
+  );
+  return new MessageClass(fields as never);
+}
