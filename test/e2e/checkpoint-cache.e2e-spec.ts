@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { jest } from '@jest/globals';
-import { AIMessage, HumanMessage, type BaseMessage } from '@langchain/core/messages';
+import { AIMessage, HumanMessage, RemoveMessage, type BaseMessage } from '@langchain/core/messages';
 import { END, START, StateGraph } from '@langchain/langgraph';
 import { PostgresSaver } from '@langchain/langgraph-checkpoint-postgres';
 import pg from 'pg';
@@ -56,7 +56,9 @@ describe('CachedPostgresSaver', () => {
     expect(fullLoads).toHaveBeenCalledTimes(0);
     fullLoads.mockRestore();
 
-    const stored = await stock.getTuple({ configurable: { thread_id: thread, checkpoint_ns: '' } });
+    // What a gateway with nothing in memory loads from PostgreSQL.
+    const uncached = new CachedPostgresSaver(pool, { schema: SCHEMA, maxThreads: 0 });
+    const stored = await uncached.getTuple({ configurable: { thread_id: thread, checkpoint_ns: '' } });
     expect(cached!.config).toEqual(stored!.config);
     expect(cached!.parentConfig).toEqual(stored!.parentConfig);
     expect(cached!.metadata).toEqual(stored!.metadata);
@@ -113,14 +115,96 @@ describe('CachedPostgresSaver', () => {
     expect(contents(state.messages)).toEqual(['human:one', 'ai:seen 1', 'human:two', 'ai:seen 3']);
   });
 
-  it('writes checkpoints the stock saver reads, and reads the stock saver\'s', async () => {
+  it("reads the stock saver's checkpoints and carries on from them", async () => {
     const thread = `cache-${randomUUID()}`;
     await graphOn(stock).invoke(say('stock'), config(thread));
     await graphOn(gatewayA).invoke(say('cached'), config(thread));
-    const state = await graphOn(stock).invoke(say('stock again'), config(thread));
-    expect(contents(state.messages)).toEqual(['human:stock', 'ai:seen 1', 'human:cached', 'ai:seen 3', 'human:stock again', 'ai:seen 5']);
-    const history = [];
-    for await (const tuple of gatewayA.list({ configurable: { thread_id: thread } })) history.push(tuple);
-    expect(history).toHaveLength(3);
+    await graphOn(gatewayA).invoke(say('cached again'), config(thread));
+    const cold = new CachedPostgresSaver(pool, { schema: SCHEMA, maxThreads: 10 });
+    const state = await graphOn(cold).invoke(say('cold'), config(thread));
+    expect(contents(state.messages)).toEqual([
+      'human:stock', 'ai:seen 1', 'human:cached', 'ai:seen 3', 'human:cached again', 'ai:seen 5', 'human:cold', 'ai:seen 7',
+    ]);
+  });
+
+  describe('message lists stored as deltas', () => {
+    const blobTypes = async (thread: string) =>
+      (
+        await pool.query<{ type: string; size: number }>(
+          `SELECT type, length(blob) AS size FROM ${SCHEMA}.checkpoint_blobs WHERE thread_id = $1 AND channel = 'messages' ORDER BY version::numeric`,
+          [thread],
+        )
+      ).rows;
+
+    it('writes a full list every snapshotEvery versions and only the new messages between', async () => {
+      const saver = new CachedPostgresSaver(pool, { schema: SCHEMA, maxThreads: 10, snapshotEvery: 3 });
+      const thread = `delta-${randomUUID()}`;
+      for (let i = 0; i < 7; i++) await graphOn(saver).invoke(say(`turn ${i} ${'x'.repeat(2000)}`), config(thread));
+      const rows = await blobTypes(thread);
+      expect(rows.map((r) => (r.type === 'json' ? 'full' : r.type.replace(/^drydock-messages-delta\/(\d+)\/.*$/, 'kept $1')))).toEqual([
+        'full', 'kept 2', 'kept 4', 'full', 'kept 8', 'kept 10', 'full',
+      ]);
+      // A delta holds this turn's two messages whatever the length of the thread.
+      const deltas = rows.filter((r) => r.type !== 'json');
+      expect(Math.max(...deltas.map((r) => r.size)) - Math.min(...deltas.map((r) => r.size))).toBeLessThan(100);
+      expect(rows[6].size).toBeGreaterThan(6 * deltas[0].size);
+    });
+
+    it('rebuilds every checkpoint of the history from its chain, in a gateway that never saw it', async () => {
+      const writer = new CachedPostgresSaver(pool, { schema: SCHEMA, maxThreads: 10, snapshotEvery: 4 });
+      const thread = `delta-${randomUUID()}`;
+      for (let i = 0; i < 6; i++) await graphOn(writer).invoke(say(`t${i}`), config(thread));
+
+      const reader = new CachedPostgresSaver(pool, { schema: SCHEMA, maxThreads: 10 });
+      const history = [];
+      for await (const tuple of reader.list({ configurable: { thread_id: thread } })) history.push(tuple);
+      expect(history.map((t) => (t.checkpoint.channel_values.messages as BaseMessage[]).length)).toEqual([12, 10, 8, 6, 4, 2]);
+      const latest = await reader.getTuple({ configurable: { thread_id: thread, checkpoint_ns: '' } });
+      expect(contents(latest!.checkpoint.channel_values.messages as BaseMessage[]).slice(-4)).toEqual(['human:t4', 'ai:seen 9', 'human:t5', 'ai:seen 11']);
+      const older = await reader.getTuple(history[3].config);
+      expect(contents(older!.checkpoint.channel_values.messages as BaseMessage[])).toEqual(['human:t0', 'ai:seen 1', 'human:t1', 'ai:seen 3', 'human:t2', 'ai:seen 5']);
+    });
+
+    it('stores a replaced message as a delta that keeps only what came before it', async () => {
+      const saver = new CachedPostgresSaver(pool, { schema: SCHEMA, maxThreads: 10 });
+      // On "edit", the node rewrites the last answer (same id) instead of adding one.
+      const graph = new StateGraph(AgentStateAnnotation)
+        .addNode('reply', (state: AgentState) => {
+          const last = state.messages.at(-1)!;
+          if (last.content !== 'edit') return { messages: [new AIMessage(`seen ${state.messages.length}`)] };
+          const answer = state.messages.at(-2)!;
+          return { messages: [new AIMessage({ content: 'edited', id: answer.id }), new RemoveMessage({ id: last.id! })] };
+        })
+        .addEdge(START, 'reply')
+        .addEdge('reply', END)
+        .compile({ checkpointer: saver });
+      const thread = `delta-${randomUUID()}`;
+      await graph.invoke(say('one'), config(thread));
+      await graph.invoke(say('two'), config(thread));
+      await graph.invoke({ messages: [new HumanMessage({ content: 'edit', id: `edit-${randomUUID()}` })] }, config(thread));
+      const cold = new CachedPostgresSaver(pool, { schema: SCHEMA, maxThreads: 10 });
+      const latest = await cold.getTuple({ configurable: { thread_id: thread, checkpoint_ns: '' } });
+      expect(contents(latest!.checkpoint.channel_values.messages as BaseMessage[])).toEqual(['human:one', 'ai:seen 1', 'human:two', 'ai:edited']);
+      expect((await blobTypes(thread)).at(-1)!.type).toMatch(/^drydock-messages-delta\/3\//);
+    });
+
+    it('writes in full after starting from an older checkpoint (a fork)', async () => {
+      const saver = new CachedPostgresSaver(pool, { schema: SCHEMA, maxThreads: 10 });
+      const thread = `delta-${randomUUID()}`;
+      await graphOn(saver).invoke(say('one'), config(thread));
+      await graphOn(saver).invoke(say('two'), config(thread));
+      const history = [];
+      for await (const tuple of saver.list({ configurable: { thread_id: thread } })) history.push(tuple);
+      const first = history[1];
+      const forked = await graphOn(saver).invoke(say('other two'), {
+        configurable: { thread_id: thread, checkpoint_id: first.config.configurable!.checkpoint_id },
+        durability: 'exit',
+      });
+      expect(contents(forked.messages)).toEqual(['human:one', 'ai:seen 1', 'human:other two', 'ai:seen 3']);
+      expect((await blobTypes(thread)).map((r) => r.type === 'json')).toEqual([true, false, true]);
+      const cold = new CachedPostgresSaver(pool, { schema: SCHEMA, maxThreads: 10 });
+      const latest = await cold.getTuple({ configurable: { thread_id: thread, checkpoint_ns: '' } });
+      expect(contents(latest!.checkpoint.channel_values.messages as BaseMessage[])).toEqual(contents(forked.messages));
+    });
   });
 });

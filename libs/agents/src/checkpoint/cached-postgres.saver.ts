@@ -1,30 +1,38 @@
 import type { RunnableConfig } from '@langchain/core/runnables';
+import type { BaseMessage } from '@langchain/core/messages';
 import type {
   ChannelVersions,
   Checkpoint,
   CheckpointMetadata,
   CheckpointTuple,
+  CheckpointListOptions,
   PendingWrite,
-  SerializerProtocol,
 } from '@langchain/langgraph-checkpoint';
 import { copyCheckpoint } from '@langchain/langgraph-checkpoint';
 import { PostgresSaver } from '@langchain/langgraph-checkpoint-postgres';
 import type pg from 'pg';
-import { MessageCachingSerializer } from './message-caching.serializer.js';
+import { isMessageList, MessageCachingSerializer, MessagesDelta, messagesDeltaType } from './message-caching.serializer.js';
 
 export interface CachedPostgresSaverOptions {
   schema: string;
   // How many threads' latest checkpoints are kept in memory (least recently used go
   // first). 0 turns the cache off.
   maxThreads: number;
-  // Default: LangGraph's JSON serializer, remembering each message's serialized form.
-  serde?: SerializerProtocol;
+  // A message list is written in full at least once per this many versions of its
+  // channel, and as a delta from the previous version otherwise. 1 writes every
+  // version in full (LangGraph's own layout).
+  snapshotEvery?: number;
 }
 
 interface CachedLatest {
   checkpointId: string;
   tuple: CheckpointTuple;
+  // Per message-list channel: how many deltas lead from its last full version to the
+  // one in this checkpoint (unknown after a load: the next write is then in full).
+  deltaDepth: Record<string, number>;
 }
+
+const DEFAULT_SNAPSHOT_EVERY = 20;
 
 // LangGraph's Postgres checkpointer, made cheap on the path every agent turn takes.
 //
@@ -42,20 +50,32 @@ interface CachedLatest {
 // treats state values as immutable (reducers build new arrays and objects), and so does
 // everything in Drydock that reads state.
 //
-// A write also goes out as one statement (channel blobs and the checkpoint row in one
-// INSERT ... WITH), instead of a transaction of one round trip per blob.
+// A write goes out as one statement (channel blobs and the checkpoint row in one
+// INSERT ... WITH), instead of a transaction of one round trip per blob. And the stock
+// layout stores the whole message list in every checkpoint, so each turn wrote the
+// conversation again and a thread's storage grew with the square of its length. Here,
+// when the run started from the remembered checkpoint, the list is stored as the
+// messages appended to that checkpoint's version (blob type
+// `drydock-messages-delta/<kept>/<base version>`), in full every `snapshotEvery`
+// versions; a load follows the chain back to the full version with one recursive
+// query. (LangGraph's stock PostgresSaver cannot read those blobs; this one reads its.)
 export class CachedPostgresSaver extends PostgresSaver {
   private readonly latest = new Map<string, CachedLatest>();
   private readonly maxThreads: number;
+  private readonly snapshotEvery: number;
   private readonly schema: string;
+  private readonly messagesSerde: MessageCachingSerializer;
 
   constructor(
     private readonly db: pg.Pool,
     options: CachedPostgresSaverOptions,
   ) {
-    super(db, options.serde ?? new MessageCachingSerializer(), { schema: options.schema });
+    const serde = new MessageCachingSerializer();
+    super(db, serde, { schema: options.schema });
+    this.messagesSerde = serde;
     this.schema = options.schema;
     this.maxThreads = options.maxThreads;
+    this.snapshotEvery = options.snapshotEvery ?? DEFAULT_SNAPSHOT_EVERY;
   }
 
   // How many threads are remembered (for tests and metrics).
@@ -65,8 +85,8 @@ export class CachedPostgresSaver extends PostgresSaver {
 
   override async getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
     const { thread_id: threadId, checkpoint_ns: ns = '', checkpoint_id: checkpointId } = config.configurable ?? {};
-    // A specific (older) checkpoint, or a subgraph's: the stock load.
-    if (checkpointId || ns !== '' || this.maxThreads === 0 || typeof threadId !== 'string') return super.getTuple(config);
+    // A specific (older) checkpoint, or a subgraph's: a load from PostgreSQL.
+    if (checkpointId || ns !== '' || this.maxThreads === 0 || typeof threadId !== 'string') return this.load(config);
 
     const key = cacheKey(threadId, ns);
     const cached = this.latest.get(key);
@@ -89,10 +109,67 @@ export class CachedPostgresSaver extends PostgresSaver {
       this.latest.delete(key);
     }
 
-    const tuple = await super.getTuple(config);
+    const tuple = await this.load(config);
     const id = tuple?.config.configurable?.checkpoint_id as string | undefined;
-    if (tuple && id && (tuple.pendingWrites?.length ?? 0) === 0) this.touch(key, { checkpointId: id, tuple: copyTuple(tuple) });
+    if (tuple && id && (tuple.pendingWrites?.length ?? 0) === 0) this.touch(key, { checkpointId: id, tuple: copyTuple(tuple), deltaDepth: {} });
     return tuple;
+  }
+
+  override async *list(config: RunnableConfig, options?: CheckpointListOptions): AsyncGenerator<CheckpointTuple> {
+    const rebuilt = new Map<string, BaseMessage[]>();
+    for await (const tuple of super.list(config, options)) yield await this.rebuildMessageLists(tuple, rebuilt);
+  }
+
+  private async load(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
+    const tuple = await super.getTuple(config);
+    return tuple && this.rebuildMessageLists(tuple, new Map());
+  }
+
+  // Replaces each delta in a loaded checkpoint by the list it stands for. `rebuilt`
+  // holds lists already rebuilt in this call, by channel and version.
+  private async rebuildMessageLists(tuple: CheckpointTuple, rebuilt: Map<string, BaseMessage[]>): Promise<CheckpointTuple> {
+    const { thread_id: threadId, checkpoint_ns: ns = '' } = tuple.config.configurable ?? {};
+    const values = tuple.checkpoint.channel_values;
+    for (const [channel, value] of Object.entries(values)) {
+      if (!(value instanceof MessagesDelta)) continue;
+      values[channel] = value.applyTo(await this.messageList(threadId, ns, channel, value.baseVersion, rebuilt));
+    }
+    return tuple;
+  }
+
+  // A channel's message list at one version: the chain of deltas back to a full version
+  // comes in one query, and is applied from the oldest up.
+  private async messageList(threadId: string, ns: string, channel: string, version: string, rebuilt: Map<string, BaseMessage[]>): Promise<BaseMessage[]> {
+    const memoKey = `${channel}\u0000${version}`;
+    const known = rebuilt.get(memoKey);
+    if (known) return known;
+    const { rows } = await this.db.query<{ version: string; type: string; blob: Buffer | null }>(
+      `WITH RECURSIVE chain (version, type, blob, depth) AS (
+         SELECT version, type, blob, 0 FROM ${this.table('checkpoint_blobs')}
+          WHERE thread_id = $1 AND checkpoint_ns = $2 AND channel = $3 AND version = $4
+         UNION ALL
+         SELECT b.version, b.type, b.blob, c.depth + 1
+           FROM chain c
+           JOIN ${this.table('checkpoint_blobs')} b
+             ON b.thread_id = $1 AND b.checkpoint_ns = $2 AND b.channel = $3
+            AND b.version = substring(c.type FROM '^drydock-messages-delta/[0-9]+/(.*)$')
+          WHERE c.depth < 10000
+       )
+       SELECT version, type, blob FROM chain ORDER BY depth DESC`,
+      [threadId, ns, channel, version],
+    );
+    const full = rows[0];
+    if (!full || full.type.startsWith('drydock-messages-delta/')) {
+      throw new Error(`checkpoint blobs of thread ${threadId}, channel ${channel}: the chain from version ${version} has no full version`);
+    }
+    let list: BaseMessage[] = full.type === 'empty' || full.blob === null ? [] : ((await this.serde.loadsTyped(full.type, full.blob)) as BaseMessage[]);
+    rebuilt.set(`${channel}\u0000${full.version}`, list);
+    for (const row of rows.slice(1)) {
+      const delta = (await this.serde.loadsTyped(row.type, row.blob ?? new Uint8Array())) as MessagesDelta;
+      list = delta.applyTo(list);
+      rebuilt.set(`${channel}\u0000${row.version}`, list);
+    }
+    return list;
   }
 
   override async put(
@@ -104,14 +181,31 @@ export class CachedPostgresSaver extends PostgresSaver {
     if (config.configurable === undefined) throw new Error('Missing "configurable" field in "config" param');
     const { thread_id: threadId, checkpoint_ns: ns = '', checkpoint_id: parentId } = config.configurable;
     const key = cacheKey(threadId, ns);
+    // The checkpoint this one follows, when it is the one remembered.
+    const cached = this.latest.get(key);
+    const previous = cached && parentId && cached.checkpointId === parentId ? cached : undefined;
     // Whatever happens below, what was remembered for this thread may no longer be latest.
     this.latest.delete(key);
 
     const nextConfig = { configurable: { thread_id: threadId, checkpoint_ns: ns, checkpoint_id: checkpoint.id } };
-    const [blobs, serializedMetadata] = await Promise.all([
-      this._dumpBlobs(threadId, ns, checkpoint.channel_values, newVersions),
+    const deltaDepth: Record<string, number> = {};
+    const deltas: Array<[string, string, string, string, string, Uint8Array]> = [];
+    const others: ChannelVersions = {};
+    for (const [channel, version] of Object.entries(newVersions)) {
+      const delta = this.deltaOf(channel, checkpoint.channel_values[channel], previous);
+      if (delta) {
+        deltas.push([threadId, ns, channel, String(version), delta.type, delta.blob]);
+        deltaDepth[channel] = delta.depth;
+      } else {
+        others[channel] = version;
+        if (isMessageList(checkpoint.channel_values[channel])) deltaDepth[channel] = 0;
+      }
+    }
+    const [fullBlobs, serializedMetadata] = await Promise.all([
+      this._dumpBlobs(threadId, ns, checkpoint.channel_values, others),
       this._dumpMetadata(metadata),
     ]);
+    const blobs = [...fullBlobs, ...deltas];
     const params: unknown[] = [threadId, ns, checkpoint.id, parentId ?? null, this._dumpCheckpoint(checkpoint), serializedMetadata];
     const values = blobs.map(([, , channel, version, type, blob]) => {
       params.push(channel, version, type, blob ?? null);
@@ -144,9 +238,42 @@ export class CachedPostgresSaver extends PostgresSaver {
           parentConfig: parentId ? { configurable: { thread_id: threadId, checkpoint_ns: ns, checkpoint_id: parentId } } : undefined,
           pendingWrites: [],
         },
+        // Channels this checkpoint did not write keep their version, and its depth.
+        deltaDepth: { ...(previous?.deltaDepth ?? {}), ...deltaDepth },
       });
     }
     return nextConfig;
+  }
+
+  // A message list as the messages appended to its version in the previous checkpoint,
+  // when that list is known here, shares a first part with this one (the same message
+  // objects), and is fewer than snapshotEvery deltas from a full version.
+  private deltaOf(channel: string, value: unknown, previous: CachedLatest | undefined) {
+    if (!previous || this.snapshotEvery <= 1 || !isMessageList(value)) return undefined;
+    const before = previous.tuple.checkpoint.channel_values[channel];
+    const baseVersion = previous.tuple.checkpoint.channel_versions[channel];
+    const depth = previous.deltaDepth[channel];
+    if (!Array.isArray(before) || baseVersion === undefined || depth === undefined || depth + 1 >= this.snapshotEvery) return undefined;
+    let kept = 0;
+    while (kept < before.length && kept < value.length && before[kept] === value[kept]) kept++;
+    if (kept === 0) return undefined;
+    return {
+      type: messagesDeltaType(kept, String(baseVersion)),
+      blob: this.messagesSerde.dumpsMessages(value.slice(kept)),
+      depth: depth + 1,
+    };
+  }
+
+  // The next version of a channel. The stock saver counts 1, 2, 3..., so a run started
+  // from an older checkpoint (a fork) gives its channels the very versions the newer
+  // branch already wrote, the blob insert meets those rows (ON CONFLICT DO NOTHING),
+  // and the fork's checkpoint comes back with the other branch's messages. As
+  // LangGraph's Python savers do, a random fraction makes each new version unique; the
+  // whole part still counts up, so versions keep their order (old integer versions
+  // included).
+  override getNextVersion(current: number | undefined): number {
+    const whole = typeof current === 'number' ? Math.floor(current) + 1 : 1;
+    return whole + Math.random();
   }
 
   override async putWrites(config: RunnableConfig, writes: PendingWrite[], taskId: string): Promise<void> {

@@ -1,6 +1,18 @@
 import { AIMessage, AIMessageChunk, HumanMessage, RemoveMessage, ToolMessage, type BaseMessage } from '@langchain/core/messages';
-import { messagesStateReducer } from '@langchain/langgraph';
-import { appendMessages } from './append-messages.js';
+import { jest } from '@jest/globals';
+
+// The stock reducer, counted: the appending path must not need it.
+const actual = await import('@langchain/langgraph');
+const { messagesStateReducer } = actual;
+let callsOfStockReducer = 0;
+jest.unstable_mockModule('@langchain/langgraph', () => ({
+  ...actual,
+  messagesStateReducer: (...args: Parameters<typeof messagesStateReducer>) => {
+    callsOfStockReducer++;
+    return messagesStateReducer(...args);
+  },
+}));
+const { appendMessages } = await import('./append-messages.js');
 
 const plain = (messages: BaseMessage[]) => messages.map((m) => ({ type: m.getType(), id: m.id, content: m.content }));
 
@@ -40,6 +52,13 @@ describe('appendMessages', () => {
     expect(left[1].content).toBe('draft');
   });
 
+  it('hands anything but an append to the stock reducer', () => {
+    const left = appendMessages([], [new HumanMessage({ content: 'a', id: 'h1' })]);
+    const before = callsOfStockReducer;
+    appendMessages(left, [new HumanMessage({ content: 'b', id: 'h1' })]);
+    expect(callsOfStockReducer).toBe(before + 1);
+  });
+
   it('removes messages with RemoveMessage, and refuses to remove an unknown id like the stock reducer', () => {
     const left = appendMessages([], [new HumanMessage({ content: 'a', id: 'h1' }), new AIMessage({ content: 'b', id: 'a1' })]);
     expect(plain(appendMessages(left, [new RemoveMessage({ id: 'h1' })]))).toEqual([{ type: 'ai', id: 'a1', content: 'b' }]);
@@ -52,16 +71,27 @@ describe('appendMessages', () => {
     expect(appendMessages([], update)).toHaveLength(1);
   });
 
-  it('still sees an id as taken after the list it came from was extended twice', () => {
+  it('appends to an older list as if the newer ones did not exist', () => {
     const base = appendMessages([], [new HumanMessage({ content: 'a', id: 'h1' })]);
-    const branchA = appendMessages(base, [new AIMessage({ content: 'from a', id: 'a1' })]);
-    // A second append to the older list: its id set already holds a1 (a superset), so
-    // writing a1 there goes the full reducer's way and appends it correctly.
-    const branchB = appendMessages(base, [new AIMessage({ content: 'from b', id: 'a1' })]);
-    expect(plain(branchA)).toEqual([{ type: 'human', id: 'h1', content: 'a' }, { type: 'ai', id: 'a1', content: 'from a' }]);
-    expect(plain(branchB)).toEqual([{ type: 'human', id: 'h1', content: 'a' }, { type: 'ai', id: 'a1', content: 'from b' }]);
+    // LangGraph applies a write to a scratch copy of the channels first, then for real:
+    // the same message appended twice to the same list is an append both times.
+    const scratch = appendMessages(base, [new AIMessage({ content: 'reply', id: 'a1' })]);
+    const real = appendMessages(base, [new AIMessage({ content: 'reply', id: 'a1' })]);
+    expect(plain(real)).toEqual(plain(scratch));
+    expect(plain(real)).toEqual([{ type: 'human', id: 'h1', content: 'a' }, { type: 'ai', id: 'a1', content: 'reply' }]);
     // And an id in the newer list is replaced, not duplicated.
-    expect(appendMessages(branchA, [new AIMessage({ content: 'again', id: 'a1' })])).toHaveLength(2);
+    expect(appendMessages(real, [new AIMessage({ content: 'again', id: 'a1' })])).toHaveLength(2);
+  });
+
+  it('takes the appending path for appends (the stock reducer is not called)', () => {
+    let list = appendMessages([], [new HumanMessage({ content: 'a', id: 'h0' })]);
+    const before = callsOfStockReducer;
+    for (let i = 1; i < 5; i++) {
+      appendMessages(list, [new AIMessage({ content: 'scratch', id: `a${i}` })]);
+      list = appendMessages(list, [new AIMessage({ content: 'real', id: `a${i}` })]);
+    }
+    expect(callsOfStockReducer).toBe(before);
+    expect(list).toHaveLength(5);
   });
 
   it('turns a streamed chunk and a message-like object into whole messages', () => {

@@ -15,16 +15,17 @@ import {
 import { v4 as uuid4 } from '@langchain/core/utils/uuid';
 import { messagesStateReducer, type Messages } from '@langchain/langgraph';
 
-// The ids of the messages in a list this reducer returned (or has seen). A set may hold
-// more ids than its list (it is handed on to the list built from it), never fewer: an
-// id that looks taken only sends the update down the full reducer's path.
+// The ids of the messages in a list this reducer returned (or has seen). Each list has
+// its own set: LangGraph applies a write to a scratch copy of the channels before the
+// real one, so a set shared along a chain of lists would see every new id as taken.
 const knownIds = new WeakMap<readonly BaseMessage[], Set<string>>();
 
 // The `messages` channel's reducer: LangGraph's messagesStateReducer, with the common
 // case made cheap. That reducer rebuilds an id index of the whole conversation on every
 // write (four times per tool-calling turn), so its cost grows with the thread. When an
 // update only appends messages with new ids, which is what the model and tool nodes
-// do, this one appends them to the list and reuses the list's id set. Anything else
+// do, this one appends them to the list and copies the list's id set (a native copy,
+// far cheaper than coercing and indexing every message again). Anything else
 // (a RemoveMessage, an id written again to replace a message, a list whose ids it has
 // not seen) goes to messagesStateReducer, so the result is always the same as its.
 export function appendMessages(left: BaseMessage[], right: Messages): BaseMessage[] {
@@ -45,8 +46,9 @@ export function appendMessages(left: BaseMessage[], right: Messages): BaseMessag
   }
 
   const merged = left.concat(additions);
-  for (const id of fresh) ids.add(id);
-  knownIds.set(merged, ids);
+  const mergedIds = new Set(ids);
+  for (const id of fresh) mergedIds.add(id);
+  knownIds.set(merged, mergedIds);
   return merged;
 }
 
