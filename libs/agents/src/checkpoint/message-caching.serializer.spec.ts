@@ -1,7 +1,7 @@
 import { jest } from '@jest/globals';
 import { AIMessage, HumanMessage, ToolMessage, type BaseMessage } from '@langchain/core/messages';
 import { JsonPlusSerializer } from '@langchain/langgraph-checkpoint';
-import { MessageCachingSerializer } from './message-caching.serializer.js';
+import { MessageCachingSerializer, MessagesDelta, messagesDeltaType } from './message-caching.serializer.js';
 
 const text = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
 
@@ -44,5 +44,23 @@ describe('MessageCachingSerializer', () => {
     for (const value of [[], { files: { '/a': { content: ['x'] } } }, ['plain', 1], new Uint8Array([1, 2])]) {
       expect(await serde.dumpsTyped(value)).toEqual(await new JsonPlusSerializer().dumpsTyped(value));
     }
+  });
+});
+
+describe('messages deltas', () => {
+  it('reads a delta blob as the appended messages, the count kept and the base version', async () => {
+    const serde = new MessageCachingSerializer();
+    const [human, ai, tool] = conversation();
+    const delta = await serde.loadsTyped(messagesDeltaType(1, '7.25'), serde.dumpsMessages([ai, tool]));
+    expect(delta).toBeInstanceOf(MessagesDelta);
+    expect(delta.kept).toBe(1);
+    expect(delta.baseVersion).toBe('7.25');
+    const rebuilt = (delta as MessagesDelta).applyTo([human, new AIMessage({ content: 'replaced', id: 'old' })]);
+    expect(rebuilt.map((m) => m.id)).toEqual(['h1', 'a1', 't1']);
+  });
+
+  it('refuses to apply a delta to a shorter base than it was written against', async () => {
+    const delta = new MessagesDelta(3, '1', []);
+    expect(() => delta.applyTo([new HumanMessage('only one')])).toThrow(/keeps 3 messages of a base that has 1/);
   });
 });

@@ -94,6 +94,18 @@ describe('appendMessages', () => {
     expect(list).toHaveLength(5);
   });
 
+  it('still knows every id after a hundred appends (past any internal flattening)', () => {
+    let list = appendMessages([], [new HumanMessage({ content: 'first', id: 'm0' })]);
+    for (let i = 1; i < 100; i++) list = appendMessages(list, [new AIMessage({ content: `m${i}`, id: `m${i}` })]);
+    const before = callsOfStockReducer;
+    for (const id of ['m0', 'm31', 'm32', 'm64', 'm99']) {
+      const replaced = appendMessages(list, [new AIMessage({ content: 'new', id })]);
+      expect(replaced).toHaveLength(100);
+      expect(replaced.find((m) => m.id === id)!.content).toBe('new');
+    }
+    expect(callsOfStockReducer).toBe(before + 5);
+  });
+
   it('turns a streamed chunk and a message-like object into whole messages', () => {
     const result = appendMessages([], [new AIMessageChunk({ content: 'streamed', id: 'c1' }), { role: 'user', content: 'hi', id: 'u1' } as never]);
     expect(result[0]).toBeInstanceOf(AIMessage);

@@ -15,17 +15,36 @@ import {
 import { v4 as uuid4 } from '@langchain/core/utils/uuid';
 import { messagesStateReducer, type Messages } from '@langchain/langgraph';
 
-// The ids of the messages in a list this reducer returned (or has seen). Each list has
-// its own set: LangGraph applies a write to a scratch copy of the channels before the
-// real one, so a set shared along a chain of lists would see every new id as taken.
-const knownIds = new WeakMap<readonly BaseMessage[], Set<string>>();
+// The ids of the messages in a list this reducer returned (or has seen): the ids it
+// added to its parent list's, chained. Each list has its own (LangGraph applies a write
+// to a scratch copy of the channels before the real one, so one set shared along the
+// chain would see every new id as taken); chaining instead of copying keeps an append
+// from costing the whole thread, and a long chain is flattened now and then.
+interface IdIndex {
+  readonly own: ReadonlySet<string>;
+  readonly parent?: IdIndex;
+  readonly depth: number;
+}
+const MAX_CHAIN = 32;
+const knownIds = new WeakMap<readonly BaseMessage[], IdIndex>();
+
+function hasId(index: IdIndex, id: string): boolean {
+  for (let at: IdIndex | undefined = index; at; at = at.parent) if (at.own.has(id)) return true;
+  return false;
+}
+
+function extend(index: IdIndex, added: Set<string>): IdIndex {
+  if (index.depth + 1 < MAX_CHAIN) return { own: added, parent: index, depth: index.depth + 1 };
+  const all = new Set(added);
+  for (let at: IdIndex | undefined = index; at; at = at.parent) for (const id of at.own) all.add(id);
+  return { own: all, depth: 0 };
+}
 
 // The `messages` channel's reducer: LangGraph's messagesStateReducer, with the common
 // case made cheap. That reducer rebuilds an id index of the whole conversation on every
 // write (four times per tool-calling turn), so its cost grows with the thread. When an
 // update only appends messages with new ids, which is what the model and tool nodes
-// do, this one appends them to the list and copies the list's id set (a native copy,
-// far cheaper than coercing and indexing every message again). Anything else
+// do, this one appends them to the list and chains their ids to the list's. Anything else
 // (a RemoveMessage, an id written again to replace a message, a list whose ids it has
 // not seen) goes to messagesStateReducer, so the result is always the same as its.
 export function appendMessages(left: BaseMessage[], right: Messages): BaseMessage[] {
@@ -41,20 +60,18 @@ export function appendMessages(left: BaseMessage[], right: Messages): BaseMessag
     }
   }
   const fresh = new Set(additions.map((message) => message.id as string));
-  if (fresh.size < additions.length || additions.some((message) => ids.has(message.id as string))) {
+  if (fresh.size < additions.length || additions.some((message) => hasId(ids, message.id as string))) {
     return messagesStateReducer(left, additions);
   }
 
   const merged = left.concat(additions);
-  const mergedIds = new Set(ids);
-  for (const id of fresh) mergedIds.add(id);
-  knownIds.set(merged, mergedIds);
+  knownIds.set(merged, extend(ids, fresh));
   return merged;
 }
 
 // undefined when a message is not a plain message with an id (the full reducer then
 // coerces it and assigns one).
-function idsOf(messages: readonly BaseMessage[]): Set<string> | undefined {
+function idsOf(messages: readonly BaseMessage[]): IdIndex | undefined {
   const known = knownIds.get(messages);
   if (known) return known;
   const ids = new Set<string>();
@@ -62,8 +79,9 @@ function idsOf(messages: readonly BaseMessage[]): Set<string> | undefined {
     if (!isBaseMessage(message) || BaseMessageChunk.isInstance(message) || message.id === null || message.id === undefined) return undefined;
     ids.add(message.id);
   }
-  knownIds.set(messages, ids);
-  return ids;
+  const index = { own: ids, depth: 0 };
+  knownIds.set(messages, index);
+  return index;
 }
 
 // Constructors taking one fields object (typed loosely: each class wants its own fields).
