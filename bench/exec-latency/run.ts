@@ -18,6 +18,7 @@ import { randomBytes } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import http from 'node:http';
 import { cpus } from 'node:os';
 import { parseArgs, promisify } from 'node:util';
 import { Queue } from 'bullmq';
@@ -47,6 +48,9 @@ const USAGE = `Usage: node dist/bench/exec-latency/run.js [options]
   --docker-warmup <count>  untimed docker exec warm-up runs    (BENCH_DOCKER_WARMUP, default 3)
   --url <url>              bench a running gateway instead of booting one in-process (BENCH_URL)
   --admin-key <key>        admin key of that gateway           (BENCH_ADMIN_KEY, else DRYDOCK_ADMIN_KEY)
+  --client <http|fetch>    HTTP client of the timed loop: node:http with a keep-alive
+                           agent (default), or fetch (undici; ~0.8 ms more CPU per
+                           request, spent in the same thread as the in-process platform)
   --no-breakdown           in-process mode: do not time the stages inside the process
   --json <file>            also write every sample and summary to a JSON file
   -h, --help
@@ -66,6 +70,7 @@ interface Options {
   url: string | null;
   adminKey: string;
   breakdown: boolean;
+  client: 'http' | 'fetch';
   json: string | null;
 }
 
@@ -79,6 +84,7 @@ function parseOptions() {
       url: { type: 'string' },
       'admin-key': { type: 'string' },
       'no-breakdown': { type: 'boolean' },
+      client: { type: 'string' },
       json: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -113,8 +119,15 @@ function readOptions(): Options {
     url: (values.url ?? env.BENCH_URL ?? '').replace(/\/+$/, '') || null,
     adminKey: values['admin-key'] ?? env.BENCH_ADMIN_KEY ?? env.DRYDOCK_ADMIN_KEY ?? 'dev-admin-key-0123456789abcdef',
     breakdown: !values['no-breakdown'],
+    client: clientOption(values.client ?? env.BENCH_CLIENT),
     json: values.json ?? null,
   };
+}
+
+function clientOption(raw: string | undefined): 'http' | 'fetch' {
+  if (raw === undefined || raw === '' || raw === 'http') return 'http';
+  if (raw === 'fetch') return 'fetch';
+  throw new BenchError(`--client / BENCH_CLIENT must be "http" or "fetch" (got "${raw}")`);
 }
 
 class BenchError extends Error {}
@@ -280,8 +293,8 @@ const diff = (a: number | undefined, b: number | undefined) => (a !== undefined 
 
 // Rows of the breakdown: [label, value for one sample given its client-side total].
 const BREAKDOWN: Array<[string, (s: StageSample, total: number) => number | undefined]> = [
-  ['client round trip (fetch + body)', (_s, total) => total],
-  ['  client side: undici, loopback socket, body read', (s, total) => diff(total, s.server)],
+  ['client round trip (request + body)', (_s, total) => total],
+  ['  client side: HTTP client, loopback socket, body read', (s, total) => diff(total, s.server)],
   ['  server: HTTP request event .. response finish', (s) => s.server],
   ['    Express/Nest/ValidationPipe/JSON (the rest)', (s) => diff(diff(s.server, s.auth), s.service)],
   ['    TenantAuthGuard (cached key; SELECT on a miss)', (s) => s.auth],
@@ -391,6 +404,27 @@ async function request(url: string, init: RequestInit): Promise<Response> {
   }
 }
 
+// One POST over node:http with a keep-alive agent: the lightest client Node has, so the
+// timed loop spends little of the shared thread's CPU on the client's side.
+const keepAlive = new http.Agent({ keepAlive: true, maxSockets: 1 });
+function httpPost(url: string, headers: Record<string, string>, body: string): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(url, { method: 'POST', agent: keepAlive, headers: { ...headers, 'content-length': Buffer.byteLength(body) } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+      res.on('error', reject);
+    });
+    req.on('error', (error) => reject(new BenchError(`POST ${url} failed: ${error.message}`)));
+    req.end(body);
+  });
+}
+
+async function fetchPost(url: string, headers: Record<string, string>, body: string): Promise<{ status: number; text: string }> {
+  const res = await request(url, { method: 'POST', headers, body });
+  return { status: res.status, text: await res.text() };
+}
+
 async function api(
   base: string,
   key: string,
@@ -493,8 +527,8 @@ async function main(): Promise<number> {
       if (i === options.warmup) cpuAtStart = process.cpuUsage();
       if (timed) recorder?.begin();
       const t0 = performance.now();
-      const res = await request(target.url + execPath, { method: 'POST', headers, body: execBody });
-      const text = await res.text();
+      const res = options.client === 'http' ? await httpPost(target.url + execPath, headers, execBody) : await fetchPost(target.url + execPath, headers, execBody);
+      const text = res.text;
       const totalMs = performance.now() - t0;
       let view: any;
       try {
@@ -543,7 +577,7 @@ async function main(): Promise<number> {
     const repl = drydock.every((s) => s.replMs !== null) ? summarize(drydock.map((s) => s.replMs!)) : null;
     const overhead = repl ? summarize(drydock.map((s) => s.totalMs - s.replMs!)) : null;
 
-    console.log('Client-side wall time per request (performance.now() around fetch + body):');
+    console.log(`Client-side wall time per request (performance.now() around the request and its body; client: ${options.client === 'http' ? 'node:http keep-alive' : 'fetch'}):`);
     const rows = [summaryRow('drydock POST /executions', total)];
     if (repl) rows.push(summaryRow('  REPL durationMs (API, whole ms)', repl));
     if (overhead) rows.push(summaryRow('  overhead = total - REPL', overhead));
