@@ -27,4 +27,10 @@ describe(loadConfig.name, () => {
     expect(sut.defaultLimits.memoryMb).toBe(1024);
     expect(sut.gateway.port).toBe(9000);
   });
+
+  it('should keep 500 threads of checkpoints in memory by default, accept 0 (off) and refuse a negative count', () => {
+    expect(loadConfig(base).agent.checkpointCacheThreads).toBe(500);
+    expect(loadConfig({ ...base, AGENT_CHECKPOINT_CACHE_THREADS: '0' }).agent.checkpointCacheThreads).toBe(0);
+    expect(() => loadConfig({ ...base, AGENT_CHECKPOINT_CACHE_THREADS: '-1' })).toThrow(/AGENT_CHECKPOINT_CACHE_THREADS/);
+  });
 });

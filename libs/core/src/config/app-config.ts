@@ -143,6 +143,7 @@ const ENV_NAMES: Record<string, string> = {
   'artifacts.signingSecret': 'ARTIFACTS_SIGNING_SECRET',
   'agent.modelBaseUrl': 'AGENT_MODEL_BASE_URL',
   'agent.filesystemRoots': 'AGENT_FILESYSTEM_ROOTS',
+  'agent.checkpointCacheThreads': 'AGENT_CHECKPOINT_CACHE_THREADS',
 };
 
 // "datasets=/srv/data,notes=/srv/notes" -> { datasets: '/srv/data', notes: '/srv/notes' }
