@@ -22,6 +22,8 @@ export class WorkerLifecycleService implements OnApplicationBootstrap, BeforeApp
   private heartbeatTimer: NodeJS.Timeout | null = null;
   private reaperTimer: NodeJS.Timeout | null = null;
   private readonly startedAt = new Date().toISOString();
+  private beating = false;
+  private flushing = false;
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -37,8 +39,8 @@ export class WorkerLifecycleService implements OnApplicationBootstrap, BeforeApp
     const { id } = this.config.worker;
     const removed = await this.runtime.removeOrphans(id, new Set());
     if (removed) this.logger.log(`removed ${removed} containers left by a previous run of ${id}`);
-    await this.beat();
-    this.heartbeatTimer = setInterval(() => void this.beat(), this.config.worker.heartbeatMs);
+    await this.heartbeat();
+    this.heartbeatTimer = setInterval(() => void this.heartbeat(), this.config.worker.heartbeatMs);
     this.reaperTimer = setInterval(() => void this.reap(), this.config.worker.reaperIntervalMs);
     // Every worker upserts the same scheduler: one sweep per period, on any worker.
     await this.maintenance.upsertJobScheduler(
@@ -79,23 +81,57 @@ export class WorkerLifecycleService implements OnApplicationBootstrap, BeforeApp
     }
   }
 
-  private async beat(): Promise<void> {
-    try {
-      await this.host.flushActivity();
-      await this.registry.heartbeat(
-        {
-          id: this.config.worker.id,
-          hostname: hostname(),
-          capacity: this.config.worker.capacity,
-          sessions: this.host.size,
-          startedAt: this.startedAt,
-          lastSeenAt: new Date().toISOString(),
-          dockerHealthy: await this.runtime.healthy(),
-        },
-        this.config.worker.heartbeatTtlMs,
-      );
-    } catch (error) {
-      this.logger.warn(`heartbeat failed: ${(error as Error).message}`);
+  // One heartbeat, then the session-activity flush. The beat must not wait on anything
+  // that can hang: a slow Docker daemon once held it past its TTL and a live worker was
+  // declared lost. The daemon gets one heartbeat period to answer (no answer:
+  // dockerHealthy false); the flush runs after the beat and on its own, so a slow
+  // database delays neither the beat nor the next one; and a beat or a flush still
+  // going when the next is due makes that one skip it instead of piling up.
+  async heartbeat(): Promise<void> {
+    if (!this.beating) {
+      this.beating = true;
+      try {
+        const dockerHealthy = await withTimeout(this.runtime.healthy(this.config.worker.heartbeatMs), this.config.worker.heartbeatMs, false);
+        await this.registry.heartbeat(
+          {
+            id: this.config.worker.id,
+            hostname: hostname(),
+            capacity: this.config.worker.capacity,
+            sessions: this.host.size,
+            startedAt: this.startedAt,
+            lastSeenAt: new Date().toISOString(),
+            dockerHealthy,
+          },
+          this.config.worker.heartbeatTtlMs,
+        );
+      } catch (error) {
+        this.logger.warn(`heartbeat failed: ${(error as Error).message}`);
+      } finally {
+        this.beating = false;
+      }
     }
+    if (!this.flushing) {
+      this.flushing = true;
+      try {
+        await this.host.flushActivity();
+      } catch (error) {
+        this.logger.warn(`recording session activity failed: ${(error as Error).message}`);
+      } finally {
+        this.flushing = false;
+      }
+    }
+  }
+}
+
+// The promise's value, or `fallback` when it takes longer than `ms` (or fails).
+async function withTimeout<T>(promise: Promise<T>, ms: number, fallback: T): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<T>((resolve) => {
+    timer = setTimeout(() => resolve(fallback), ms);
+  });
+  try {
+    return await Promise.race([promise.catch(() => fallback), late]);
+  } finally {
+    clearTimeout(timer);
   }
 }

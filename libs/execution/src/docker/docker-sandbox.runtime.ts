@@ -115,9 +115,13 @@ export class DockerSandboxRuntime implements SandboxRuntime {
     return removed;
   }
 
-  async healthy(): Promise<boolean> {
+  // Whether the daemon answers a ping within timeoutMs (the request is then aborted, so
+  // a hung daemon does not leave sockets behind).
+  async healthy(timeoutMs = 2_000): Promise<boolean> {
     try {
-      await this.docker.ping();
+      // dockerode takes { abortSignal } here; @types/dockerode does not declare it yet.
+      const ping = this.docker.ping as unknown as (this: Docker, opts: { abortSignal: AbortSignal }) => Promise<unknown>;
+      await ping.call(this.docker, { abortSignal: AbortSignal.timeout(timeoutMs) });
       return true;
     } catch {
       return false;

@@ -95,7 +95,8 @@ export interface SandboxRuntime {
   releaseSession(sessionId: string): Promise<void>;
   // Removes containers labelled for this worker whose session is not in `keep`.
   removeOrphans(workerId: string, keep: ReadonlySet<string>): Promise<number>;
-  healthy(): Promise<boolean>;
+  // Whether the container engine answers, within timeoutMs (the runtime's default).
+  healthy(timeoutMs?: number): Promise<boolean>;
 }
 
 export const SANDBOX_RUNTIME = Symbol('SANDBOX_RUNTIME');
