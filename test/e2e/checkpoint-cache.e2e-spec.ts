@@ -127,6 +127,28 @@ describe('CachedPostgresSaver', () => {
     ]);
   });
 
+  it('with "async" durability, writes every step as a delta and still loads the next run from memory', async () => {
+    const saver = new CachedPostgresSaver(pool, { schema: SCHEMA, maxThreads: 10 });
+    const thread = `cache-${randomUUID()}`;
+    const asyncConfig = { configurable: { thread_id: thread }, durability: 'async' as const };
+    const graph = graphOn(saver);
+    await graph.invoke(say('one'), asyncConfig);
+    const fullLoads = jest.spyOn(PostgresSaver.prototype, 'getTuple');
+    const state = await graph.invoke(say('two'), asyncConfig);
+    expect(fullLoads).toHaveBeenCalledTimes(0);
+    fullLoads.mockRestore();
+    expect(contents(state.messages)).toEqual(['human:one', 'ai:seen 1', 'human:two', 'ai:seen 3']);
+    const { rows } = await pool.query<{ type: string }>(
+      `SELECT type FROM ${SCHEMA}.checkpoint_blobs WHERE thread_id = $1 AND channel = 'messages'`,
+      [thread],
+    );
+    expect(rows.filter((r) => r.type === 'json')).toHaveLength(1);
+    expect(rows.length).toBeGreaterThan(2);
+    const cold = new CachedPostgresSaver(pool, { schema: SCHEMA, maxThreads: 0 });
+    const latest = await cold.getTuple({ configurable: { thread_id: thread, checkpoint_ns: '' } });
+    expect(contents(latest!.checkpoint.channel_values.messages as BaseMessage[])).toEqual(contents(state.messages));
+  });
+
   describe('message lists stored as deltas', () => {
     const blobTypes = async (thread: string) =>
       (

@@ -30,6 +30,10 @@ interface CachedLatest {
   // Per message-list channel: how many deltas lead from its last full version to the
   // one in this checkpoint (unknown after a load: the next write is then in full).
   deltaDepth: Record<string, number>;
+  // False once this gateway has written pending writes to the checkpoint (a step of a
+  // run with "async"/"sync" durability): loads then go to PostgreSQL, while the next
+  // checkpoint can still be written as a delta from this one.
+  servable: boolean;
 }
 
 const DEFAULT_SNAPSHOT_EVERY = 20;
@@ -102,7 +106,7 @@ export class CachedPostgresSaver extends PostgresSaver {
         [threadId, ns],
       );
       const row = rows[0];
-      if (row && row.checkpoint_id === cached.checkpointId && !row.pending) {
+      if (row && cached.servable && row.checkpoint_id === cached.checkpointId && !row.pending) {
         this.touch(key, cached);
         return copyTuple(cached.tuple);
       }
@@ -111,7 +115,7 @@ export class CachedPostgresSaver extends PostgresSaver {
 
     const tuple = await this.load(config);
     const id = tuple?.config.configurable?.checkpoint_id as string | undefined;
-    if (tuple && id && (tuple.pendingWrites?.length ?? 0) === 0) this.touch(key, { checkpointId: id, tuple: copyTuple(tuple), deltaDepth: {} });
+    if (tuple && id && (tuple.pendingWrites?.length ?? 0) === 0) this.touch(key, { checkpointId: id, tuple: copyTuple(tuple), deltaDepth: {}, servable: true });
     return tuple;
   }
 
@@ -240,6 +244,7 @@ export class CachedPostgresSaver extends PostgresSaver {
         },
         // Channels this checkpoint did not write keep their version, and its depth.
         deltaDepth: { ...(previous?.deltaDepth ?? {}), ...deltaDepth },
+        servable: true,
       });
     }
     return nextConfig;
@@ -277,8 +282,12 @@ export class CachedPostgresSaver extends PostgresSaver {
   }
 
   override async putWrites(config: RunnableConfig, writes: PendingWrite[], taskId: string): Promise<void> {
-    const { thread_id: threadId, checkpoint_ns: ns = '' } = config.configurable ?? {};
-    this.latest.delete(cacheKey(threadId, ns));
+    const { thread_id: threadId, checkpoint_ns: ns = '', checkpoint_id: checkpointId } = config.configurable ?? {};
+    const key = cacheKey(String(threadId), String(ns));
+    // Writes on another checkpoint do not change the remembered one (and a load checks
+    // that the remembered one is still the latest).
+    const cached = this.latest.get(key);
+    if (cached && cached.checkpointId === checkpointId) cached.servable = false;
     await super.putWrites(config, writes, taskId);
   }
 
