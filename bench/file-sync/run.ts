@@ -26,7 +26,7 @@ import { writeFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { cpus } from 'node:os';
 import { parseArgs, promisify } from 'node:util';
-import { DockerSandbox } from '@drydock/execution';
+import { DockerSandbox } from '@drydock/docker-sandbox';
 import { type ThreadScope, VfsService } from '@drydock/vfs';
 import { SessionFileSync } from '../../apps/worker/src/sessions/session-file-sync.js';
 import { runMigrations } from '../../migrations/index.js';

@@ -2,8 +2,8 @@ import { BullModule } from '@nestjs/bullmq';
 import { Module } from '@nestjs/common';
 import { Redis } from 'ioredis';
 import { APP_CONFIG, ConfigModule, REDIS, RedisModule, redisOptions, type AppConfig } from '@drydock/core';
+import { DockerSandboxRuntime } from '@drydock/docker-sandbox';
 import {
-  DockerSandboxRuntime,
   MAINTENANCE_QUEUE,
   RedisRunGuard,
   RUN_GUARD,

@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
 import tar from 'tar-stream';
-import type { SessionFileRead } from '../runtime/sandbox-runtime.js';
+import type { SessionFileRead } from '@drydock/execution';
 import { packSessionFiles, readSessionArchive, sessionPathOfEntry } from './session-archive.js';
 
 type Entry = { name: string; type?: tar.Header['type']; body?: string; linkname?: string; size?: number };

@@ -1,7 +1,7 @@
 import { posix } from 'node:path';
 import type { Readable } from 'node:stream';
 import tar from 'tar-stream';
-import type { ReadSkipReason, SessionFileIn, SessionFileRead } from '../runtime/sandbox-runtime.js';
+import type { ReadSkipReason, SessionFileIn, SessionFileRead } from '@drydock/execution';
 
 // Tar streams for the Docker archive API on a sandbox's /session volume
 // (docs/decisions/004-session-volume-and-file-sync.md). Paths on this side are

@@ -1,5 +1,5 @@
 import type { ContainerCreateOptions } from 'dockerode';
-import type { SandboxSpec } from '../runtime/sandbox-runtime.js';
+import type { SandboxSpec } from '@drydock/execution';
 
 export const SANDBOX_UID = 10001;
 export const SANDBOX_COMMAND = ['python3', '-u', '/opt/drydock/repl/supervisor.py'];

@@ -4,7 +4,7 @@ import { APP_CONFIG, type AppConfig } from '@drydock/core';
 import { chown, mkdir, rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { Duplex } from 'node:stream';
-import type { Sandbox, SandboxRuntime, SandboxSpec } from '../runtime/sandbox-runtime.js';
+import type { Sandbox, SandboxRuntime, SandboxSpec } from '@drydock/execution';
 import { LABEL_SESSION, LABEL_WORKER, SANDBOX_UID, sandboxContainerOptions, sessionVolumeOptions } from './container-spec.js';
 import { DockerSandbox } from './docker-sandbox.js';
 

@@ -8,7 +8,7 @@ import {
   type FsDeletedEvent,
   type ReplEvent,
   type ReplRequest,
-} from '../protocol/repl-protocol.js';
+} from '@drydock/execution';
 import { SANDBOX_UID } from './container-spec.js';
 import { packSessionFiles, readSessionArchive, SESSION_ROOT, walkSessionArchive } from './session-archive.js';
 import {
@@ -22,7 +22,7 @@ import {
   type SessionFileIn,
   type SessionFileRead,
   type SessionTreeEntry,
-} from '../runtime/sandbox-runtime.js';
+} from '@drydock/execution';
 
 // Up to this many paths are read back one archive each; more are read from one
 // archive of the whole /session (one daemon round trip instead of hundreds).

@@ -1,0 +1,4 @@
+export * from './container-spec.js';
+export * from './docker-sandbox.js';
+export * from './docker-sandbox.runtime.js';
+export * from './session-archive.js';
