@@ -12,7 +12,7 @@ import {
 import { SANDBOX_UID } from './container-spec.js';
 import { packSessionFiles, readSessionArchive, SESSION_ROOT, walkSessionArchive } from './session-archive.js';
 import {
-  emptyChangeReport,
+  failedRunOutcome,
   outcomeFromDone,
   type FsDeleteOutcome,
   type OutputListener,
@@ -281,27 +281,20 @@ export class DockerSandbox implements Sandbox {
     }
   }
 
-  private lostOutcome(status: RunOutcome['status'], started: number): RunOutcome {
+  private lostOutcome(status: 'timeout' | 'memory' | 'killed', started: number): RunOutcome {
     const message =
       status === 'timeout'
         ? 'The code did not stop after its timeout; the sandbox was restarted.'
         : status === 'memory'
           ? 'The sandbox ran out of memory and was restarted.'
           : 'The sandbox stopped unexpectedly and was restarted.';
-    return {
+    // The container is gone with its /session volume: nothing can be read back.
+    return failedRunOutcome({
       status,
-      stdout: '',
-      stderr: '',
-      truncated: false,
-      result: null,
-      error: { name: status === 'memory' ? 'MemoryError' : 'SandboxRestarted', value: message, traceback: '' },
-      stateLost: false,
+      name: status === 'memory' ? 'MemoryError' : 'SandboxRestarted',
+      value: message,
       durationMs: Math.round(performance.now() - started),
-      // The container is gone with its /session volume: nothing can be read back.
-      files: emptyChangeReport(),
-      artifacts: { files: [], skipped: [] },
-      figures: [],
-    };
+    });
   }
 }
 
