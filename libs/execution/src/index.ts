@@ -8,5 +8,5 @@ export * from './records/typeorm-executions.repository.js';
 export * from './records/execution.view.js';
 import { ExecutionEntity } from './records/execution.entity.js';
 export const EXECUTION_ENTITIES = [ExecutionEntity];
-export * from './queue/run-guard.js';
-export * from './queue/redis-run-guard.js';
+export * from './queue/job-errors.js';
+export * from './records/failed-run.js';

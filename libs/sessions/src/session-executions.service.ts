@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
-import { APP_CONFIG, newId, type AppConfig, type TenantPrincipal } from '@drydock/core';
+import { APP_CONFIG, DrydockError, newId, type AppConfig, type TenantPrincipal } from '@drydock/core';
 import {
   EXECUTIONS_REPOSITORY,
+  failedRun,
   JOB_DISPATCHER,
   JobName,
   toExecutionView,
@@ -70,7 +71,12 @@ export class SessionExecutionsService {
         { waitMs: Math.min(record.timeoutMs + 60_000, this.config.gateway.maxWaitMs) },
       );
     } catch (error) {
-      if (error instanceof SessionsError) throw error;
+      if (error instanceof DrydockError) {
+        // The worker refused the job (the session is unknown there or ended) and the
+        // code did not run: no queued execution is left behind.
+        await this.executions.discardQueued(tenantId, record.id).catch(() => undefined);
+        throw error;
+      }
       if (error instanceof WorkerLostError) return this.failOnLostWorker(tenantId, session.id, record.id);
       const latest = await this.executions.findById(tenantId, record.id);
       if (latest && FINISHED.has(latest.status)) return toExecutionView(latest);
@@ -120,23 +126,15 @@ export class SessionExecutionsService {
   // killed and mark the session lost, so the next run re-creates it on a live worker.
   private async failOnLostWorker(tenantId: string, sessionId: string, executionId: string): Promise<ExecutionView> {
     await this.sessions.markLost(tenantId, sessionId);
-    const record = await this.executions.complete(tenantId, executionId, {
-      status: 'killed',
-      stdout: '',
-      stderr: '',
-      truncated: false,
-      result: null,
-      error: {
+    const record = await this.executions.complete(
+      tenantId,
+      executionId,
+      failedRun({
+        status: 'killed',
         name: 'WorkerLost',
         value: 'The worker hosting this session stopped during the run; the next run re-creates the session.',
-        traceback: '',
-      },
-      stateLost: false,
-      files: { changed: [], deleted: [], skipped: [] },
-      artifacts: [],
-      artifactsSkipped: [],
-      durationMs: 0,
-    });
+      }),
+    );
     return toExecutionView(record);
   }
 

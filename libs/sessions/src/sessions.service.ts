@@ -78,6 +78,8 @@ export class SessionsService {
     } catch (error) {
       await this.sessions.end(tenantId, record.id, 'start-failed');
       this.logger.warn(`session ${record.id} failed to start: ${(error as Error).message}`);
+      // The worker's own typed error (e.g. SANDBOX_UNAVAILABLE) when it answered.
+      if (error instanceof DrydockError) throw error;
       throw SessionsError.sandboxFailed((error as Error).message);
     }
     return { session: (await this.sessions.findById(tenantId, record.id))!, created: true };
@@ -102,6 +104,9 @@ export class SessionsService {
       staged = await this.dispatcher.dispatch(session.workerId, JobName.StageDataset, { session: spec, name }, { waitMs: STAGE_WAIT_MS });
     } catch (error) {
       this.logger.warn(`staging ${name} into ${sessionId} failed: ${(error as Error).message}`);
+      // The worker's typed error: e.g. the dataset is gone from its host, or the
+      // session ended there.
+      if (error instanceof DrydockError) throw error;
       throw SessionsError.sandboxFailed(`dataset "${name}" could not be copied into the session`);
     }
     if (!(await this.sessions.addDataset(tenantId, sessionId, dataset))) throw SessionsError.ended(sessionId);

@@ -5,12 +5,15 @@ import type { Redis } from 'ioredis';
 import { APP_CONFIG, createRedis, redisOptions, type AppConfig } from '@drydock/core';
 import {
   executionStreamChannel,
+  fromJobError,
+  isJobError,
   jobIdFor,
   jobReplyChannel,
   JobName,
   workerQueueName,
   type JobDataByName,
   type JobDispatcher,
+  type JobFailureRecord,
   type JobReply,
   type JobReplyRoute,
   type StreamEvent,
@@ -94,7 +97,9 @@ export class BullMqJobDispatcher implements JobDispatcher, OnApplicationShutdown
         outcome();
       };
       const waiter: Waiter = {
-        settle: (reply) => finish(() => (reply.ok ? resolve(reply.value as R) : reject(new Error(reply.error)))),
+        // A worker-side failure is rethrown as the same typed error (code, status,
+        // message, details), so the caller answers with it.
+        settle: (reply) => finish(() => (reply.ok ? resolve(reply.value as R) : reject(fromJobError(reply.error)))),
       };
       const cancel = () => finish(() => reject(new Error('the gateway is shutting down')));
       const deadline = setTimeout(() => finish(() => reject(new Error(`no result within ${waitMs} ms`))), waitMs);
@@ -133,9 +138,10 @@ export class BullMqJobDispatcher implements JobDispatcher, OnApplicationShutdown
     if (state === 'completed' || state === 'failed') {
       const job = await Job.fromId(queue, jobId);
       if (!job) return null;
-      return state === 'completed'
-        ? { jobId, ok: true, value: job.returnvalue }
-        : { jobId, ok: false, error: job.failedReason };
+      if (state === 'completed') return { jobId, ok: true, value: job.returnvalue };
+      // The worker stores the typed error on the job before failing it.
+      const { failure } = job.data as JobFailureRecord;
+      return { jobId, ok: false, error: isJobError(failure) ? failure : fromJobErrorReason(job.failedReason) };
     }
     // Finished and removed (an execution's result is its record in PostgreSQL), or
     // lost with Redis: the caller decides what it can still find out.
@@ -235,4 +241,11 @@ export class BullMqJobDispatcher implements JobDispatcher, OnApplicationShutdown
     }
     return this.subscriber;
   }
+}
+
+// A job failed by BullMQ itself (stalled too often) or by a worker that predates typed
+// errors: only its reason is known.
+function fromJobErrorReason(reason: string | undefined) {
+  const { code, status, message } = fromJobError(reason ?? 'unknown error');
+  return { code, status, message };
 }

@@ -1,6 +1,6 @@
-import { TenantsService, type TenantLimits } from '@drydock/core';
+import { DrydockError, TenantsService, type TenantLimits } from '@drydock/core';
 import type { ExecutionView } from '@drydock/execution';
-import { SessionExecutionsService, SessionsError, SessionsService } from '@drydock/sessions';
+import { SessionExecutionsService, SessionsService } from '@drydock/sessions';
 import type { VfsService } from '@drydock/vfs';
 import type {
   Backend,
@@ -47,7 +47,8 @@ export class SessionSandboxBackend implements SandboxBackend {
       try {
         return toExecuteResult(await this.executions.execute(principal, remembered, command));
       } catch (error) {
-        if (!(error instanceof SessionsError && GONE.has(error.code))) throw error;
+        // By code: a worker-side SESSION_ENDED arrives as the DrydockError it was.
+        if (!(error instanceof DrydockError && GONE.has(error.code))) throw error;
         this.sessionOfThread.delete(key);
       }
     }

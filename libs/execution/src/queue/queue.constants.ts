@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { EffectiveLimits } from '../runtime/sandbox-runtime.js';
+import type { JobError } from './job-errors.js';
 
 // The contract between the gateway (producer) and the workers (consumers). Each worker
 // consumes its own queue, so a session's jobs always reach the worker that holds its
@@ -82,7 +83,15 @@ export interface JobReplyRoute {
   replyTo?: string;
 }
 
-export type JobReply = { jobId: string; ok: true; value: unknown } | { jobId: string; ok: false; error: string };
+// A failure is typed (job-errors.ts): the gateway rethrows the worker's DrydockError.
+export type JobReply = { jobId: string; ok: true; value: unknown } | { jobId: string; ok: false; error: JobError };
+
+// What a failed job leaves on itself for a gateway that missed the reply: the typed
+// error, stored in the job's data before BullMQ records the failure (its
+// `failedReason` keeps only the message, for the queue dashboard).
+export interface JobFailureRecord {
+  failure?: JobError;
+}
 
 export function jobReplyChannel(gatewayInstanceId: string): string {
   return `drydock:job-reply:${gatewayInstanceId}`;
