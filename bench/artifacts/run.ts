@@ -13,7 +13,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
-import { ArtifactIngester } from '../../apps/worker/src/sessions/artifact-ingester.js';
+import { ArtifactIngester } from '@drydock/session-host';
 import { api, BenchError, fixed, startInProcess, summarize, table, timeMethod } from '../lib/harness.js';
 
 const execFileAsync = promisify(execFile);

@@ -25,13 +25,12 @@ import { Queue } from 'bullmq';
 import { DataSource } from 'typeorm';
 import { REDIS } from '@drydock/core';
 import { DockerSandbox } from '@drydock/docker-sandbox';
-import { RedisRunGuard, TypeOrmExecutionsRepository } from '@drydock/execution';
+import { TypeOrmExecutionsRepository } from '@drydock/execution';
 import { SessionExecutionsService, SessionsService, TypeOrmSessionsRepository } from '@drydock/sessions';
 import { TenantAuthGuard } from '../../apps/gateway/src/auth/tenant-auth.guard.js';
 import { BullMqJobDispatcher } from '../../apps/gateway/src/queue/bullmq-job-dispatcher.js';
 import { SessionJobsProcessor } from '../../apps/worker/src/processors/session-jobs.processor.js';
-import { SessionFileSync } from '../../apps/worker/src/sessions/session-file-sync.js';
-import { SessionHostService } from '../../apps/worker/src/sessions/session-host.service.js';
+import { ExecutionRunner, RedisRunGuard, SessionFileSync } from '@drydock/session-host';
 import { runMigrations } from '../../migrations/index.js';
 
 const execFileAsync = promisify(execFile);
@@ -279,7 +278,7 @@ function instrument(recorder: StageRecorder, httpServer: Server): void {
   recorder.wrap(BullMqJobDispatcher.prototype, 'dispatch', 'dispatch', { end: 'dispatchEnd' });
   recorder.wrap(Queue.prototype, 'add', 'queueAdd', { end: 'queueAddEnd' });
   recorder.wrap(SessionJobsProcessor.prototype, 'process', 'processor', { start: 'processorStart' });
-  recorder.wrap(SessionHostService.prototype, 'execute', 'workerJob', { end: 'workerJobEnd' });
+  recorder.wrap(ExecutionRunner.prototype, 'execute', 'workerJob', { end: 'workerJobEnd' });
   recorder.wrap(RedisRunGuard.prototype, 'claim', 'claim');
   recorder.wrap(SessionFileSync.prototype, 'push', 'push');
   recorder.wrap(TypeOrmExecutionsRepository.prototype, 'markRunning', 'markRunning');

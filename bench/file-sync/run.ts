@@ -28,7 +28,7 @@ import { cpus } from 'node:os';
 import { parseArgs, promisify } from 'node:util';
 import { DockerSandbox } from '@drydock/docker-sandbox';
 import { type ThreadScope, VfsService } from '@drydock/vfs';
-import { SessionFileSync } from '../../apps/worker/src/sessions/session-file-sync.js';
+import { SessionFileSync } from '@drydock/session-host';
 import { runMigrations } from '../../migrations/index.js';
 
 const execFileAsync = promisify(execFile);

@@ -1,49 +1,42 @@
 import { BullModule } from '@nestjs/bullmq';
 import { Module } from '@nestjs/common';
-import { Redis } from 'ioredis';
-import { APP_CONFIG, ConfigModule, REDIS, RedisModule, redisOptions, type AppConfig } from '@drydock/core';
+import { APP_CONFIG, ConfigModule, RedisModule, redisOptions, type AppConfig } from '@drydock/core';
 import { DockerSandboxRuntime } from '@drydock/docker-sandbox';
-import {
-  MAINTENANCE_QUEUE,
-  RedisRunGuard,
-  RUN_GUARD,
-  SANDBOX_RUNTIME,
-} from '@drydock/execution';
+import { MAINTENANCE_QUEUE } from '@drydock/execution';
 import { PlatformDataModule } from '@drydock/sessions';
+import { SessionHostModule } from '@drydock/session-host';
 import { VfsModule } from '@drydock/vfs';
 import { ArtifactsModule } from '@drydock/artifacts';
-import { SessionSweeper } from './maintenance/session-sweeper.service.js';
 import { MaintenanceProcessor } from './processors/maintenance.processor.js';
 import { SessionJobsProcessor } from './processors/session-jobs.processor.js';
 import { WorkerLifecycleService } from './registry/worker-lifecycle.service.js';
-import { ArtifactIngester } from './sessions/artifact-ingester.js';
-import { SessionFileSync } from './sessions/session-file-sync.js';
-import { SessionHostService } from './sessions/session-host.service.js';
 
+// Shared by the session host (artifact ingestion) and the maintenance processor
+// (retention): one ArtifactsService.
+const artifacts = ArtifactsModule.register({ imports: [PlatformDataModule] });
+
+// The worker: hosts sessions in Docker containers (@drydock/session-host with the
+// Docker runtime) and consumes its queue and the shared maintenance queue.
 @Module({
   imports: [
     ConfigModule,
     RedisModule,
     PlatformDataModule,
-    VfsModule.register({ imports: [PlatformDataModule] }),
-    ArtifactsModule.register({ imports: [PlatformDataModule] }),
+    SessionHostModule.register({
+      runtime: DockerSandboxRuntime,
+      imports: [
+        PlatformDataModule,
+        VfsModule.register({ imports: [PlatformDataModule] }),
+        artifacts,
+      ],
+    }),
+    artifacts,
     BullModule.forRootAsync({
       inject: [APP_CONFIG],
       useFactory: (config: AppConfig) => ({ connection: redisOptions(config.redisUrl, 'drydock-maintenance') }),
     }),
     BullModule.registerQueue({ name: MAINTENANCE_QUEUE }),
   ],
-  providers: [
-    DockerSandboxRuntime,
-    { provide: SANDBOX_RUNTIME, useExisting: DockerSandboxRuntime },
-    { provide: RUN_GUARD, inject: [REDIS], useFactory: (redis: Redis) => new RedisRunGuard(redis) },
-    SessionFileSync,
-    ArtifactIngester,
-    SessionHostService,
-    SessionJobsProcessor,
-    WorkerLifecycleService,
-    SessionSweeper,
-    MaintenanceProcessor,
-  ],
+  providers: [SessionJobsProcessor, WorkerLifecycleService, MaintenanceProcessor],
 })
 export class WorkerModule {}

@@ -2,13 +2,13 @@ import { Processor, WorkerHost } from '@nestjs/bullmq';
 import type { Job } from 'bullmq';
 import { ArtifactsService } from '@drydock/artifacts';
 import { MAINTENANCE_QUEUE, MaintenanceJob } from '@drydock/execution';
-import { SessionSweeper } from '../maintenance/session-sweeper.service.js';
+import { AbandonedSessionSweeper } from '@drydock/session-host';
 
 // Housekeeping shared by all workers; each scheduled job runs on one of them.
 @Processor(MAINTENANCE_QUEUE)
 export class MaintenanceProcessor extends WorkerHost {
   constructor(
-    private readonly sweeper: SessionSweeper,
+    private readonly sweeper: AbandonedSessionSweeper,
     private readonly artifacts: ArtifactsService,
   ) {
     super();

@@ -1,23 +1,27 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { APP_CONFIG, redisOptions, REDIS, type AppConfig } from '@drydock/core';
+import { APP_CONFIG, DrydockError, redisOptions, REDIS, type AppConfig } from '@drydock/core';
 import {
   executionStreamChannel,
   JobName,
+  toJobError,
   workerQueueName,
   type ExecuteJobData,
+  type JobFailureRecord,
   type JobReply,
   type JobReplyRoute,
   type StartSessionJobData,
   type StopSessionJobData,
   type StageDatasetJobData,
 } from '@drydock/execution';
-import { SessionHostService } from '../sessions/session-host.service.js';
+import { ExecutionRunner, SessionLifecycle } from '@drydock/session-host';
 
 // Consumes this worker's own queue. The queue name includes the worker id, known only
 // at run time, which is why this builds a BullMQ Worker itself instead of using the
-// static @Processor() decorator. It stays thin: every job is one SessionHost call.
+// static @Processor() decorator. It stays thin: every job is one call into
+// @drydock/session-host, and its outcome (a value or a typed error) goes back to the
+// gateway waiting for it.
 @Injectable()
 export class SessionJobsProcessor {
   private readonly logger = new Logger(SessionJobsProcessor.name);
@@ -26,7 +30,8 @@ export class SessionJobsProcessor {
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(REDIS) private readonly redis: Redis,
-    private readonly host: SessionHostService,
+    private readonly lifecycle: SessionLifecycle,
+    private readonly runner: ExecutionRunner,
   ) {}
 
   start(): void {
@@ -58,6 +63,8 @@ export class SessionJobsProcessor {
 
   // Runs the job and publishes its outcome to the gateway waiting for it (one PUBLISH,
   // before BullMQ's own bookkeeping); the return value still goes to BullMQ as usual.
+  // A failure travels typed ({code, status, message, details}): on the reply channel,
+  // and in the job's data for a gateway that missed the reply.
   async process(job: Job): Promise<unknown> {
     const { replyTo } = job.data as JobReplyRoute;
     try {
@@ -65,7 +72,13 @@ export class SessionJobsProcessor {
       if (replyTo) this.reply(replyTo, { jobId: job.id!, ok: true, value });
       return value;
     } catch (error) {
-      if (replyTo) this.reply(replyTo, { jobId: job.id!, ok: false, error: (error as Error).message ?? String(error) });
+      const failure = toJobError(error);
+      if (!(error instanceof DrydockError)) {
+        this.logger.error(`job ${job.name} ${job.id}: ${(error as Error).stack ?? String(error)}`);
+      }
+      if (replyTo) this.reply(replyTo, { jobId: job.id!, ok: false, error: failure });
+      const record: JobFailureRecord = { failure };
+      await job.updateData({ ...job.data, ...record }).catch(() => undefined);
       throw error;
     }
   }
@@ -81,21 +94,21 @@ export class SessionJobsProcessor {
   private handle(job: Job): Promise<unknown> {
     switch (job.name) {
       case JobName.StartSession:
-        return this.host.start((job.data as StartSessionJobData).session);
+        return this.lifecycle.start((job.data as StartSessionJobData).session);
       case JobName.Execute: {
         const data = job.data as ExecuteJobData;
         // Output chunks are published only when someone relays them (SSE, a streaming
         // caller); the finished record carries the whole output anyway.
-        if (data.stream === false) return this.host.execute(data);
+        if (data.stream === false) return this.runner.execute(data);
         const channel = executionStreamChannel(data.executionId);
-        return this.host.execute(data, (name, text) => {
+        return this.runner.execute(data, (name, text) => {
           void this.redis.publish(channel, JSON.stringify({ name, text })).catch(() => undefined);
         });
       }
       case JobName.StageDataset:
-        return this.host.stageDataset(job.data as StageDatasetJobData);
+        return this.lifecycle.stageDataset(job.data as StageDatasetJobData);
       case JobName.StopSession:
-        return this.host.stop((job.data as StopSessionJobData).session.sessionId);
+        return this.lifecycle.stop((job.data as StopSessionJobData).session.sessionId);
       default:
         throw new Error(`unknown job ${job.name}`);
     }

@@ -8,8 +8,8 @@ import { SESSIONS_REPOSITORY, WORKER_REGISTRY, type SessionsRepository, type Wor
 // idle timeout they are ended, like an idle session on a live worker, and their bind
 // folders (if any, and if on this host) removed.
 @Injectable()
-export class SessionSweeper {
-  private readonly logger = new Logger(SessionSweeper.name);
+export class AbandonedSessionSweeper {
+  private readonly logger = new Logger(AbandonedSessionSweeper.name);
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,

@@ -1,0 +1,67 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { DrydockError } from '@drydock/core';
+import type { SessionSpec, StageDatasetJobData } from '@drydock/execution';
+import { SessionsError, type StagedDataset } from '@drydock/sessions';
+import { SessionFileSync } from '../files/session-file-sync.js';
+import { fileStateOf, threadOf } from '../hosting/hosted-session.js';
+import { HostedSessionRegistry } from '../hosting/hosted-session.registry.js';
+import { DatasetStager } from '../sandboxes/dataset-stager.js';
+import { SandboxProvisioner } from '../sandboxes/sandbox-provisioner.js';
+import { SessionActivity } from './session-activity.js';
+
+// The session jobs other than executions: start (container up, thread files in),
+// stage a dataset (in the session's order, like a run), stop; and the worker's own
+// shutdown. Every failure the caller can act on is a typed error.
+@Injectable()
+export class SessionLifecycle {
+  private readonly logger = new Logger(SessionLifecycle.name);
+
+  constructor(
+    private readonly registry: HostedSessionRegistry,
+    private readonly provisioner: SandboxProvisioner,
+    private readonly stager: DatasetStager,
+    private readonly fileSync: SessionFileSync,
+    private readonly activity: SessionActivity,
+  ) {}
+
+  async start(spec: SessionSpec): Promise<{ sessionId: string; containerId: string }> {
+    const hosted = await this.registry.acquire(spec);
+    return this.registry.serialize(hosted, async () => {
+      const sandbox = await this.provisioner.ensure(hosted).catch((error: unknown) => {
+        if (error instanceof DrydockError) throw error;
+        throw SessionsError.sandboxFailed((error as Error).message);
+      });
+      // A new session starts with the thread's files in place. Should this fail, the
+      // first run pushes again (and reports a failure to the caller).
+      await this.fileSync
+        .push(threadOf(spec), sandbox, fileStateOf(hosted, sandbox))
+        .catch((error: Error) => this.logger.warn(`pushing files into ${spec.sessionId} failed: ${error.message}`));
+      return { sessionId: spec.sessionId, containerId: sandbox.id };
+    });
+  }
+
+  // Copies a dataset into /session/data/<name> of the running sandbox, between runs.
+  async stageDataset(data: StageDatasetJobData): Promise<StagedDataset> {
+    const hosted = await this.registry.acquire(data.session);
+    // The spec now lists the dataset, so a re-created container stages it again.
+    hosted.spec = data.session;
+    return this.registry.serialize(hosted, async () => {
+      if (!this.registry.isCurrent(hosted)) throw SessionsError.ended(data.session.sessionId);
+      const sandbox = await this.provisioner.ensure(hosted).catch((error: unknown) => {
+        if (error instanceof DrydockError) throw error;
+        throw SessionsError.sandboxFailed((error as Error).message);
+      });
+      return this.stager.stage(hosted.spec.tenantId, sandbox, data.name);
+    });
+  }
+
+  async stop(sessionId: string): Promise<void> {
+    const hosted = this.registry.remove(sessionId);
+    if (hosted) await this.provisioner.release(hosted);
+  }
+
+  async shutdown(): Promise<void> {
+    await this.activity.flush().catch(() => undefined);
+    await this.provisioner.destroyAll(this.registry.removeAll());
+  }
+}

@@ -1,0 +1,84 @@
+import { hostname } from 'node:os';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { APP_CONFIG, type AppConfig } from '@drydock/core';
+import { SANDBOX_RUNTIME, type SandboxRuntime } from '@drydock/execution';
+import { WORKER_REGISTRY, type WorkerRegistry } from '@drydock/sessions';
+import { HostedSessionRegistry } from '../hosting/hosted-session.registry.js';
+import { SessionActivity } from '../lifecycle/session-activity.js';
+
+// The worker's presence in the registry the gateways place sessions with: one beat
+// every WORKER_HEARTBEAT_MS, then the session-activity flush.
+//
+// The beat must not wait on anything that can hang: a slow Docker daemon once held it
+// past its TTL and a live worker was declared lost. The daemon gets one heartbeat
+// period to answer (no answer: dockerHealthy false); the flush runs after the beat and
+// on its own, so a slow database delays neither the beat nor the next one; and a beat
+// or a flush still going when the next is due makes that one skip it.
+@Injectable()
+export class WorkerHeartbeat {
+  private readonly logger = new Logger('Worker');
+  private readonly startedAt = new Date().toISOString();
+  private beating = false;
+  private flushing = false;
+
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(SANDBOX_RUNTIME) private readonly runtime: SandboxRuntime,
+    @Inject(WORKER_REGISTRY) private readonly workers: WorkerRegistry,
+    private readonly hosted: HostedSessionRegistry,
+    private readonly activity: SessionActivity,
+  ) {}
+
+  async beat(): Promise<void> {
+    if (!this.beating) {
+      this.beating = true;
+      try {
+        const { heartbeatMs } = this.config.worker;
+        const dockerHealthy = await withTimeout(this.runtime.healthy(heartbeatMs), heartbeatMs, false);
+        await this.workers.heartbeat(
+          {
+            id: this.config.worker.id,
+            hostname: hostname(),
+            capacity: this.config.worker.capacity,
+            sessions: this.hosted.size,
+            startedAt: this.startedAt,
+            lastSeenAt: new Date().toISOString(),
+            dockerHealthy,
+          },
+          this.config.worker.heartbeatTtlMs,
+        );
+      } catch (error) {
+        this.logger.warn(`heartbeat failed: ${(error as Error).message}`);
+      } finally {
+        this.beating = false;
+      }
+    }
+    if (!this.flushing) {
+      this.flushing = true;
+      try {
+        await this.activity.flush();
+      } catch (error) {
+        this.logger.warn(`recording session activity failed: ${(error as Error).message}`);
+      } finally {
+        this.flushing = false;
+      }
+    }
+  }
+
+  deregister(): Promise<void> {
+    return this.workers.deregister(this.config.worker.id);
+  }
+}
+
+// The promise's value, or `fallback` when it takes longer than `ms` (or fails).
+async function withTimeout<T>(promise: Promise<T>, ms: number, fallback: T): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<T>((resolve) => {
+    timer = setTimeout(() => resolve(fallback), ms);
+  });
+  try {
+    return await Promise.race([promise.catch(() => fallback), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -1,0 +1,162 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { DrydockError } from '@drydock/core';
+import {
+  EXECUTIONS_REPOSITORY,
+  failedRun,
+  toExecutionView,
+  type CompletedRun,
+  type ExecuteJobData,
+  type ExecutionsRepository,
+  type ExecutionView,
+  type OutputListener,
+  type Sandbox,
+} from '@drydock/execution';
+import { SessionsError } from '@drydock/sessions';
+import { ArtifactIngester } from '../artifacts/artifact-ingester.js';
+import { SessionFileSync, type FileSyncState } from '../files/session-file-sync.js';
+import { fileStateOf, threadOf, type HostedSession } from '../hosting/hosted-session.js';
+import { HostedSessionRegistry } from '../hosting/hosted-session.registry.js';
+import { SessionActivity } from '../lifecycle/session-activity.js';
+import { SandboxProvisioner } from '../sandboxes/sandbox-provisioner.js';
+import { RUN_GUARD, type RunGuard } from './run-guard.js';
+
+const RUNNING_MARK_DELAY_MS = 50;
+
+interface Prepared {
+  sandbox: Sandbox;
+  fileState: FileSyncState;
+}
+
+// One execution on the worker: claim it (at most one run per execution, whatever
+// redelivers the job), bring the sandbox's files up to date, run the code, read back
+// what it changed, ingest what it left in /session/artifacts, record the outcome.
+// A typed error is thrown only when the code did not run (the session is unknown here
+// or ended); every other failure is recorded as the run's outcome.
+@Injectable()
+export class ExecutionRunner {
+  private readonly logger = new Logger(ExecutionRunner.name);
+
+  constructor(
+    @Inject(EXECUTIONS_REPOSITORY) private readonly executions: ExecutionsRepository,
+    @Inject(RUN_GUARD) private readonly guard: RunGuard,
+    private readonly registry: HostedSessionRegistry,
+    private readonly provisioner: SandboxProvisioner,
+    private readonly fileSync: SessionFileSync,
+    private readonly ingester: ArtifactIngester,
+    private readonly activity: SessionActivity,
+  ) {}
+
+  async execute(data: ExecuteJobData, onOutput?: OutputListener): Promise<ExecutionView> {
+    const { tenantId, sessionId } = data.session;
+    const hosted = await this.registry.acquire(data.session);
+    return this.registry.serialize(hosted, async () => {
+      // Stopped (deleted, reaped) while this job waited for the one before it.
+      if (!this.registry.isCurrent(hosted)) throw SessionsError.ended(sessionId);
+      // The run-once claim and the sandbox's preparation (usually one revision lookup)
+      // go out together; the code runs only once both are done. Preparing for a job
+      // that turns out to be redelivered is harmless: it only brings files up to date.
+      const preparing = this.prepare(hosted);
+      let claimed: boolean;
+      try {
+        claimed = await this.guard.claim(data.executionId);
+      } finally {
+        await preparing;
+      }
+      // A redelivered job finds its execution already claimed and returns its record.
+      if (!claimed) {
+        const existing = await this.executions.findById(tenantId, data.executionId);
+        return toExecutionView(existing!);
+      }
+      // The `running` mark is for observers of long runs; a run that is over within
+      // RUNNING_MARK_DELAY_MS goes from queued to finished in one write.
+      let marking: Promise<unknown> | undefined;
+      const markTimer = setTimeout(() => {
+        marking = this.executions.markRunning(tenantId, data.executionId).catch((error: Error) =>
+          this.logger.warn(`marking ${data.executionId} running failed: ${error.message}`),
+        );
+      }, RUNNING_MARK_DELAY_MS);
+      const prepared = await preparing;
+      let outcome: CompletedRun;
+      try {
+        if ('ended' in prepared) {
+          // Claimed, never run: the record says why, the caller gets the typed error.
+          await marking;
+          await this.executions.complete(tenantId, data.executionId, prepared.ended.record);
+          throw prepared.ended.error;
+        }
+        outcome = 'failed' in prepared ? prepared.failed : await this.run(hosted, data, prepared, onOutput);
+      } finally {
+        clearTimeout(markTimer);
+      }
+      await marking;
+      const record = await this.executions.complete(tenantId, data.executionId, outcome);
+      this.activity.mark(sessionId);
+      return toExecutionView(record);
+    });
+  }
+
+  // A sandbox that is alive and holds the thread's current files, or why the code
+  // cannot run. Never rejects.
+  private async prepare(
+    hosted: HostedSession,
+  ): Promise<Prepared | { failed: CompletedRun } | { ended: { error: DrydockError; record: CompletedRun } }> {
+    let sandbox: Sandbox;
+    try {
+      sandbox = await this.provisioner.ensure(hosted);
+    } catch (error) {
+      if (error instanceof DrydockError) {
+        const record = failedRun({ status: 'killed', name: 'SessionEnded', value: error.message });
+        return { ended: { error, record } };
+      }
+      return {
+        failed: failedRun({
+          status: 'killed',
+          name: 'SandboxUnavailable',
+          value: `The sandbox could not be started: ${(error as Error).message}`,
+        }),
+      };
+    }
+    const fileState = fileStateOf(hosted, sandbox);
+    try {
+      await this.fileSync.push(threadOf(hosted.spec), sandbox, fileState);
+    } catch (error) {
+      // The code would see stale or missing files: it does not run. The next run
+      // pushes again from the last revision that made it in whole.
+      return {
+        failed: failedRun({
+          status: 'killed',
+          name: 'FileSyncError',
+          value: `The thread's files could not be copied into the sandbox, so the code did not run: ${(error as Error).message}`,
+        }),
+      };
+    }
+    return { sandbox, fileState };
+  }
+
+  private async run(hosted: HostedSession, data: ExecuteJobData, prepared: Prepared, onOutput?: OutputListener): Promise<CompletedRun> {
+    const { sandbox, fileState } = prepared;
+    const { spec } = hosted;
+    const outcome = await sandbox.run(
+      { id: data.executionId, code: data.code, timeoutMs: data.timeoutMs, maxOutputBytes: spec.limits.maxOutputBytes },
+      onOutput,
+    );
+    outcome.stateLost = outcome.stateLost || hosted.stateLostPending;
+    hosted.stateLostPending = false;
+    // Read back before anything else: a file the code wrote is in the thread the
+    // moment the run is reported.
+    const files = sandbox.alive
+      ? await this.fileSync.pull(threadOf(spec), sandbox, fileState, outcome.files)
+      : { changed: [], deleted: [], skipped: [] };
+    const produced = sandbox.alive
+      ? await this.ingester.ingest(
+          sandbox,
+          spec.tenantId,
+          { threadId: spec.threadId, sessionId: spec.sessionId, executionId: data.executionId },
+          outcome.artifacts,
+        )
+      : { artifacts: [], skipped: [] };
+    if (!sandbox.alive) await this.provisioner.replaceDead(hosted, sandbox);
+    const { artifacts: _listing, figures: _figures, trackingMs: _tracking, ...rest } = outcome;
+    return { ...rest, files, artifacts: produced.artifacts, artifactsSkipped: produced.skipped };
+  }
+}

@@ -1,0 +1,87 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { APP_CONFIG, type AppConfig } from '@drydock/core';
+import { SANDBOX_RUNTIME, type Sandbox, type SandboxRuntime } from '@drydock/execution';
+import { SESSIONS_REPOSITORY, SessionsError, type SessionsRepository } from '@drydock/sessions';
+import type { HostedSession } from '../hosting/hosted-session.js';
+import { HostedSessionRegistry } from '../hosting/hosted-session.registry.js';
+import { DatasetStager } from './dataset-stager.js';
+
+// The container lifecycle of hosted sessions: one sandbox each, created on demand (one
+// creation at a time per session, however many jobs ask), replaced after it died,
+// destroyed with the session.
+@Injectable()
+export class SandboxProvisioner {
+  private readonly logger = new Logger(SandboxProvisioner.name);
+  private readonly creating = new Map<string, Promise<Sandbox>>();
+
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(SANDBOX_RUNTIME) private readonly runtime: SandboxRuntime,
+    @Inject(SESSIONS_REPOSITORY) private readonly sessions: SessionsRepository,
+    private readonly registry: HostedSessionRegistry,
+    private readonly stager: DatasetStager,
+  ) {}
+
+  // The session's live sandbox, created (with its staged datasets) when it has none.
+  // Throws SESSION_ENDED when the session was stopped while its container started;
+  // other failures are the runtime's own errors.
+  ensure(hosted: HostedSession): Promise<Sandbox> {
+    if (hosted.sandbox?.alive) return Promise.resolve(hosted.sandbox);
+    const { sessionId } = hosted.spec;
+    let pending = this.creating.get(sessionId);
+    if (!pending) {
+      pending = this.create(hosted).finally(() => this.creating.delete(sessionId));
+      this.creating.set(sessionId, pending);
+    }
+    return pending;
+  }
+
+  // After a run whose container died (OOM of the supervisor, a wedged timeout): drop it
+  // and start the next one now, so the next run finds it ready; that run is told its
+  // variables are gone.
+  async replaceDead(hosted: HostedSession, dead: Sandbox): Promise<void> {
+    if (hosted.sandbox === dead) hosted.sandbox = null;
+    hosted.stateLostPending = true;
+    await dead.destroy().catch(() => undefined);
+    void this.ensure(hosted).catch((error: Error) =>
+      this.logger.warn(`re-creating the sandbox of ${hosted.spec.sessionId} failed: ${error.message}`),
+    );
+  }
+
+  // Destroys the session's sandbox and what it kept on the host (its `bind` folder).
+  async release(hosted: HostedSession): Promise<void> {
+    await hosted.sandbox?.destroy();
+    if (hosted.spec.storage === 'bind') {
+      await this.runtime
+        .releaseSession(hosted.spec.sessionId)
+        .catch((error: Error) => this.logger.warn(`removing the bind folder of ${hosted.spec.sessionId} failed: ${error.message}`));
+    }
+  }
+
+  async destroyAll(all: HostedSession[]): Promise<void> {
+    await Promise.allSettled(all.map((h) => h.sandbox?.destroy()));
+  }
+
+  private async create(hosted: HostedSession): Promise<Sandbox> {
+    const { sessionId } = hosted.spec;
+    if (hosted.sandbox) {
+      hosted.stateLostPending = true;
+      await hosted.sandbox.destroy().catch(() => undefined);
+      hosted.sandbox = null;
+    }
+    const sandbox = await this.runtime.create({
+      ...hosted.spec,
+      workerId: this.config.worker.id,
+      readOnlyMounts: await this.stager.readOnlyMounts(hosted.spec),
+    });
+    if (!this.registry.isCurrent(hosted)) {
+      // Stopped while starting.
+      await sandbox.destroy();
+      throw SessionsError.ended(sessionId);
+    }
+    await this.stager.restage(hosted.spec, sandbox);
+    hosted.sandbox = sandbox;
+    await this.sessions.recordContainer(hosted.spec.tenantId, sessionId, sandbox.id);
+    return sandbox;
+  }
+}

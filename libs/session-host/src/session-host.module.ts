@@ -1,0 +1,51 @@
+import { type DynamicModule, Module, type ModuleMetadata, type Provider, type Type } from '@nestjs/common';
+import type { Redis } from 'ioredis';
+import { REDIS } from '@drydock/core';
+import { SANDBOX_RUNTIME, type SandboxRuntime } from '@drydock/execution';
+import { ArtifactIngester } from './artifacts/artifact-ingester.js';
+import { SessionFileSync } from './files/session-file-sync.js';
+import { HostedSessionRegistry } from './hosting/hosted-session.registry.js';
+import { AbandonedSessionSweeper } from './lifecycle/abandoned-session.sweeper.js';
+import { IdleReaper } from './lifecycle/idle-reaper.js';
+import { SessionActivity } from './lifecycle/session-activity.js';
+import { SessionLifecycle } from './lifecycle/session-lifecycle.service.js';
+import { WorkerHeartbeat } from './presence/worker-heartbeat.js';
+import { ExecutionRunner } from './runs/execution-runner.js';
+import { RedisRunGuard } from './runs/redis-run-guard.js';
+import { RUN_GUARD } from './runs/run-guard.js';
+import { DatasetStager } from './sandboxes/dataset-stager.js';
+import { SandboxProvisioner } from './sandboxes/sandbox-provisioner.js';
+
+const EXPORTED = [ExecutionRunner, SessionLifecycle, IdleReaper, AbandonedSessionSweeper, WorkerHeartbeat, HostedSessionRegistry];
+
+// Everything a worker needs to host sessions. The app chooses the sandbox runtime (the
+// worker: the Docker one) and supplies, through `imports`, the modules that export the
+// repositories, DatasetRegistry, VfsService and ArtifactsService; ConfigModule and
+// RedisModule are global.
+@Module({})
+export class SessionHostModule {
+  static register(options: { runtime: Type<SandboxRuntime>; imports: NonNullable<ModuleMetadata['imports']> }): DynamicModule {
+    const providers: Provider[] = [
+      options.runtime,
+      { provide: SANDBOX_RUNTIME, useExisting: options.runtime },
+      { provide: RUN_GUARD, inject: [REDIS], useFactory: (redis: Redis) => new RedisRunGuard(redis) },
+      SessionFileSync,
+      ArtifactIngester,
+      HostedSessionRegistry,
+      DatasetStager,
+      SandboxProvisioner,
+      SessionActivity,
+      SessionLifecycle,
+      ExecutionRunner,
+      IdleReaper,
+      AbandonedSessionSweeper,
+      WorkerHeartbeat,
+    ];
+    return {
+      module: SessionHostModule,
+      imports: options.imports,
+      providers,
+      exports: [...EXPORTED, SANDBOX_RUNTIME],
+    };
+  }
+}

@@ -1,0 +1,108 @@
+import type { CompletedRun, ExecuteJobData, ExecutionRecord, ExecutionsRepository, SessionSpec } from '@drydock/execution';
+import { DatasetRegistry, type SessionRecord, type SessionsRepository } from '@drydock/sessions';
+import { makeConfig } from '../../../test/factories/config.factory.js';
+import { makeLimits } from '../../../test/factories/limits.factory.js';
+import { FakeRuntime, inMemoryVfs } from '../../../test/fakes/fake-sandbox.js';
+import type { ArtifactIngester } from './artifacts/artifact-ingester.js';
+import { SessionFileSync } from './files/session-file-sync.js';
+import { HostedSessionRegistry } from './hosting/hosted-session.registry.js';
+import { IdleReaper } from './lifecycle/idle-reaper.js';
+import { SessionActivity } from './lifecycle/session-activity.js';
+import { SessionLifecycle } from './lifecycle/session-lifecycle.service.js';
+import { ExecutionRunner } from './runs/execution-runner.js';
+import type { RunGuard } from './runs/run-guard.js';
+import { DatasetStager } from './sandboxes/dataset-stager.js';
+import { SandboxProvisioner } from './sandboxes/sandbox-provisioner.js';
+
+// The session host wired with fakes of its ports: a FakeRuntime, in-memory sessions,
+// executions and thread files, a run guard in a Set. Artifact ingestion has its own
+// e2e tests; here no run leaves any.
+
+export type FakeSessions = SessionsRepository & { rows: Map<string, SessionRecord>; ended: string[]; touched: string[][] };
+
+export function fakeSessions(rows: Partial<SessionRecord>[] = [{}]): FakeSessions {
+  const map = new Map<string, SessionRecord>();
+  for (const row of rows) {
+    const session = { id: 'ses_1', tenantId: 'ten_1', threadId: 'thr_1', status: 'ready', containerId: null, lastUsedAt: new Date(), ...row } as SessionRecord;
+    map.set(session.id, session);
+  }
+  const ended: string[] = [];
+  const touched: string[][] = [];
+  return {
+    rows: map,
+    ended,
+    touched,
+    findById: async (_t: string, id: string) => map.get(id) ?? null,
+    recordContainer: async (_t: string, id: string, containerId: string) => {
+      map.get(id)!.containerId = containerId;
+    },
+    touch: async () => undefined,
+    touchMany: async (ids: string[]) => void touched.push(ids),
+    end: async (_t: string, id: string) => {
+      ended.push(id);
+      const row = map.get(id);
+      if (row) row.status = 'ended';
+    },
+    listLiveOnWorker: async () => [...map.values()].filter((s) => s.status !== 'ended'),
+  } as unknown as FakeSessions;
+}
+
+export type FakeExecutions = ExecutionsRepository & { records: Map<string, Partial<ExecutionRecord>> };
+
+export function fakeExecutions(): FakeExecutions {
+  const records = new Map<string, Partial<ExecutionRecord>>();
+  return {
+    records,
+    markRunning: async (_t: string, id: string) => {
+      const record = records.get(id) ?? { id, status: 'queued' };
+      if (record.status !== 'queued') return false;
+      records.set(id, { ...record, status: 'running' });
+      return true;
+    },
+    findById: async (_t: string, id: string) => ({ ...records.get(id), createdAt: new Date(), finishedAt: null }),
+    complete: async (_t: string, id: string, outcome: CompletedRun) => {
+      const record = { ...records.get(id), ...outcome, id, createdAt: new Date(), finishedAt: new Date() };
+      records.set(id, record);
+      return record;
+    },
+  } as unknown as FakeExecutions;
+}
+
+export function fakeGuard(): RunGuard & { claimed: Set<string> } {
+  const claimed = new Set<string>();
+  return { claimed, claim: async (id: string) => !claimed.has(id) && !!claimed.add(id) };
+}
+
+export const sessionSpec = (over: Partial<SessionSpec> = {}): SessionSpec => ({
+  sessionId: 'ses_1',
+  tenantId: 'ten_1',
+  threadId: 'thr_1',
+  limits: makeLimits(),
+  ...over,
+});
+
+export const executeJob = (executionId: string, over: Partial<SessionSpec> = {}): ExecuteJobData => ({
+  executionId,
+  code: '1',
+  timeoutMs: 1000,
+  session: sessionSpec(over),
+});
+
+export function hostWithFakes(options: { sessions?: FakeSessions; env?: Record<string, string> } = {}) {
+  const config = makeConfig(options.env);
+  const runtime = new FakeRuntime();
+  const sessions = options.sessions ?? fakeSessions();
+  const executions = fakeExecutions();
+  const guard = fakeGuard();
+  const files = inMemoryVfs();
+  const noArtifacts = { ingest: async () => ({ artifacts: [], skipped: [] }) } as unknown as ArtifactIngester;
+  const registry = new HostedSessionRegistry(sessions);
+  const stager = new DatasetStager(new DatasetRegistry(config));
+  const provisioner = new SandboxProvisioner(config, runtime, sessions, registry, stager);
+  const fileSync = new SessionFileSync(files.vfs, files.config);
+  const activity = new SessionActivity(sessions);
+  const runner = new ExecutionRunner(executions, guard, registry, provisioner, fileSync, noArtifacts, activity);
+  const lifecycle = new SessionLifecycle(registry, provisioner, stager, fileSync, activity);
+  const reaper = new IdleReaper(config, sessions, registry, lifecycle);
+  return { config, runtime, sessions, executions, guard, files, registry, stager, provisioner, fileSync, activity, runner, lifecycle, reaper };
+}
