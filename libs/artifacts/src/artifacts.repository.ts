@@ -5,9 +5,13 @@
 export interface ArtifactRecord {
   id: string;
   tenantId: string;
-  threadId: string;
+  // A session's artifacts have a thread, session and execution; a batch item's have
+  // its batch and index instead.
+  threadId: string | null;
   sessionId: string | null;
   executionId: string | null;
+  batchId: string | null;
+  batchItem: number | null;
   name: string;
   // Where the code wrote it, relative to /session ("/artifacts/plot.png").
   path: string;
@@ -42,7 +46,7 @@ export interface ArtifactsRepository {
   // Artifacts past their expiry are hidden from findById and list at once.
   findById(tenantId: string, id: string): Promise<ArtifactRecord | null>;
   // Newest first.
-  list(tenantId: string, filter: { threadId?: string; limit: number }): Promise<ArtifactRecord[]>;
+  list(tenantId: string, filter: { threadId?: string; batchId?: string; limit: number }): Promise<ArtifactRecord[]>;
   // The deleted record, or null when there was none.
   delete(tenantId: string, id: string): Promise<ArtifactRecord | null>;
   // Removes blobs no artifact references (only `sha256s` when given), each under its row

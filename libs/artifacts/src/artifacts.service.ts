@@ -22,9 +22,12 @@ export interface ArtifactDescriptor {
   size: number;
   mime: string;
   sha256: string;
-  threadId: string;
+  threadId: string | null;
   sessionId: string | null;
   executionId: string | null;
+  // Set for what a batch item produced (then thread, session and execution are null).
+  batchId?: string;
+  batchItem?: number;
   createdAt: string;
   // When the retention period deletes it; null when it is kept until deleted.
   expiresAt: string | null;
@@ -36,11 +39,10 @@ export interface ArtifactPolicy extends ArtifactQuota {
   retentionSeconds: number;
 }
 
-export interface ArtifactLineage {
-  threadId: string;
-  sessionId: string | null;
-  executionId: string | null;
-}
+// Where an artifact came from: an execution in a thread's session, or a batch item.
+export type ArtifactLineage =
+  | { threadId: string; sessionId: string | null; executionId: string | null }
+  | { batchId: string; batchItem: number };
 
 export const DEFAULT_LIST_LIMIT = 100;
 export const MAX_LIST_LIMIT = 1000;
@@ -59,6 +61,7 @@ export function toDescriptor(record: ArtifactRecord): ArtifactDescriptor {
     threadId: record.threadId,
     sessionId: record.sessionId,
     executionId: record.executionId,
+    ...(record.batchId !== null ? { batchId: record.batchId, batchItem: record.batchItem ?? 0 } : {}),
     createdAt: new Date(record.createdAt).toISOString(),
     expiresAt: record.expiresAt ? new Date(record.expiresAt).toISOString() : null,
     url: `/v1/artifacts/${record.id}/content`,
@@ -121,7 +124,7 @@ export class ArtifactsService {
         tenantId,
         {
           id: newId('art'),
-          ...lineage,
+          ...lineageColumns(lineage),
           name,
           path,
           size: staged.size,
@@ -144,9 +147,9 @@ export class ArtifactsService {
     return record;
   }
 
-  list(tenantId: string, filter: { threadId?: string; limit?: number } = {}): Promise<ArtifactRecord[]> {
+  list(tenantId: string, filter: { threadId?: string; batchId?: string; limit?: number } = {}): Promise<ArtifactRecord[]> {
     const limit = Math.min(MAX_LIST_LIMIT, Math.max(1, filter.limit ?? DEFAULT_LIST_LIMIT));
-    return this.artifacts.list(tenantId, { threadId: filter.threadId, limit });
+    return this.artifacts.list(tenantId, { threadId: filter.threadId, batchId: filter.batchId, limit });
   }
 
   // The bytes of an artifact, whole or [start, end] (inclusive, already validated
@@ -201,4 +204,11 @@ export class ArtifactsService {
       if (removed.length < GC_BATCH) return total;
     }
   }
+}
+
+function lineageColumns(lineage: ArtifactLineage) {
+  if ('batchId' in lineage) {
+    return { threadId: null, sessionId: null, executionId: null, batchId: lineage.batchId, batchItem: lineage.batchItem };
+  }
+  return { ...lineage, batchId: null, batchItem: null };
 }

@@ -5,7 +5,8 @@ import { assertTenant } from '@drydock/core';
 import { ArtifactQuotaExceededError } from './artifacts.errors.js';
 import type { ArtifactQuota, ArtifactRecord, ArtifactsRepository, ArtifactUsage, NewArtifact } from './artifacts.repository.js';
 
-const COLUMNS = `id, tenant_id, thread_id, session_id, execution_id, name, path, size, mime, sha256, created_at, expires_at`;
+const COLUMNS = `id, tenant_id, thread_id, session_id, execution_id, batch_id, batch_item, name, path, size, mime, sha256,
+  created_at, expires_at`;
 // Expired artifacts are gone for readers the moment they expire, before the expiry job
 // deletes their rows.
 const LIVE = `(expires_at IS NULL OR expires_at > now())`;
@@ -13,9 +14,11 @@ const LIVE = `(expires_at IS NULL OR expires_at > now())`;
 interface ArtifactRow {
   id: string;
   tenant_id: string;
-  thread_id: string;
+  thread_id: string | null;
   session_id: string | null;
   execution_id: string | null;
+  batch_id: string | null;
+  batch_item: number | null;
   name: string;
   path: string;
   size: string;
@@ -32,6 +35,8 @@ function toRecord(row: ArtifactRow): ArtifactRecord {
     threadId: row.thread_id,
     sessionId: row.session_id,
     executionId: row.execution_id,
+    batchId: row.batch_id,
+    batchItem: row.batch_item,
     name: row.name,
     path: row.path,
     size: Number(row.size),
@@ -73,10 +78,11 @@ export class TypeOrmArtifactsRepository implements ArtifactsRepository {
       );
       await commitBlob();
       const rows: ArtifactRow[] = await qr.query(
-        `INSERT INTO artifacts (id, tenant_id, thread_id, session_id, execution_id, name, path, size, mime, sha256, expires_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+        `INSERT INTO artifacts (id, tenant_id, thread_id, session_id, execution_id, batch_id, batch_item, name, path, size, mime,
+                                sha256, expires_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
          RETURNING ${COLUMNS}`,
-        [a.id, tenantId, a.threadId, a.sessionId, a.executionId, a.name, a.path, a.size, a.mime, a.sha256, a.expiresAt],
+        [a.id, tenantId, a.threadId, a.sessionId, a.executionId, a.batchId, a.batchItem, a.name, a.path, a.size, a.mime, a.sha256, a.expiresAt],
       );
       await qr.query(`UPDATE artifact_usage SET count = count + 1, bytes = bytes + $2 WHERE tenant_id = $1`, [tenantId, a.size]);
       return toRecord(rows[0]!);
@@ -101,13 +107,13 @@ export class TypeOrmArtifactsRepository implements ArtifactsRepository {
     return rows[0] ? toRecord(rows[0]) : null;
   }
 
-  async list(tenantId: string, filter: { threadId?: string; limit: number }): Promise<ArtifactRecord[]> {
+  async list(tenantId: string, filter: { threadId?: string; batchId?: string; limit: number }): Promise<ArtifactRecord[]> {
     assertTenant(tenantId);
     const rows: ArtifactRow[] = await this.db.query(
       `SELECT ${COLUMNS} FROM artifacts
-        WHERE tenant_id = $1 AND ($2::text IS NULL OR thread_id = $2) AND ${LIVE}
+        WHERE tenant_id = $1 AND ($2::text IS NULL OR thread_id = $2) AND ($4::text IS NULL OR batch_id = $4) AND ${LIVE}
         ORDER BY created_at DESC, id DESC LIMIT $3`,
-      [tenantId, filter.threadId ?? null, filter.limit],
+      [tenantId, filter.threadId ?? null, filter.limit, filter.batchId ?? null],
     );
     return rows.map(toRecord);
   }

@@ -17,15 +17,23 @@ export class ArtifactsController {
   ) {}
 
   @Get()
-  async list(@Principal() p: TenantPrincipal, @Query('threadId') threadId?: string, @Query('limit') limit?: string) {
+  async list(
+    @Principal() p: TenantPrincipal,
+    @Query('threadId') threadId?: string,
+    @Query('limit') limit?: string,
+    @Query('batchId') batchId?: string,
+  ) {
     if (threadId !== undefined && !THREAD_ID_PATTERN.test(threadId)) {
       throw new ArtifactsError('INVALID_THREAD_ID', `threadId ${JSON.stringify(threadId)} is not a valid thread id.`, 400);
+    }
+    if (batchId !== undefined && !/^bat_[A-Za-z0-9_-]{1,64}$/.test(batchId)) {
+      throw new ArtifactsError('INVALID_BATCH_ID', `batchId ${JSON.stringify(batchId)} is not a valid batch id.`, 400);
     }
     const n = limit === undefined ? undefined : Number(limit);
     if (n !== undefined && (!Number.isInteger(n) || n < 1)) {
       throw new ArtifactsError('VALIDATION_FAILED', 'limit must be a positive whole number.', 400);
     }
-    const records = await this.artifacts.list(p.tenantId, { threadId, limit: n });
+    const records = await this.artifacts.list(p.tenantId, { threadId, batchId, limit: n });
     return { artifacts: records.map(toDescriptor) };
   }
 

@@ -13,6 +13,8 @@ export interface TenantLimits {
   artifactCount?: number;
   artifactBytes?: number;
   artifactRetentionSeconds?: number;
+  // Batch items of the tenant running at once, across its batches and all workers.
+  batchConcurrency?: number;
 }
 
 export const TENANT_LIMIT_KEYS = [
@@ -26,4 +28,5 @@ export const TENANT_LIMIT_KEYS = [
   'artifactCount',
   'artifactBytes',
   'artifactRetentionSeconds',
+  'batchConcurrency',
 ] as const satisfies readonly (keyof TenantLimits)[];

@@ -81,7 +81,7 @@ export class ArtifactIngester {
         // Listed but gone by the time the archive was read.
         for (const path of wanted) result.skipped.push({ path, reason: 'vanished' });
       } catch (error) {
-        this.logger.warn(`${lineage.threadId}: ingesting artifacts failed: ${(error as Error).message}`);
+        this.logger.warn(`${describe(lineage)}: ingesting artifacts failed: ${(error as Error).message}`);
         // Left in the folder: the next run lists them again.
         for (const path of wanted) result.skipped.push({ path, reason: 'ingest-error' });
       }
@@ -89,9 +89,13 @@ export class ArtifactIngester {
     if (done.size > 0) {
       await sandbox
         .deleteFiles([...done])
-        .catch((error: Error) => this.logger.warn(`${lineage.threadId}: emptying /session/artifacts failed: ${error.message}`));
+        .catch((error: Error) => this.logger.warn(`${describe(lineage)}: emptying /session/artifacts failed: ${error.message}`));
     }
     result.skipped.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
     return result;
   }
+}
+
+function describe(lineage: ArtifactLineage): string {
+  return 'batchId' in lineage ? `${lineage.batchId}[${lineage.batchItem}]` : lineage.threadId;
 }

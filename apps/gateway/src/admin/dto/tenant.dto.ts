@@ -12,6 +12,7 @@ export class TenantLimitsDto {
   @IsOptional() @IsInt() @Min(0) artifactCount?: number;
   @IsOptional() @IsInt() @Min(0) artifactBytes?: number;
   @IsOptional() @IsInt() @Min(0) artifactRetentionSeconds?: number;
+  @IsOptional() @IsInt() @Min(1) @Max(10_000) batchConcurrency?: number;
 }
 
 export class CreateTenantDto {
