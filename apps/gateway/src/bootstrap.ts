@@ -7,6 +7,7 @@ import { APP_CONFIG, type AppConfig } from '@drydock/core';
 import { GatewayModule, type GatewayOptions } from './gateway.module.js';
 
 const FILE_CONTENT_ROUTE = /^\/v1\/threads\/[^/]+\/files\/content(\?|$)/;
+const BATCH_SUBMIT_ROUTE = /^\/v1\/batches\/?(\?|$)/;
 
 // Builds the gateway application without listening, so tests and main.ts share it.
 export async function createGateway(options: { logger?: false } & GatewayOptions = {}): Promise<INestApplication> {
@@ -18,10 +19,15 @@ export async function createGateway(options: { logger?: false } & GatewayOptions
   // File uploads take the raw body (any Content-Type, up to the file size limit);
   // every other route takes JSON.
   const isFileUpload = (req: IncomingMessage) => req.method === 'PUT' && FILE_CONTENT_ROUTE.test(req.url ?? '');
+  // A batch submitted as JSON may be far larger than other requests (NDJSON batches are
+  // not parsed here: the controller streams them).
+  const isBatchSubmit = (req: IncomingMessage) => req.method === 'POST' && BATCH_SUBMIT_ROUTE.test(req.url ?? '');
+  const isJson = (req: IncomingMessage) => /\bjson\b/i.test(req.headers['content-type'] ?? '');
   app.useBodyParser('raw', { limit: config.vfs.maxFileBytes, type: isFileUpload });
+  app.useBodyParser('json', { limit: config.batches.maxBodyBytes, type: (req: IncomingMessage) => isBatchSubmit(req) && isJson(req) });
   app.useBodyParser('json', {
     limit: config.gateway.maxBodyBytes,
-    type: (req: IncomingMessage) => !isFileUpload(req) && /\bjson\b/i.test(req.headers['content-type'] ?? ''),
+    type: (req: IncomingMessage) => !isFileUpload(req) && !isBatchSubmit(req) && isJson(req),
   });
   app.useGlobalPipes(new ValidationPipe({ whitelist: true, transform: true }));
   app.disable('x-powered-by');

@@ -5,12 +5,14 @@ import { JOB_DISPATCHER } from '@drydock/execution';
 import { PlatformDataModule, SessionExecutionsService, SessionsService } from '@drydock/sessions';
 import { VfsModule } from '@drydock/vfs';
 import { ArtifactsModule } from '@drydock/artifacts';
+import { BatchesModule } from '@drydock/batches';
 import { AgentDefinitionsModule, AgentDefinitionsService, PYTHON_SCHEMA_DERIVER, SessionPythonSchemaDeriver } from '@drydock/agents';
 import { ArtifactLinks } from './artifacts/artifact-links.service.js';
 import { ArtifactsController, SignedArtifactsController } from './artifacts/artifacts.controller.js';
 import { AdminOperationsController } from './admin/admin-operations.controller.js';
 import { AdminTenantsController } from './admin/admin-tenants.controller.js';
 import { AgentsController } from './agents/agents.controller.js';
+import { BatchesController } from './batches/batches.controller.js';
 import { AdminAuthGuard } from './auth/admin-auth.guard.js';
 import { TenantAuthGuard } from './auth/tenant-auth.guard.js';
 import { ExecutionsController } from './executions/executions.controller.js';
@@ -36,6 +38,7 @@ export interface GatewayOptions {
     PlatformDataModule,
     VfsModule.register({ imports: [PlatformDataModule] }),
     ArtifactsModule.register({ imports: [PlatformDataModule] }),
+    BatchesModule.register({ imports: [PlatformDataModule] }),
     AgentDefinitionsModule,
   ],
   controllers: [
@@ -47,6 +50,7 @@ export interface GatewayOptions {
     FilesController,
     ArtifactsController,
     SignedArtifactsController,
+    BatchesController,
     HealthController,
     AgentsController,
     ...LANGGRAPH_CONTROLLERS,

@@ -7,6 +7,8 @@ import { PlatformDataModule } from '@drydock/sessions';
 import { SessionHostModule } from '@drydock/session-host';
 import { VfsModule } from '@drydock/vfs';
 import { ArtifactsModule } from '@drydock/artifacts';
+import { BatchesModule } from '@drydock/batches';
+import { BatchItemsProcessor } from './processors/batch-items.processor.js';
 import { MaintenanceProcessor } from './processors/maintenance.processor.js';
 import { SessionJobsProcessor } from './processors/session-jobs.processor.js';
 import { WorkerLifecycleService } from './registry/worker-lifecycle.service.js';
@@ -14,9 +16,11 @@ import { WorkerLifecycleService } from './registry/worker-lifecycle.service.js';
 // Shared by the session host (artifact ingestion) and the maintenance processor
 // (retention): one ArtifactsService.
 const artifacts = ArtifactsModule.register({ imports: [PlatformDataModule] });
+const batches = BatchesModule.register({ imports: [PlatformDataModule] });
 
-// The worker: hosts sessions in Docker containers (@drydock/session-host with the
-// Docker runtime) and consumes its queue and the shared maintenance queue.
+// The worker: hosts sessions and batch items in Docker containers (@drydock/session-host
+// with the Docker runtime) and consumes its queue, the shared batch-item queue and the
+// shared maintenance queue.
 @Module({
   imports: [
     ConfigModule,
@@ -28,15 +32,17 @@ const artifacts = ArtifactsModule.register({ imports: [PlatformDataModule] });
         PlatformDataModule,
         VfsModule.register({ imports: [PlatformDataModule] }),
         artifacts,
+        batches,
       ],
     }),
     artifacts,
+    batches,
     BullModule.forRootAsync({
       inject: [APP_CONFIG],
       useFactory: (config: AppConfig) => ({ connection: redisOptions(config.redisUrl, 'drydock-maintenance') }),
     }),
     BullModule.registerQueue({ name: MAINTENANCE_QUEUE }),
   ],
-  providers: [SessionJobsProcessor, WorkerLifecycleService, MaintenanceProcessor],
+  providers: [SessionJobsProcessor, BatchItemsProcessor, WorkerLifecycleService, MaintenanceProcessor],
 })
 export class WorkerModule {}

@@ -13,3 +13,4 @@ export * from './lifecycle/session-lifecycle.service.js';
 export * from './lifecycle/idle-reaper.js';
 export * from './lifecycle/abandoned-session.sweeper.js';
 export * from './presence/worker-heartbeat.js';
+export * from './batch-items/batch-item-runner.js';

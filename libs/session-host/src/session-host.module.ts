@@ -3,6 +3,7 @@ import type { Redis } from 'ioredis';
 import { REDIS } from '@drydock/core';
 import { SANDBOX_RUNTIME, type SandboxRuntime } from '@drydock/execution';
 import { ArtifactIngester } from './artifacts/artifact-ingester.js';
+import { BatchItemRunner } from './batch-items/batch-item-runner.js';
 import { SessionFileSync } from './files/session-file-sync.js';
 import { HostedSessionRegistry } from './hosting/hosted-session.registry.js';
 import { AbandonedSessionSweeper } from './lifecycle/abandoned-session.sweeper.js';
@@ -16,12 +17,12 @@ import { RUN_GUARD } from './runs/run-guard.js';
 import { DatasetStager } from './sandboxes/dataset-stager.js';
 import { SandboxProvisioner } from './sandboxes/sandbox-provisioner.js';
 
-const EXPORTED = [ExecutionRunner, SessionLifecycle, IdleReaper, AbandonedSessionSweeper, WorkerHeartbeat, HostedSessionRegistry];
+const EXPORTED = [ExecutionRunner, BatchItemRunner, SessionLifecycle, IdleReaper, AbandonedSessionSweeper, WorkerHeartbeat, HostedSessionRegistry];
 
 // Everything a worker needs to host sessions. The app chooses the sandbox runtime (the
 // worker: the Docker one) and supplies, through `imports`, the modules that export the
-// repositories, DatasetRegistry, VfsService and ArtifactsService; ConfigModule and
-// RedisModule are global.
+// repositories, DatasetRegistry, VfsService, ArtifactsService and BatchItemLedger;
+// ConfigModule and RedisModule are global.
 @Module({})
 export class SessionHostModule {
   static register(options: { runtime: Type<SandboxRuntime>; imports: NonNullable<ModuleMetadata['imports']> }): DynamicModule {
@@ -40,6 +41,7 @@ export class SessionHostModule {
       IdleReaper,
       AbandonedSessionSweeper,
       WorkerHeartbeat,
+      BatchItemRunner,
     ];
     return {
       module: SessionHostModule,

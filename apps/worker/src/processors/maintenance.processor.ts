@@ -1,6 +1,7 @@
 import { Processor, WorkerHost } from '@nestjs/bullmq';
 import type { Job } from 'bullmq';
 import { ArtifactsService } from '@drydock/artifacts';
+import { BatchMaintenance } from '@drydock/batches';
 import { MAINTENANCE_QUEUE, MaintenanceJob } from '@drydock/execution';
 import { AbandonedSessionSweeper } from '@drydock/session-host';
 
@@ -10,6 +11,7 @@ export class MaintenanceProcessor extends WorkerHost {
   constructor(
     private readonly sweeper: AbandonedSessionSweeper,
     private readonly artifacts: ArtifactsService,
+    private readonly batches: BatchMaintenance,
   ) {
     super();
   }
@@ -21,6 +23,9 @@ export class MaintenanceProcessor extends WorkerHost {
       case MaintenanceJob.ExpireArtifacts:
         // Retention: expired artifacts go, then the content nothing else references.
         return await this.artifacts.expire();
+      case MaintenanceJob.BatchMaintenance:
+        // Retention of batches, and items a crash left admitted or running.
+        return await this.batches.run();
       default:
         throw new Error(`unknown maintenance job ${job.name}`);
     }

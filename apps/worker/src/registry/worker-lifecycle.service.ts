@@ -11,6 +11,7 @@ import { APP_CONFIG, type AppConfig } from '@drydock/core';
 import { MAINTENANCE_QUEUE, MaintenanceJob, SANDBOX_RUNTIME, type SandboxRuntime } from '@drydock/execution';
 import { SESSIONS_REPOSITORY, type SessionsRepository } from '@drydock/sessions';
 import { IdleReaper, SessionLifecycle, WorkerHeartbeat } from '@drydock/session-host';
+import { BatchItemsProcessor } from '../processors/batch-items.processor.js';
 import { SessionJobsProcessor } from '../processors/session-jobs.processor.js';
 
 // Start-up and shut-down order of a worker: clear containers left by a previous life,
@@ -30,6 +31,7 @@ export class WorkerLifecycleService implements OnApplicationBootstrap, BeforeApp
     private readonly reaper: IdleReaper,
     private readonly lifecycle: SessionLifecycle,
     private readonly processor: SessionJobsProcessor,
+    private readonly batchItems: BatchItemsProcessor,
     @InjectQueue(MAINTENANCE_QUEUE) private readonly maintenance: Queue,
   ) {}
 
@@ -51,8 +53,16 @@ export class WorkerLifecycleService implements OnApplicationBootstrap, BeforeApp
       { every: this.config.artifacts.expiryIntervalMs },
       { name: MaintenanceJob.ExpireArtifacts, opts: { removeOnComplete: true, removeOnFail: 100 } },
     );
+    await this.maintenance.upsertJobScheduler(
+      MaintenanceJob.BatchMaintenance,
+      { every: this.config.batches.maintenanceIntervalMs },
+      { name: MaintenanceJob.BatchMaintenance, opts: { removeOnComplete: true, removeOnFail: 100 } },
+    );
     this.processor.start();
-    this.logger.log(`worker ${id} ready (capacity ${this.config.worker.capacity})`);
+    await this.batchItems.start();
+    this.logger.log(
+      `worker ${id} ready (capacity ${this.config.worker.capacity} sessions, ${this.config.batches.workerConcurrency} batch slots)`,
+    );
   }
 
   // Before Nest closes the database and Redis connections this still needs.
@@ -62,10 +72,14 @@ export class WorkerLifecycleService implements OnApplicationBootstrap, BeforeApp
     await this.heartbeat.deregister().catch(() => undefined);
     // Let running executions finish within the grace period; then destroying the
     // sandboxes ends whatever still runs (recorded as killed) and the consumer closes.
-    const drained = await this.processor.drain(this.config.worker.shutdownGraceMs);
+    const [drained, batchDrained] = await Promise.all([
+      this.processor.drain(this.config.worker.shutdownGraceMs),
+      this.batchItems.drain(this.config.worker.shutdownGraceMs),
+    ]);
     if (!drained) this.logger.warn('stopping with executions still running; they end as killed');
+    if (!batchDrained) this.logger.warn('stopping with batch items still running; another worker runs them again');
     await this.lifecycle.shutdown();
-    await this.processor.close();
+    await Promise.all([this.processor.close(), this.batchItems.close()]);
     // The containers are gone; the next run of each session re-creates it elsewhere.
     await this.sessions.markWorkerSessionsLost(this.config.worker.id).catch(() => undefined);
   }

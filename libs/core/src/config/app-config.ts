@@ -83,6 +83,32 @@ export const configSchema = z.object({
     // Largest dataset a session may stage into /session/data.
     maxStagedBytes: int(256 * 1024 * 1024),
   }),
+  batches: z.object({
+    // Items per batch, and the largest request body a batch may come in (NDJSON bodies
+    // are streamed; a JSON body is parsed whole, up to this size).
+    maxItems: int(100_000),
+    maxBodyBytes: int(256 * 1024 * 1024),
+    // Per item: its code, and the files put in /session before it runs (count and bytes).
+    maxCodeBytes: int(1024 * 1024),
+    maxItemFiles: int(100),
+    maxItemFileBytes: int(10 * 1024 * 1024),
+    // Items of one tenant running at once (tenant limit `batchConcurrency` overrides), and
+    // a batch's own `concurrency` when it names none.
+    tenantConcurrency: int(4),
+    defaultConcurrency: int(4),
+    // Batch item slots of one worker: separate from its interactive sessions, so batch
+    // items never wait for sessions nor delay them.
+    workerConcurrency: z.coerce.number().int().min(0).default(4),
+    // Runs of one item before it ends `killed` (a worker lost mid-item counts as one).
+    maxAttempts: int(3),
+    // How long a worker's hold on an item lasts without renewal; a worker killed mid-item
+    // gives its items back after this (BullMQ lock duration and stalled-job check).
+    lockMs: int(30_000),
+    // Finished batches and their items are deleted this long after they finish (0: kept).
+    retentionSeconds: z.coerce.number().int().min(0).default(7 * 24 * 3600),
+    // How often a worker deletes expired batches and repairs items a crash left behind.
+    maintenanceIntervalMs: int(60_000),
+  }),
   agent: z.object({
     // An OpenAI-compatible chat completions endpoint (OpenAI, vLLM, Ollama, LiteLLM...).
     // Unset: the agent endpoints answer 503 MODEL_NOT_CONFIGURED; the rest works.
@@ -198,6 +224,20 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     },
     docker: { socketPath: env.DOCKER_SOCKET, sandboxImage: env.SANDBOX_IMAGE, sessionBindDir: env.SESSION_BIND_DIR || undefined },
     datasets: { dir: env.DATASETS_DIR || undefined, maxStagedBytes: env.DATASETS_MAX_STAGED_BYTES },
+    batches: {
+      maxItems: env.BATCH_MAX_ITEMS,
+      maxBodyBytes: env.BATCH_MAX_BODY_BYTES,
+      maxCodeBytes: env.BATCH_MAX_CODE_BYTES,
+      maxItemFiles: env.BATCH_MAX_ITEM_FILES,
+      maxItemFileBytes: env.BATCH_MAX_ITEM_FILE_BYTES,
+      tenantConcurrency: env.BATCH_TENANT_CONCURRENCY,
+      defaultConcurrency: env.BATCH_DEFAULT_CONCURRENCY,
+      workerConcurrency: env.WORKER_BATCH_CONCURRENCY,
+      maxAttempts: env.BATCH_MAX_ATTEMPTS,
+      lockMs: env.BATCH_LOCK_MS,
+      retentionSeconds: env.BATCH_RETENTION_S,
+      maintenanceIntervalMs: env.BATCH_MAINTENANCE_INTERVAL_MS,
+    },
     agent: {
       modelBaseUrl: env.AGENT_MODEL_BASE_URL || undefined,
       modelApiKey: env.AGENT_MODEL_API_KEY || undefined,

@@ -97,12 +97,29 @@ export function jobReplyChannel(gatewayInstanceId: string): string {
   return `drydock:job-reply:${gatewayInstanceId}`;
 }
 
+// Batch items (libs/batches): one queue shared by every worker, each taking items with
+// its own batch slots. A job names its item; the code stays in PostgreSQL. Its id is
+// the item's, so an item is in the queue at most once.
+export const BATCH_QUEUE = 'drydock-batch-items';
+
+export interface BatchItemJobData {
+  batchId: string;
+  tenantId: string;
+  index: number;
+}
+
+export function batchItemJobId(item: Pick<BatchItemJobData, 'batchId' | 'index'>): string {
+  return `item-${item.batchId}-${item.index}`;
+}
+
 // Shared by all workers: periodic housekeeping, scheduled with a BullMQ job scheduler
 // so that one run happens per period whatever the number of workers.
 export const MAINTENANCE_QUEUE = 'drydock-maintenance';
 export const MaintenanceJob = {
   SweepSessions: 'sweep-sessions',
   ExpireArtifacts: 'expire-artifacts',
+  // Deletes expired batches; re-queues items a crash left admitted or running.
+  BatchMaintenance: 'batch-maintenance',
 } as const;
 
 // Redis pub/sub channel on which a worker relays live output of one execution.

@@ -1,0 +1,75 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Worker, type Job } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { APP_CONFIG, createRedis, redisOptions, type AppConfig } from '@drydock/core';
+import { BATCH_QUEUE, type BatchItemJobData } from '@drydock/execution';
+import { BATCH_KILL_CHANNEL, type BatchKillMessage } from '@drydock/batches';
+import { BatchItemRunner } from '@drydock/session-host';
+
+// Consumes the shared batch-item queue with this worker's batch slots
+// (WORKER_BATCH_CONCURRENCY), apart from its session queue: batch items never take a
+// session's place nor wait behind one. BullMQ renews each job's lock while it runs and
+// gives the job of a worker that died to another one once the lock lapses
+// (BATCH_LOCK_MS), at most BATCH_MAX_ATTEMPTS times. Each job is one
+// BatchItemRunner.run; `kill` messages stop this worker's items of a cancelled batch.
+@Injectable()
+export class BatchItemsProcessor {
+  private readonly logger = new Logger(BatchItemsProcessor.name);
+  private worker: Worker<BatchItemJobData> | null = null;
+  private kills: Redis | null = null;
+
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly runner: BatchItemRunner,
+  ) {}
+
+  async start(): Promise<void> {
+    const { workerConcurrency, lockMs, maxAttempts } = this.config.batches;
+    if (workerConcurrency === 0) return;
+    this.worker = new Worker<BatchItemJobData>(BATCH_QUEUE, (job) => this.process(job), {
+      connection: redisOptions(this.config.redisUrl, 'drydock-worker-batch'),
+      concurrency: workerConcurrency,
+      lockDuration: lockMs,
+      stalledInterval: Math.max(1000, Math.floor(lockMs / 2)),
+      maxStalledCount: maxAttempts,
+    });
+    this.worker.on('failed', (job, error) => this.logger.warn(`batch item ${job?.id} failed: ${error.message}`));
+    this.worker.on('error', (error) => this.logger.error(`queue ${BATCH_QUEUE}: ${error.message}`));
+    this.kills = createRedis(this.config.redisUrl, 'drydock-worker-batch-kill');
+    this.kills.on('message', (_channel: string, message: string) => this.onKill(message));
+    await this.kills.subscribe(BATCH_KILL_CHANNEL);
+  }
+
+  async process(job: Job<BatchItemJobData>): Promise<{ recorded: boolean }> {
+    return { recorded: await this.runner.run(job.data) };
+  }
+
+  // Stops taking items and waits up to `graceMs` for running ones.
+  async drain(graceMs: number): Promise<boolean> {
+    if (!this.worker) return true;
+    const closing = this.worker.close();
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), graceMs)));
+    const finished = await Promise.race([closing.then(() => true), timeout]);
+    clearTimeout(timer);
+    return finished;
+  }
+
+  async close(): Promise<void> {
+    await this.worker?.close(true);
+    this.worker = null;
+    await this.kills?.quit().catch(() => undefined);
+    this.kills = null;
+  }
+
+  private onKill(message: string): void {
+    let kill: BatchKillMessage;
+    try {
+      kill = JSON.parse(message) as BatchKillMessage;
+    } catch {
+      return;
+    }
+    const killed = this.runner.kill(kill.batchId);
+    if (killed) this.logger.log(`killed ${killed} running items of cancelled batch ${kill.batchId}`);
+  }
+}

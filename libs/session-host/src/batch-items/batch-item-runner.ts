@@ -1,0 +1,123 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { APP_CONFIG, type AppConfig } from '@drydock/core';
+import { SANDBOX_RUNTIME, type Sandbox, type SandboxRuntime } from '@drydock/execution';
+import { BatchItemLedger, failedItem, itemOutcomeOf, type BatchItemRef, type ItemOutcome, type StartedItem } from '@drydock/batches';
+import { ArtifactIngester } from '../artifacts/artifact-ingester.js';
+
+interface RunningItem {
+  ref: BatchItemRef;
+  sandbox: Sandbox | null;
+  // The batch was cancelled with `kill`: the outcome is `killed` (Cancelled).
+  killed: boolean;
+}
+
+// Runs one batch item on this worker in a sandbox of its own: a new container with the
+// batch's limits, the item's files put in /session, its code run once, what it left in
+// /session/artifacts ingested with the batch and item as lineage, the container
+// destroyed. Nothing of one item can reach another: they never share a container.
+@Injectable()
+export class BatchItemRunner {
+  private readonly logger = new Logger(BatchItemRunner.name);
+  private readonly running = new Map<string, RunningItem>();
+
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(SANDBOX_RUNTIME) private readonly runtime: SandboxRuntime,
+    private readonly ledger: BatchItemLedger,
+    private readonly ingester: ArtifactIngester,
+  ) {}
+
+  get size(): number {
+    return this.running.size;
+  }
+
+  // Runs the item unless it is no longer to run (finished, cancelled, out of attempts:
+  // then its record says why). Returns whether this run's outcome became its record.
+  async run(ref: BatchItemRef): Promise<boolean> {
+    const item = await this.ledger.start(ref);
+    if (!item) return this.settle(ref);
+    const key = keyOf(ref);
+    const entry: RunningItem = { ref, sandbox: null, killed: false };
+    this.running.set(key, entry);
+    let outcome: ItemOutcome;
+    try {
+      outcome = await this.execute(item, entry);
+    } finally {
+      this.running.delete(key);
+    }
+    return this.ledger.finish(ref, item.clientId, outcome);
+  }
+
+  // Stops this worker's running items of a cancelled batch; they end `killed`.
+  kill(batchId: string): number {
+    let killed = 0;
+    for (const entry of this.running.values()) {
+      if (entry.ref.batchId !== batchId || entry.killed) continue;
+      entry.killed = true;
+      killed++;
+      void entry.sandbox?.destroy().catch(() => undefined);
+    }
+    return killed;
+  }
+
+  private async execute(item: StartedItem, entry: RunningItem): Promise<ItemOutcome> {
+    const { ref } = item;
+    let sandbox: Sandbox;
+    try {
+      sandbox = await this.runtime.create({
+        sessionId: `${ref.batchId}-${ref.index}`,
+        tenantId: ref.tenantId,
+        threadId: ref.batchId,
+        workerId: this.config.worker.id,
+        limits: item.limits,
+        storage: 'tmpfs',
+      });
+    } catch (error) {
+      return failedItem('SandboxUnavailable', `The sandbox could not be started: ${(error as Error).message}`);
+    }
+    entry.sandbox = sandbox;
+    try {
+      if (entry.killed) return cancelled();
+      const files = Object.entries(item.files ?? {});
+      if (files.length > 0) {
+        const now = new Date();
+        await sandbox.putFiles(files.map(([path, text]) => ({ path, content: Buffer.from(text, 'utf8'), modifiedAt: now })));
+      }
+      const outcome = await sandbox.run({
+        id: `${ref.batchId}-${ref.index}-${item.attempt}`,
+        code: item.code,
+        timeoutMs: item.timeoutMs,
+        maxOutputBytes: item.limits.maxOutputBytes,
+      });
+      if (entry.killed) return cancelled();
+      const produced = sandbox.alive
+        ? await this.ingester.ingest(sandbox, ref.tenantId, { batchId: ref.batchId, batchItem: ref.index }, outcome.artifacts)
+        : { artifacts: [], skipped: [] };
+      return itemOutcomeOf(outcome, produced.artifacts);
+    } catch (error) {
+      if (entry.killed) return cancelled();
+      this.logger.warn(`item ${ref.batchId}[${ref.index}] failed in its sandbox: ${(error as Error).message}`);
+      return failedItem('SandboxError', `The sandbox failed while running the item: ${(error as Error).message}`);
+    } finally {
+      await sandbox.destroy().catch(() => undefined);
+    }
+  }
+
+  // start() found nothing to run: finished or cancelled items need nothing; a running
+  // one that will not run again (runs used up, batch cancelled) ends killed.
+  private async settle(ref: BatchItemRef): Promise<boolean> {
+    const state = await this.ledger.runState(ref);
+    if (state?.status !== 'running') return false;
+    if (state.batchStatus === 'cancelled') return this.ledger.abandon(ref, 'cancelled', state.attempts);
+    if (state.attempts >= this.config.batches.maxAttempts) return this.ledger.abandon(ref, 'attempts', state.attempts);
+    return false;
+  }
+}
+
+function keyOf(ref: BatchItemRef): string {
+  return `${ref.batchId}:${ref.index}`;
+}
+
+function cancelled(): ItemOutcome {
+  return failedItem('Cancelled', 'The batch was cancelled with kill while this item ran.');
+}
