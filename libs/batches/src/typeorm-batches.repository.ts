@@ -342,11 +342,15 @@ export class TypeOrmBatchesRepository implements BatchesRepository {
         if (take <= 0) continue;
         const rows = returned<{ item_index: number }>(
           await runner.query(
-            `UPDATE batch_items SET status = 'admitted', admitted_at = now()
-              WHERE batch_id = $1 AND item_index IN (
-                SELECT item_index FROM batch_items WHERE batch_id = $1 AND status = 'queued'
-                 ORDER BY item_index LIMIT $2 FOR UPDATE SKIP LOCKED)
-             RETURNING item_index`,
+            // The pick is materialised: as an IN (subquery) it may be evaluated more
+            // than once, each time locking (and admitting) other rows.
+            `WITH picked AS MATERIALIZED (
+               SELECT item_index FROM batch_items WHERE batch_id = $1 AND status = 'queued'
+                ORDER BY item_index LIMIT $2 FOR UPDATE SKIP LOCKED
+             )
+             UPDATE batch_items i SET status = 'admitted', admitted_at = now()
+               FROM picked WHERE i.batch_id = $1 AND i.item_index = picked.item_index
+             RETURNING i.item_index`,
             [batch.id, take],
           ),
         );
@@ -480,8 +484,10 @@ export class TypeOrmBatchesRepository implements BatchesRepository {
 
   async deleteExpired(now: Date, limit: number): Promise<number> {
     const { rowCount } = await this.pool.query({
-      text: `DELETE FROM batches WHERE id IN (
-               SELECT id FROM batches WHERE expires_at <= $1 ORDER BY expires_at LIMIT $2 FOR UPDATE SKIP LOCKED)`,
+      text: `WITH picked AS MATERIALIZED (
+               SELECT id FROM batches WHERE expires_at <= $1 ORDER BY expires_at LIMIT $2 FOR UPDATE SKIP LOCKED
+             )
+             DELETE FROM batches b USING picked WHERE b.id = picked.id`,
       values: [now, limit],
     });
     return rowCount ?? 0;
