@@ -41,6 +41,9 @@ for suite in docker/sandbox/repl:test_repl libs/agents/src/python-tools:test_der
   PY_FAILED=$((PY_FAILED + failed))
 done
 
+# Some end-to-end tests run a worker as a process of its own, from the compiled tree.
+build_app
+
 log "unit and end-to-end tests (jest)"
 cd "$ROOT"
 JEST_JSON="$DRYDOCK_VAR/jest-results.json"
