@@ -1,5 +1,5 @@
-import { createInterface } from 'node:readline';
-import { Transform, type Readable } from 'node:stream';
+import { StringDecoder } from 'node:string_decoder';
+import type { Readable } from 'node:stream';
 import type { BatchItemInput } from './batch.types.js';
 import { parseBatchItem, parseBatchOptions, type BatchOptions, type ItemRules } from './batch-input.js';
 import { BatchesError } from './batches.errors.js';
@@ -45,18 +45,7 @@ export function readJsonBatch(body: unknown, rules: BodyRules): BatchBody {
 // Blank lines are skipped. The options are read before this returns; the items as the
 // returned iterable is consumed.
 export async function readNdjsonBatch(stream: Readable, rules: BodyRules): Promise<BatchBody> {
-  let bytes = 0;
-  const counted = stream.pipe(
-    new Transform({
-      transform(chunk: Buffer, _encoding, done) {
-        bytes += chunk.length;
-        if (bytes > rules.maxBodyBytes) done(BatchesError.bodyTooLarge(rules.maxBodyBytes));
-        else done(null, chunk);
-      },
-    }),
-  );
-  stream.on('error', (error) => counted.destroy(error));
-  const lines = createInterface({ input: counted, crlfDelay: Infinity })[Symbol.asyncIterator]();
+  const lines = linesOf(stream, rules.maxBodyBytes);
   let lineNo = 0;
   const next = async (): Promise<string | null> => {
     for (;;) {
@@ -86,11 +75,32 @@ export async function readNdjsonBatch(stream: Readable, rules: BodyRules): Promi
       if (chunk.length) yield chunk;
     } finally {
       // A refused body is not read further.
-      await lines.return?.();
+      await lines.return(undefined);
       stream.resume();
     }
   })();
   return { options, items };
+}
+
+// The body's lines (\n or \r\n), decoded as UTF-8 across chunk boundaries; past
+// `maxBytes` it throws BODY_TOO_LARGE.
+async function* linesOf(stream: Readable, maxBytes: number): AsyncGenerator<string> {
+  const decoder = new StringDecoder('utf8');
+  let bytes = 0;
+  let rest = '';
+  for await (const chunk of stream) {
+    const buffer = typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer);
+    bytes += buffer.length;
+    if (bytes > maxBytes) throw BatchesError.bodyTooLarge(maxBytes);
+    rest += decoder.write(buffer);
+    let newline: number;
+    while ((newline = rest.indexOf('\n')) >= 0) {
+      yield rest.slice(0, newline).replace(/\r$/, '');
+      rest = rest.slice(newline + 1);
+    }
+  }
+  rest += decoder.end();
+  if (rest !== '') yield rest.replace(/\r$/, '');
 }
 
 function parseLine(line: string, lineNo: number, index: number | null): unknown {

@@ -26,13 +26,6 @@ export class BatchesError extends DrydockError {
       ...(index === null ? {} : { index }),
     });
   }
-  static idempotencyConflict(key: string) {
-    return new BatchesError(
-      'IDEMPOTENCY_KEY_REUSED',
-      `Idempotency key "${key}" was already used for another batch request body; that batch is unchanged.`,
-      409,
-    );
-  }
   static bodyTooLarge(max: number) {
     return new BatchesError('BODY_TOO_LARGE', `The batch body is larger than the ${max} bytes allowed.`, 413);
   }
