@@ -35,14 +35,23 @@ ensure_docker() {
   wait_for 60 "dockerd" docker info
 }
 
+# Redis as BullMQ requires it (docs/operations.md): append-only persistence (a restart
+# keeps queued jobs; fsync every second) and no eviction (an evicted job key is a lost
+# job; a full Redis refuses writes instead). A Redis already running is checked and
+# those two settings applied to it.
 ensure_redis() {
   local port=${REDIS_PORT:-6379}
-  if command -v redis-cli >/dev/null && redis-cli -p "$port" ping >/dev/null 2>&1; then return 0; fi
-  command -v redis-server >/dev/null || apt_install redis-server
-  log "starting redis on :$port"
-  redis-server --port "$port" --bind 127.0.0.1 --daemonize yes --save '' --appendonly no \
-    --logfile "$DRYDOCK_VAR/log/redis.log"
-  wait_for 20 "redis" redis-cli -p "$port" ping
+  if ! { command -v redis-cli >/dev/null && redis-cli -p "$port" ping >/dev/null 2>&1; }; then
+    command -v redis-server >/dev/null || apt_install redis-server
+    mkdir -p "$DRYDOCK_VAR/redis"
+    log "starting redis on :$port (append-only, noeviction)"
+    redis-server --port "$port" --bind 127.0.0.1 --daemonize yes --dir "$DRYDOCK_VAR/redis" \
+      --appendonly yes --appendfsync everysec --save '' --maxmemory-policy noeviction \
+      --logfile "$DRYDOCK_VAR/log/redis.log"
+    wait_for 20 "redis" redis-cli -p "$port" ping
+  fi
+  redis-cli -p "$port" config set maxmemory-policy noeviction >/dev/null
+  redis-cli -p "$port" config set appendonly yes >/dev/null
 }
 
 pg_version() { ls /usr/lib/postgresql 2>/dev/null | sort -n | tail -1; }

@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
 import { Queue } from 'bullmq';
-import { APP_CONFIG, redisOptions, type AppConfig } from '@drydock/core';
+import type { Redis } from 'ioredis';
+import { APP_CONFIG, REDIS, redisOptions, ServiceUnavailableError, type AppConfig } from '@drydock/core';
 import { BATCH_QUEUE, batchItemJobId, type BatchItemJobData } from '@drydock/execution';
 import type { BatchItemRef } from './batch.types.js';
 import type { BatchQueue } from './batch-queue.js';
@@ -15,9 +16,14 @@ export class BullMqBatchQueue implements BatchQueue, OnApplicationShutdown {
   private readonly logger = new Logger(BullMqBatchQueue.name);
   private queue: Queue<BatchItemJobData> | null = null;
 
-  constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(REDIS) private readonly redis: Redis,
+  ) {}
 
   async enqueue(items: BatchItemRef[]): Promise<void> {
+    // Admitted items whose jobs cannot be added now are queued by the maintenance pass.
+    if (this.redis.status !== 'ready') throw new ServiceUnavailableError('redis');
     const queue = this.get();
     for (let i = 0; i < items.length; i += ADD_CHUNK) {
       await queue.addBulk(

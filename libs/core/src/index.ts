@@ -2,6 +2,7 @@ export * from './config/app-config.js';
 export * from './config/config.module.js';
 export * from './database/database-options.js';
 export * from './errors/drydock.error.js';
+export * from './errors/service-unavailable.js';
 export * from './ids.js';
 export * from './tenancy/tenant-scope.js';
 export * from './tenancy/tenant-limits.js';

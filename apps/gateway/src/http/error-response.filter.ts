@@ -1,6 +1,6 @@
 import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import type { Response } from 'express';
-import { DrydockError } from '@drydock/core';
+import { DrydockError, outageOf, ServiceUnavailableError } from '@drydock/core';
 
 export interface ErrorBody {
   error: { code: string; message: string; details?: Record<string, unknown> };
@@ -29,12 +29,15 @@ export class ErrorResponseFilter implements ExceptionFilter {
     const res = host.switchToHttp().getResponse<Response>();
     const { status, body } = this.toResponse(exception, host);
     if (status >= 500 && !(exception instanceof DrydockError)) {
-      this.logger.error(exception instanceof Error ? exception.stack : String(exception));
+      const outage = outageOf(exception);
+      if (outage) this.logger.warn(`${outage} unavailable: ${(exception as Error).message}`);
+      else this.logger.error(exception instanceof Error ? exception.stack : String(exception));
     }
     if (res.headersSent) {
       res.end();
       return;
     }
+    if (status === 503) res.setHeader('Retry-After', String(body.error.details?.retryAfterSeconds ?? 2));
     res.status(status).json(body);
   }
 
@@ -44,6 +47,9 @@ export class ErrorResponseFilter implements ExceptionFilter {
   }
 
   toResponse(exception: unknown, host?: ArgumentsHost): { status: number; body: ErrorBody } {
+    // PostgreSQL or Redis down or restarting: the caller may retry, it is not our bug.
+    const outage = exception instanceof DrydockError ? null : outageOf(exception);
+    if (outage) exception = new ServiceUnavailableError(outage);
     if (exception instanceof DrydockError) {
       const body: ErrorBody = { error: { code: exception.code, message: exception.message } };
       if (exception.details) body.error.details = exception.details;

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
 import { Job, Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { APP_CONFIG, createRedis, redisOptions, type AppConfig } from '@drydock/core';
+import { APP_CONFIG, createRedis, REDIS, redisOptions, ServiceUnavailableError, type AppConfig } from '@drydock/core';
 import {
   executionStreamChannel,
   fromJobError,
@@ -53,6 +53,7 @@ export class BullMqJobDispatcher implements JobDispatcher, OnApplicationShutdown
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(WORKER_REGISTRY) private readonly workers: WorkerRegistry,
+    @Inject(REDIS) private readonly redis: Redis,
   ) {}
 
   async dispatch<N extends JobName, R>(
@@ -61,6 +62,9 @@ export class BullMqJobDispatcher implements JobDispatcher, OnApplicationShutdown
     data: JobDataByName[N],
     options: { waitMs: number },
   ): Promise<R> {
+    // BullMQ's connections wait for Redis to come back, however long; a request should
+    // not. The gateway's own client tells whether Redis answers right now.
+    if (this.redis.status !== 'ready') throw new ServiceUnavailableError('redis');
     const channel = this.channel(workerId);
     await Promise.all([channel.ready, this.listenForReplies()]);
     const jobId = jobIdFor(name, data);

@@ -1,3 +1,4 @@
+import { Logger } from '@nestjs/common';
 import type { RunnableConfig } from '@langchain/core/runnables';
 import pg from 'pg';
 import { DrydockError, type AppConfig } from '@drydock/core';
@@ -42,6 +43,10 @@ export class GraphAgentRuntime implements AgentRuntime {
     private readonly assistants: AssistantSource,
   ) {
     this.pool = new pg.Pool({ connectionString: config.databaseUrl, max: 10 });
+    // An idle connection the server closed (a PostgreSQL restart) is an 'error' event
+    // on the pool; without a listener it would take the gateway down. The pool drops
+    // that connection and opens a new one on the next query.
+    this.pool.on('error', (error) => new Logger(GraphAgentRuntime.name).warn(`checkpoint pool: ${error.message}`));
     this.checkpointer = new CachedPostgresSaver(this.pool, {
       schema: CHECKPOINT_SCHEMA,
       maxThreads: config.agent.checkpointCacheThreads,

@@ -4,9 +4,14 @@ import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 
 export const REDIS = Symbol('REDIS');
 
-export function createRedis(url: string, name: string): Redis {
-  return new Redis(redisOptions(url, name));
+export function createRedis(url: string, name: string, options: Partial<RedisOptions> = {}): Redis {
+  return new Redis({ ...redisOptions(url, name), ...options });
 }
+
+// For clients that serve requests (not BullMQ's, whose blocking reads must wait): a
+// command Redis does not answer within this time fails, so a request during an outage
+// is answered 503 instead of waiting for Redis to come back.
+export const REQUEST_COMMAND_TIMEOUT_MS = 3_000;
 
 // Connection options rather than a client: BullMQ closes connections it created itself
 // but leaves a client it was handed open, which would keep a stopping process alive.
@@ -31,7 +36,7 @@ export function redisOptions(url: string, name: string): RedisOptions {
     {
       provide: REDIS,
       inject: [APP_CONFIG],
-      useFactory: (config: AppConfig) => createRedis(config.redisUrl, 'drydock'),
+      useFactory: (config: AppConfig) => createRedis(config.redisUrl, 'drydock', { commandTimeout: REQUEST_COMMAND_TIMEOUT_MS }),
     },
   ],
   exports: [REDIS],
