@@ -1,15 +1,26 @@
 #!/usr/bin/env bash
 # Starts the whole platform on this machine: PostgreSQL, Redis and a Docker engine
 # (installed from Debian's packages when missing and running as root), the sandbox
-# image, migrations, one worker and the gateway. Prints where the gateway listens and
-# how to authenticate. Ctrl-C stops the gateway and the worker; `--detach` leaves them
-# running in the background (stop them with scripts/stop.sh).
+# image, migrations, the workers and the gateway. Prints where the gateway listens and
+# how to authenticate. Ctrl-C stops the gateway and the workers (draining them);
+# `--detach` leaves them running in the background (stop them with scripts/stop.sh).
+#   --workers N   start N workers on this machine (worker-1 ... worker-N), default 1
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 source "$ROOT/scripts/lib/services.sh"
 
 DETACH=0
-[[ "${1:-}" == "--detach" ]] && DETACH=1
+WORKERS=1
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --detach) DETACH=1 ;;
+    --workers) WORKERS="${2:-}"; shift ;;
+    --workers=*) WORKERS="${1#*=}" ;;
+    *) die "unknown option $1 (use --detach, --workers N)" ;;
+  esac
+  shift
+done
+[[ "$WORKERS" =~ ^[1-9][0-9]*$ ]] || die "--workers needs a whole number >= 1 (got '$WORKERS')"
 
 ensure_postgres
 ensure_database drydock
@@ -29,7 +40,6 @@ REDIS_URL=redis://127.0.0.1:6379/0
 DRYDOCK_ADMIN_KEY=adm_$(head -c 32 /dev/urandom | base64 | tr -dc 'A-Za-z0-9' | head -c 40)
 GATEWAY_HOST=127.0.0.1
 GATEWAY_PORT=8080
-WORKER_ID=worker-1
 ENV
   chmod 600 "$ENV_FILE"
 fi
@@ -44,9 +54,13 @@ log "applying migrations"
 
 mkdir -p "$DRYDOCK_VAR/run"
 "$ROOT/scripts/stop.sh" --quiet || true
-log "starting the worker ($WORKER_ID) and the gateway"
-(cd "$ROOT" && exec node --enable-source-maps dist/apps/worker/src/main.js >>"$DRYDOCK_VAR/log/worker.log" 2>&1) &
-echo $! >"$DRYDOCK_VAR/run/worker.pid"
+# Each worker has a stable id (its queue and its containers' label carry it): a worker
+# restarted under the same id clears what its previous life left behind.
+for n in $(seq 1 "$WORKERS"); do
+  (cd "$ROOT" && WORKER_ID="worker-$n" exec node --enable-source-maps dist/apps/worker/src/main.js >>"$DRYDOCK_VAR/log/worker-$n.log" 2>&1) &
+  echo $! >"$DRYDOCK_VAR/run/worker-$n.pid"
+done
+log "started $WORKERS worker(s) (worker-1 ... worker-$WORKERS) and the gateway"
 (cd "$ROOT" && exec node --enable-source-maps dist/apps/gateway/src/main.js >>"$DRYDOCK_VAR/log/gateway.log" 2>&1) &
 echo $! >"$DRYDOCK_VAR/run/gateway.pid"
 
@@ -58,7 +72,8 @@ cat <<INFO
 
   Drydock is running.
     gateway   $URL   (health: $URL/health)
-    logs      $DRYDOCK_VAR/log/{gateway,worker}.log
+    workers   $WORKERS (worker-1 ... worker-$WORKERS)
+    logs      $DRYDOCK_VAR/log/gateway.log, $DRYDOCK_VAR/log/worker-<n>.log
     settings  $ENV_FILE
 
   Authenticate with "Authorization: Bearer <key>".

@@ -101,7 +101,7 @@ describe('Workers: placement and loss', () => {
   it('should give up on a run whose worker stopped heartbeating and re-create the session elsewhere', async () => {
     // The only live worker: it announces itself once, then looks dead to everyone while
     // its container keeps running the code.
-    const flaky = await platform.addWorker({ WORKER_HEARTBEAT_MS: '600000', WORKER_HEARTBEAT_TTL_MS: '5000', WORKER_SHUTDOWN_GRACE_MS: '0' });
+    const flaky = await platform.addWorker({ WORKER_HEARTBEAT_MS: '600000', WORKER_HEARTBEAT_TTL_MS: '5000', WORKER_DRAIN_TIMEOUT_MS: '0' });
     const api = await platform.newTenant();
     const session = await api.createSession();
     expect(session.workerId).toBe(flaky.id);

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { Redis } from 'ioredis';
-import { WORKER_REGISTRY_SET, workerHeartbeatKey } from '@drydock/execution';
+import { WORKER_REGISTRY_SET, workerDrainKey, workerHeartbeatKey } from '@drydock/execution';
 import type { WorkerInfo, WorkerRegistry } from './worker-registry.js';
 
 @Injectable()
@@ -41,6 +41,19 @@ export class RedisWorkerRegistry implements WorkerRegistry {
       this.snapshot = { takenAt: now, ids };
     }
     return this.snapshot.ids.has(workerId);
+  }
+
+  async requestDrain(workerId: string): Promise<void> {
+    // Outlives a missed beat or two; a worker that restarts clears it.
+    await this.redis.set(workerDrainKey(workerId), '1', 'EX', 24 * 3600);
+  }
+
+  async drainRequested(workerId: string): Promise<boolean> {
+    return (await this.redis.exists(workerDrainKey(workerId))) === 1;
+  }
+
+  async clearDrainRequest(workerId: string): Promise<void> {
+    await this.redis.del(workerDrainKey(workerId));
   }
 
   async deregister(workerId: string): Promise<void> {

@@ -95,7 +95,11 @@ function fakeExecutions(repo: ReturnType<typeof fakeRepository>): ExecutionsRepo
 
 describe(SessionExecutionsService.name, () => {
   let repo: ReturnType<typeof fakeRepository>;
-  let placement: { ensurePlaced: jest.Mock<(s: SessionRecord) => Promise<SessionRecord>>; markLost: jest.Mock<() => Promise<void>> };
+  let placement: {
+    ensurePlaced: jest.Mock<(s: SessionRecord) => Promise<SessionRecord>>;
+    markLost: jest.Mock<() => Promise<void>>;
+    get: jest.Mock<() => Promise<SessionRecord>>;
+  };
   let dispatched: { workerId: string; data: Record<string, unknown> }[];
   let dispatcher: JobDispatcher;
   let sut: SessionExecutionsService;
@@ -109,6 +113,7 @@ describe(SessionExecutionsService.name, () => {
     placement = {
       ensurePlaced: jest.fn(async (s: SessionRecord) => s),
       markLost: jest.fn(async () => undefined),
+      get: jest.fn(async () => repo.session!),
     };
     dispatcher = {
       dispatch: jest.fn(async (workerId: string, _name: string, data: Record<string, unknown>): Promise<unknown> => {
@@ -231,5 +236,31 @@ describe(SessionExecutionsService.name, () => {
     const view = await sut.execute(principal, 'ses_1', { code: '1' });
 
     expect(view.status).toBe('ok');
+  });
+
+  it('should resend to the session\'s next worker a run its drained worker sent back', async () => {
+    const send = dispatcher.dispatch as jest.Mock<(w: string, n: string, data: { executionId: string }) => Promise<unknown>>;
+    send.mockImplementationOnce(async (workerId, _n, data) => {
+      dispatched.push({ workerId, data });
+      throw SessionsError.moved('ses_1');
+    });
+    placement.ensurePlaced.mockImplementationOnce(async (s: SessionRecord) => s);
+    placement.ensurePlaced.mockImplementationOnce(async (s: SessionRecord) => ({ ...s, workerId: 'w2' }));
+
+    const view = await sut.execute(principal, 'ses_1', { code: '1' });
+
+    expect(view.status).toBe('ok');
+    expect(dispatched.map((d) => [d.workerId, d.data.executionId])).toEqual([
+      ['w1', view.id],
+      ['w2', view.id],
+    ]);
+    expect(repo.executions.has(view.id)).toBe(true);
+  });
+
+  it('should discard the queued execution when the worker refuses the job with a typed error', async () => {
+    (dispatcher.dispatch as jest.Mock<JobDispatcher['dispatch']>).mockRejectedValue(SessionsError.ended('ses_1'));
+
+    await expect(sut.execute(principal, 'ses_1', { code: '1' })).rejects.toMatchObject({ code: 'SESSION_ENDED', status: 409 });
+    expect(repo.executions.size).toBe(0);
   });
 });

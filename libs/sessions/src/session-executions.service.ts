@@ -26,6 +26,9 @@ export interface ExecuteCommand {
 }
 
 const FINISHED = new Set(['ok', 'error', 'timeout', 'memory', 'killed']);
+// A job sent back by a draining worker is resent to the session's next worker; a
+// session does not move more often than this within one request.
+const MAX_MOVES = 3;
 
 const sha256 = (code: string) => createHash('sha256').update(code, 'utf8').digest('hex');
 
@@ -58,18 +61,19 @@ export class SessionExecutionsService {
 
     const unsubscribe = onOutput ? await this.dispatcher.subscribeOutput(record.id, onOutput) : undefined;
     try {
-      return await this.dispatcher.dispatch<typeof JobName.Execute, ExecutionView>(
-        session.workerId,
-        JobName.Execute,
-        {
-          session: specOf(session),
-          executionId: record.id,
-          code: command.code,
-          timeoutMs: record.timeoutMs,
-          stream: onOutput !== undefined,
-        },
-        { waitMs: Math.min(record.timeoutMs + 60_000, this.config.gateway.maxWaitMs) },
-      );
+      let placed = session;
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await this.dispatch(placed, record, command, onOutput !== undefined);
+        } catch (error) {
+          // Its worker drained while the job waited: place the session again, resend.
+          if (error instanceof DrydockError && error.code === 'SESSION_MOVED' && attempt < MAX_MOVES) {
+            placed = await this.sessions.ensurePlaced(await this.sessions.get(tenantId, session.id));
+            continue;
+          }
+          throw error;
+        }
+      }
     } catch (error) {
       if (error instanceof DrydockError) {
         // The worker refused the job (the session is unknown there or ended) and the
@@ -84,6 +88,15 @@ export class SessionExecutionsService {
     } finally {
       await unsubscribe?.();
     }
+  }
+
+  private dispatch(session: SessionRecord, record: ExecutionRecord, command: ExecuteCommand, stream: boolean): Promise<ExecutionView> {
+    return this.dispatcher.dispatch<typeof JobName.Execute, ExecutionView>(
+      session.workerId,
+      JobName.Execute,
+      { session: specOf(session), executionId: record.id, code: command.code, timeoutMs: record.timeoutMs, stream },
+      { waitMs: Math.min(record.timeoutMs + 60_000, this.config.gateway.maxWaitMs) },
+    );
   }
 
   // Records the execution on a session placed on a live worker. Usually one statement

@@ -38,6 +38,16 @@ export class SessionsError extends DrydockError {
   static sandboxFailed(message: string) {
     return new SessionsError('SANDBOX_UNAVAILABLE', `The sandbox could not be started: ${message}`, 503);
   }
+  // Between worker and gateway: the session's worker drained and handed it back while
+  // this job waited in its queue; the gateway places the session again and resends.
+  static moved(sessionId: string) {
+    return new SessionsError(
+      'SESSION_MOVED',
+      `Session ${sessionId} is moving to another worker; retry in a moment.`,
+      503,
+      { retryAfterSeconds: 1 },
+    );
+  }
   static waitTimeout(executionId: string) {
     return new SessionsError(
       'EXECUTION_WAIT_TIMEOUT',

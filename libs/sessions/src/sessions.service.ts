@@ -74,7 +74,9 @@ export class SessionsService {
     });
     if (!created) return { session: await this.ensurePlaced(record), created: false };
     try {
-      await this.dispatcher.dispatch(worker.id, JobName.StartSession, { session: specOf(record) }, { waitMs: START_WAIT_MS });
+      await this.onItsWorker(record, (placed) =>
+        this.dispatcher.dispatch(placed.workerId, JobName.StartSession, { session: specOf(placed) }, { waitMs: START_WAIT_MS }),
+      );
     } catch (error) {
       await this.sessions.end(tenantId, record.id, 'start-failed');
       this.logger.warn(`session ${record.id} failed to start: ${(error as Error).message}`);
@@ -101,7 +103,9 @@ export class SessionsService {
     // Recorded once it is in the sandbox: a failed copy leaves the session as it was.
     let staged: StagedDataset;
     try {
-      staged = await this.dispatcher.dispatch(session.workerId, JobName.StageDataset, { session: spec, name }, { waitMs: STAGE_WAIT_MS });
+      staged = await this.onItsWorker(session, (placed) =>
+        this.dispatcher.dispatch(placed.workerId, JobName.StageDataset, { session: { ...spec, ...specOf(placed), datasets: spec.datasets }, name }, { waitMs: STAGE_WAIT_MS }),
+      );
     } catch (error) {
       this.logger.warn(`staging ${name} into ${sessionId} failed: ${(error as Error).message}`);
       // The worker's typed error: e.g. the dataset is gone from its host, or the
@@ -142,6 +146,20 @@ export class SessionsService {
       await this.dispatcher
         .dispatch(session.workerId, JobName.StopSession, { session: { sessionId, tenantId } }, { waitMs: 30_000 })
         .catch((error: Error) => this.logger.warn(`stop of ${sessionId} failed: ${error.message}`));
+    }
+  }
+
+  // Sends a session's job to its worker; when that worker drained and sent the job back
+  // (SESSION_MOVED), places the session again and resends, a few times at most.
+  private async onItsWorker<T>(session: SessionRecord, send: (placed: SessionRecord) => Promise<T>): Promise<T> {
+    let placed = session;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await send(placed);
+      } catch (error) {
+        if (!(error instanceof DrydockError && error.code === 'SESSION_MOVED') || attempt >= 3) throw error;
+        placed = await this.ensurePlaced(await this.get(session.tenantId, session.id));
+      }
     }
   }
 

@@ -37,7 +37,7 @@ export async function startPlatform(
   // The schema comes from the real migrations (idempotent; TypeORM takes a lock).
   await runMigrations(process.env.DATABASE_URL!);
   const workerId = `test-${randomBytes(4).toString('hex')}`;
-  const base = { GATEWAY_PORT: '0', GATEWAY_HOST: '127.0.0.1', WORKER_SHUTDOWN_GRACE_MS: '1000', ...env };
+  const base = { GATEWAY_PORT: '0', GATEWAY_HOST: '127.0.0.1', WORKER_DRAIN_TIMEOUT_MS: '1000', WORKER_DRAIN_SETTLE_MS: '200', ...env };
   const worker = await withEnv({ ...base, WORKER_ID: workerId }, () => createWorker({ logger: false }));
   const gateway: INestApplication = await withEnv(base, () => createGateway({ ...gatewayOptions, logger: false }));
   await gateway.listen(0, '127.0.0.1');

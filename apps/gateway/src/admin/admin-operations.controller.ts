@@ -1,4 +1,5 @@
-import { Controller, Delete, Get, HttpCode, Inject, Param, UseGuards } from '@nestjs/common';
+import { Controller, Delete, Get, HttpCode, Inject, Param, Post, UseGuards } from '@nestjs/common';
+import { NotFoundError } from '@drydock/core';
 import {
   SESSIONS_REPOSITORY,
   SessionsError,
@@ -24,6 +25,17 @@ export class AdminOperationsController {
   @Get('workers')
   async listWorkers() {
     return { workers: await this.workers.listLive() };
+  }
+
+  // Asks a worker to drain: it stops taking sessions and batch items, lets running work
+  // finish, hands its sessions back and removes its containers (docs/operations.md).
+  @Post('workers/:id/drain')
+  @HttpCode(202)
+  async drainWorker(@Param('id') id: string) {
+    const worker = (await this.workers.listLive()).find((w) => w.id === id);
+    if (!worker) throw new NotFoundError('WORKER_NOT_FOUND', `No live worker with id ${id}.`);
+    await this.workers.requestDrain(id);
+    return { ...worker, drainRequested: true };
   }
 
   @Get('queues')

@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { Worker, type Job } from 'bullmq';
+import { Queue, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { APP_CONFIG, DrydockError, redisOptions, REDIS, type AppConfig } from '@drydock/core';
 import {
@@ -15,6 +15,7 @@ import {
   type StopSessionJobData,
   type StageDatasetJobData,
 } from '@drydock/execution';
+import { SessionsError } from '@drydock/sessions';
 import { ExecutionRunner, SessionLifecycle } from '@drydock/session-host';
 
 // Consumes this worker's own queue. The queue name includes the worker id, known only
@@ -59,6 +60,35 @@ export class SessionJobsProcessor {
   async close(): Promise<void> {
     await this.worker?.close(true);
     this.worker = null;
+  }
+
+  // After a drain handed this worker's sessions back: jobs still waiting in its queue
+  // (sent before their gateway saw the session move) are answered SESSION_MOVED, which
+  // makes the gateway place the session again and resend. Repeats until the queue has
+  // stayed empty for `settleMs` (gateways' view of sessions is that fresh).
+  async rerouteWaiting(settleMs: number): Promise<number> {
+    const queue = new Queue(workerQueueName(this.config.worker.id), {
+      connection: redisOptions(this.config.redisUrl, 'drydock-worker-reroute'),
+    });
+    let rerouted = 0;
+    try {
+      let quietSince = Date.now();
+      while (Date.now() - quietSince < settleMs) {
+        const jobs = await queue.getJobs(['waiting', 'prioritized', 'delayed'], 0, 99);
+        for (const job of jobs) {
+          const { replyTo, session } = job.data as JobReplyRoute & { session?: { sessionId: string } };
+          const failure = toJobError(SessionsError.moved(session?.sessionId ?? 'unknown'));
+          if (replyTo) this.reply(replyTo, { jobId: job.id!, ok: false, error: failure });
+          await job.remove().catch(() => undefined);
+          rerouted++;
+        }
+        if (jobs.length) quietSince = Date.now();
+        else await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    } finally {
+      await queue.close();
+    }
+    return rerouted;
   }
 
   // Runs the job and publishes its outcome to the gateway waiting for it (one PUBLISH,

@@ -9,24 +9,26 @@ import { InjectQueue } from '@nestjs/bullmq';
 import type { Queue } from 'bullmq';
 import { APP_CONFIG, type AppConfig } from '@drydock/core';
 import { MAINTENANCE_QUEUE, MaintenanceJob, SANDBOX_RUNTIME, type SandboxRuntime } from '@drydock/execution';
-import { SESSIONS_REPOSITORY, type SessionsRepository } from '@drydock/sessions';
+import { SESSIONS_REPOSITORY, WORKER_REGISTRY, type SessionsRepository, type WorkerRegistry } from '@drydock/sessions';
 import { IdleReaper, SessionLifecycle, WorkerHeartbeat } from '@drydock/session-host';
 import { BatchItemsProcessor } from '../processors/batch-items.processor.js';
 import { SessionJobsProcessor } from '../processors/session-jobs.processor.js';
 
 // Start-up and shut-down order of a worker: clear containers left by a previous life,
-// announce itself, take jobs; on the way out, the reverse. The work itself is in
-// @drydock/session-host.
+// announce itself, take jobs; on the way out (SIGTERM) or on an operator's request
+// (POST /admin/workers/:id/drain), drain. The work itself is in @drydock/session-host.
 @Injectable()
 export class WorkerLifecycleService implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger('Worker');
   private heartbeatTimer: NodeJS.Timeout | null = null;
   private reaperTimer: NodeJS.Timeout | null = null;
+  private draining: Promise<void> | null = null;
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(SANDBOX_RUNTIME) private readonly runtime: SandboxRuntime,
     @Inject(SESSIONS_REPOSITORY) private readonly sessions: SessionsRepository,
+    @Inject(WORKER_REGISTRY) private readonly registry: WorkerRegistry,
     private readonly heartbeat: WorkerHeartbeat,
     private readonly reaper: IdleReaper,
     private readonly lifecycle: SessionLifecycle,
@@ -39,25 +41,20 @@ export class WorkerLifecycleService implements OnApplicationBootstrap, BeforeApp
     const { id } = this.config.worker;
     const removed = await this.runtime.removeOrphans(id, new Set());
     if (removed) this.logger.log(`removed ${removed} containers left by a previous run of ${id}`);
+    // A drain requested of this worker's previous life is over: it starts afresh.
+    await this.registry.clearDrainRequest(id);
+    this.heartbeat.whenDrainRequested(() => void this.drain());
     await this.heartbeat.beat();
     this.heartbeatTimer = setInterval(() => void this.heartbeat.beat(), this.config.worker.heartbeatMs);
     this.reaperTimer = setInterval(() => void this.reap(), this.config.worker.reaperIntervalMs);
-    // Every worker upserts the same scheduler: one sweep per period, on any worker.
-    await this.maintenance.upsertJobScheduler(
-      MaintenanceJob.SweepSessions,
-      { every: this.config.worker.reaperIntervalMs },
-      { name: MaintenanceJob.SweepSessions, opts: { removeOnComplete: true, removeOnFail: 100 } },
-    );
-    await this.maintenance.upsertJobScheduler(
-      MaintenanceJob.ExpireArtifacts,
-      { every: this.config.artifacts.expiryIntervalMs },
-      { name: MaintenanceJob.ExpireArtifacts, opts: { removeOnComplete: true, removeOnFail: 100 } },
-    );
-    await this.maintenance.upsertJobScheduler(
-      MaintenanceJob.BatchMaintenance,
-      { every: this.config.batches.maintenanceIntervalMs },
-      { name: MaintenanceJob.BatchMaintenance, opts: { removeOnComplete: true, removeOnFail: 100 } },
-    );
+    // Every worker upserts the same schedulers: one run per period, on any worker.
+    for (const [name, every] of [
+      [MaintenanceJob.SweepSessions, this.config.worker.reaperIntervalMs],
+      [MaintenanceJob.ExpireArtifacts, this.config.artifacts.expiryIntervalMs],
+      [MaintenanceJob.BatchMaintenance, this.config.batches.maintenanceIntervalMs],
+    ] as const) {
+      await this.maintenance.upsertJobScheduler(name, { every }, { name, opts: { removeOnComplete: true, removeOnFail: 100 } });
+    }
     this.processor.start();
     await this.batchItems.start();
     this.logger.log(
@@ -65,26 +62,51 @@ export class WorkerLifecycleService implements OnApplicationBootstrap, BeforeApp
     );
   }
 
-  // Before Nest closes the database and Redis connections this still needs.
+  // Stops taking sessions and batch items, lets running executions and items finish
+  // (within WORKER_DRAIN_TIMEOUT_MS), hands the sessions back (marked lost: their next
+  // run re-creates them on another worker with their files), sends jobs that still
+  // arrive back to their gateways, and removes its containers. The worker stays up,
+  // `drained`, until it is stopped. Once per life.
+  drain(): Promise<void> {
+    this.draining ??= this.runDrain();
+    return this.draining;
+  }
+
+  private async runDrain(): Promise<void> {
+    const { id, drainTimeoutMs } = this.config.worker;
+    this.logger.log(`draining (up to ${drainTimeoutMs} ms for running work)`);
+    await this.heartbeat.setState('draining');
+    const [sessionsDone, itemsDone] = await Promise.all([
+      this.processor.drain(drainTimeoutMs),
+      this.batchItems.drain(drainTimeoutMs),
+    ]);
+    if (!sessionsDone) this.logger.warn('drain timeout: executions still running end as killed');
+    if (!itemsDone) {
+      const given = this.batchItems.abandon();
+      this.logger.warn(`drain timeout: ${given} batch items still running are given to another worker`);
+    }
+    await this.lifecycle.shutdown();
+    const lost = await this.sessions.markWorkerSessionsLost(id).catch((error: Error) => {
+      this.logger.warn(`marking sessions lost failed: ${error.message}`);
+      return 0;
+    });
+    const rerouted = await this.processor.rerouteWaiting(this.config.worker.drainSettleMs);
+    await this.runtime.removeOrphans(id, new Set()).catch(() => 0);
+    await this.heartbeat.setState('drained');
+    this.logger.log(`drained: ${lost} sessions handed back, ${rerouted} waiting jobs sent back to their gateways`);
+  }
+
+  // SIGTERM: a drain, then the worker leaves the registry.
   async beforeApplicationShutdown(): Promise<void> {
+    await this.drain();
     if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
     if (this.reaperTimer) clearInterval(this.reaperTimer);
     await this.heartbeat.deregister().catch(() => undefined);
-    // Let running executions finish within the grace period; then destroying the
-    // sandboxes ends whatever still runs (recorded as killed) and the consumer closes.
-    const [drained, batchDrained] = await Promise.all([
-      this.processor.drain(this.config.worker.shutdownGraceMs),
-      this.batchItems.drain(this.config.worker.shutdownGraceMs),
-    ]);
-    if (!drained) this.logger.warn('stopping with executions still running; they end as killed');
-    if (!batchDrained) this.logger.warn('stopping with batch items still running; another worker runs them again');
-    await this.lifecycle.shutdown();
     await Promise.all([this.processor.close(), this.batchItems.close()]);
-    // The containers are gone; the next run of each session re-creates it elsewhere.
-    await this.sessions.markWorkerSessionsLost(this.config.worker.id).catch(() => undefined);
   }
 
   private async reap(): Promise<void> {
+    if (this.heartbeat.state !== 'active') return;
     try {
       const reaped = await this.reaper.reap();
       if (reaped.length) this.logger.log(`reaped ${reaped.length} idle sessions`);

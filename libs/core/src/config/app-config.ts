@@ -41,8 +41,14 @@ export const configSchema = z.object({
     sessionIdleMs: int(15 * 60_000),
     reaperIntervalMs: int(30_000),
     interruptGraceMs: int(1_000),
-    // On shutdown, how long running executions may finish before their sandboxes go.
-    shutdownGraceMs: z.coerce.number().int().min(0).default(10_000),
+    // A drain (SIGTERM or POST /admin/workers/:id/drain): how long running executions and
+    // batch items may finish before the worker's sandboxes go (they then end killed, and
+    // batch items run again elsewhere).
+    drainTimeoutMs: z.coerce.number().int().min(0).default(60_000),
+    // After handing its sessions back, how long a draining worker keeps answering jobs
+    // still sent to it (SESSION_MOVED, so their gateway resends them): gateways read a
+    // session's worker per request and cache live workers for a second.
+    drainSettleMs: z.coerce.number().int().min(0).default(2_500),
   }),
   vfs: z.object({
     // Largest single file in a thread's filesystem.
@@ -208,7 +214,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       sessionIdleMs: env.SESSION_IDLE_TIMEOUT_MS,
       reaperIntervalMs: env.SESSION_REAPER_INTERVAL_MS,
       interruptGraceMs: env.SANDBOX_INTERRUPT_GRACE_MS,
-      shutdownGraceMs: env.WORKER_SHUTDOWN_GRACE_MS,
+      // WORKER_SHUTDOWN_GRACE_MS is its name before drains existed.
+      drainTimeoutMs: env.WORKER_DRAIN_TIMEOUT_MS ?? env.WORKER_SHUTDOWN_GRACE_MS,
+      drainSettleMs: env.WORKER_DRAIN_SETTLE_MS,
     },
     vfs: { maxFileBytes: env.VFS_MAX_FILE_BYTES, maxTenantBytes: env.VFS_MAX_TENANT_BYTES },
     artifacts: {

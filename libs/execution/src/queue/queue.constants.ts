@@ -132,3 +132,7 @@ export const WORKER_REGISTRY_SET = 'drydock:workers';
 export function workerHeartbeatKey(workerId: string): string {
   return `drydock:worker:${workerId}`;
 }
+// Set by POST /admin/workers/:id/drain; the worker reads it with every heartbeat.
+export function workerDrainKey(workerId: string): string {
+  return `drydock:worker-drain:${workerId}`;
+}

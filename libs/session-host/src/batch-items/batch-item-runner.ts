@@ -19,6 +19,9 @@ interface RunningItem {
 export class BatchItemRunner {
   private readonly logger = new Logger(BatchItemRunner.name);
   private readonly running = new Map<string, RunningItem>();
+  // Set when this worker gives its running items up (a drain past its timeout): they
+  // are left unrecorded, so BullMQ hands them to another worker.
+  private abandoning = false;
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -45,7 +48,16 @@ export class BatchItemRunner {
     } finally {
       this.running.delete(key);
     }
+    if (this.abandoning) throw new Error(`item ${key} given up by a draining worker; it runs again elsewhere`);
     return this.ledger.finish(ref, item.clientId, outcome);
+  }
+
+  // Stops every running item without recording it: another worker runs it again (its
+  // job's lock lapses). For a drain that ran out of time.
+  abandonAll(): number {
+    this.abandoning = true;
+    for (const entry of this.running.values()) void entry.sandbox?.destroy().catch(() => undefined);
+    return this.running.size;
   }
 
   // Stops this worker's running items of a cancelled batch; they end `killed`.

@@ -18,6 +18,16 @@ class RecordingRegistry implements WorkerRegistry {
   async isLive() {
     return true;
   }
+  drain = false;
+  async requestDrain() {
+    this.drain = true;
+  }
+  async drainRequested() {
+    return this.drain;
+  }
+  async clearDrainRequest() {
+    this.drain = false;
+  }
 }
 
 const never = () => new Promise<never>(() => undefined);
@@ -63,5 +73,22 @@ describe(WorkerHeartbeat.name, () => {
     // Every period still announces the worker; the stuck flush is not started again.
     expect(hanging.registry.beats).toHaveLength(3);
     expect(flushes).toBe(1);
+  });
+
+  it("should hand an operator's drain request to whoever registered for it, once, and announce the new state", async () => {
+    const { sut, registry } = heartbeat(new FakeRuntime());
+    let requests = 0;
+    sut.whenDrainRequested(() => {
+      requests++;
+      void sut.setState('draining');
+    });
+    await sut.beat();
+    expect(requests).toBe(0);
+    await registry.requestDrain();
+    await sut.beat();
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    await sut.beat();
+    expect(requests).toBe(1);
+    expect(registry.beats[registry.beats.length - 1]).toMatchObject({ state: 'draining' });
   });
 });

@@ -2,7 +2,7 @@ import { hostname } from 'node:os';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from '@drydock/core';
 import { SANDBOX_RUNTIME, type SandboxRuntime } from '@drydock/execution';
-import { WORKER_REGISTRY, type WorkerRegistry } from '@drydock/sessions';
+import { WORKER_REGISTRY, type WorkerRegistry, type WorkerState } from '@drydock/sessions';
 import { HostedSessionRegistry } from '../hosting/hosted-session.registry.js';
 import { SessionActivity } from '../lifecycle/session-activity.js';
 
@@ -14,12 +14,17 @@ import { SessionActivity } from '../lifecycle/session-activity.js';
 // period to answer (no answer: dockerHealthy false); the flush runs after the beat and
 // on its own, so a slow database delays neither the beat nor the next one; and a beat
 // or a flush still going when the next is due makes that one skip it.
+//
+// The beat carries the worker's state (active, draining, drained: only active workers
+// get new sessions) and brings an operator's drain request to whoever registered for it.
 @Injectable()
 export class WorkerHeartbeat {
   private readonly logger = new Logger('Worker');
   private readonly startedAt = new Date().toISOString();
   private beating = false;
   private flushing = false;
+  private current: WorkerState = 'active';
+  private onDrainRequested: (() => void) | null = null;
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -28,6 +33,21 @@ export class WorkerHeartbeat {
     private readonly hosted: HostedSessionRegistry,
     private readonly activity: SessionActivity,
   ) {}
+
+  get state(): WorkerState {
+    return this.current;
+  }
+
+  // Announces the new state at once (placement reads it from the registry).
+  async setState(state: WorkerState): Promise<void> {
+    this.current = state;
+    this.beating = false;
+    await this.beat();
+  }
+
+  whenDrainRequested(callback: () => void): void {
+    this.onDrainRequested = callback;
+  }
 
   async beat(): Promise<void> {
     if (!this.beating) {
@@ -44,9 +64,14 @@ export class WorkerHeartbeat {
             startedAt: this.startedAt,
             lastSeenAt: new Date().toISOString(),
             dockerHealthy,
+            state: this.current,
           },
           this.config.worker.heartbeatTtlMs,
         );
+        if (this.current === 'active' && this.onDrainRequested && (await this.workers.drainRequested(this.config.worker.id))) {
+          this.logger.log('a drain was requested');
+          this.onDrainRequested();
+        }
       } catch (error) {
         this.logger.warn(`heartbeat failed: ${(error as Error).message}`);
       } finally {
