@@ -94,6 +94,15 @@ export class FakeSandbox implements Sandbox {
     }
   }
 
+  // Recycling empties /session; `recycleProblems` makes it report not clean.
+  recycles = 0;
+  recycleProblems: string[] = [];
+  async recycle() {
+    this.recycles++;
+    this.session.clear();
+    return { clean: this.alive && this.recycleProblems.length === 0, problems: this.recycleProblems, durationMs: 1 };
+  }
+
   async destroy() {
     this.alive = false;
   }

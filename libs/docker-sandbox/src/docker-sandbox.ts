@@ -6,6 +6,7 @@ import {
   FrameDecoder,
   type DoneFrame,
   type FsDeletedEvent,
+  type RecycledEvent,
   type ReplEvent,
   type ReplRequest,
 } from '@drydock/execution';
@@ -16,6 +17,7 @@ import {
   outcomeFromDone,
   type FsDeleteOutcome,
   type OutputListener,
+  type RecycleOutcome,
   type RunOutcome,
   type RunRequest,
   type Sandbox,
@@ -28,6 +30,7 @@ import {
 // archive of the whole /session (one daemon round trip instead of hundreds).
 const PER_FILE_READ_LIMIT = 16;
 const FS_DELETE_TIMEOUT_MS = 10_000;
+const RECYCLE_TIMEOUT_MS = 10_000;
 
 interface PendingRun {
   id: string;
@@ -47,6 +50,9 @@ export class DockerSandbox implements Sandbox {
   private isAlive = true;
   private exitReason: string | null = null;
   private readonly deletes = new Map<string, { resolve: (e: FsDeletedEvent) => void; reject: (e: Error) => void }>();
+  private readonly recycles = new Map<string, { resolve: (e: RecycledEvent) => void; reject: (e: Error) => void }>();
+  // Optional requests the supervisor announced it knows.
+  private features = new Set<string>();
   // Files were put into /session from outside since the last run (a new sandbox counts).
   private wroteSession = true;
 
@@ -192,6 +198,34 @@ export class DockerSandbox implements Sandbox {
     }
   }
 
+  async recycle(): Promise<RecycleOutcome> {
+    if (!this.isAlive) return { clean: false, problems: ['the sandbox is gone'], durationMs: 0 };
+    if (this.pending) return { clean: false, problems: ['a run is in progress'], durationMs: 0 };
+    if (!this.features.has('recycle')) return { clean: false, problems: ['this sandbox image cannot recycle'], durationMs: 0 };
+    const id = randomUUID();
+    const answer = new Promise<RecycledEvent>((resolve, reject) => this.recycles.set(id, { resolve, reject }));
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<RecycledEvent>((resolve) => {
+      // A supervisor that does not know the request never answers it.
+      timer = setTimeout(
+        () => resolve({ ev: 'recycled', id, clean: false, problems: [`no answer within ${RECYCLE_TIMEOUT_MS} ms`], durationMs: RECYCLE_TIMEOUT_MS }),
+        RECYCLE_TIMEOUT_MS,
+      );
+    });
+    try {
+      this.send({ op: 'recycle', id });
+      const { clean, problems, durationMs } = await Promise.race([answer, timeout]);
+      // The next run's "before" snapshot must be taken afresh.
+      this.wroteSession = true;
+      return { clean, problems, durationMs };
+    } catch (error) {
+      return { clean: false, problems: [(error as Error).message], durationMs: 0 };
+    } finally {
+      clearTimeout(timer);
+      this.recycles.delete(id);
+    }
+  }
+
   async destroy(): Promise<void> {
     // Fails a run in progress now rather than at its deadline.
     this.onGone('the sandbox was destroyed');
@@ -238,6 +272,7 @@ export class DockerSandbox implements Sandbox {
   private onEvent(event: ReplEvent): void {
     switch (event.ev) {
       case 'ready':
+        this.features = new Set(event.features ?? []);
         this.readyWaiter?.resolve();
         this.readyWaiter = null;
         return;
@@ -249,6 +284,9 @@ export class DockerSandbox implements Sandbox {
         return;
       case 'fs-deleted':
         this.deletes.get(event.id)?.resolve(event);
+        return;
+      case 'recycled':
+        this.recycles.get(event.id)?.resolve(event);
         return;
       default:
         return;
@@ -264,6 +302,7 @@ export class DockerSandbox implements Sandbox {
     this.readyWaiter = null;
     this.pending?.reject(error);
     for (const waiter of this.deletes.values()) waiter.reject(error);
+    for (const waiter of this.recycles.values()) waiter.reject(error);
   }
 
   private async kill(reason: string): Promise<void> {

@@ -14,3 +14,4 @@ export * from './lifecycle/idle-reaper.js';
 export * from './lifecycle/abandoned-session.sweeper.js';
 export * from './presence/worker-heartbeat.js';
 export * from './batch-items/batch-item-runner.js';
+export * from './batch-items/batch-sandbox-pool.js';

@@ -4,6 +4,7 @@ import { REDIS } from '@drydock/core';
 import { SANDBOX_RUNTIME, type SandboxRuntime } from '@drydock/execution';
 import { ArtifactIngester } from './artifacts/artifact-ingester.js';
 import { BatchItemRunner } from './batch-items/batch-item-runner.js';
+import { BatchSandboxPool } from './batch-items/batch-sandbox-pool.js';
 import { SessionFileSync } from './files/session-file-sync.js';
 import { HostedSessionRegistry } from './hosting/hosted-session.registry.js';
 import { AbandonedSessionSweeper } from './lifecycle/abandoned-session.sweeper.js';
@@ -41,6 +42,7 @@ export class SessionHostModule {
       IdleReaper,
       AbandonedSessionSweeper,
       WorkerHeartbeat,
+      BatchSandboxPool,
       BatchItemRunner,
     ];
     return {

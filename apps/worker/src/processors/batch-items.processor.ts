@@ -52,6 +52,7 @@ export class BatchItemsProcessor {
     const timeout = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), graceMs)));
     const finished = await Promise.race([closing.then(() => true), timeout]);
     clearTimeout(timer);
+    await this.runner.releaseIdle();
     return finished;
   }
 
@@ -63,6 +64,7 @@ export class BatchItemsProcessor {
   async close(): Promise<void> {
     await this.worker?.close(true);
     this.worker = null;
+    await this.runner.releaseIdle();
     await this.kills?.quit().catch(() => undefined);
     this.kills = null;
   }

@@ -105,6 +105,12 @@ export const configSchema = z.object({
     // Batch item slots of one worker: separate from its interactive sessions, so batch
     // items never wait for sessions nor delay them.
     workerConcurrency: z.coerce.number().int().min(0).default(4),
+    // Keep an item's sandbox, recycled and checked, for the next item of the same batch on
+    // this worker (false: a new container for every item).
+    recycleSandboxes: z
+      .enum(['true', 'false'])
+      .default('true')
+      .transform((v) => v === 'true'),
     // Runs of one item before it ends `killed` (a worker lost mid-item counts as one).
     maxAttempts: int(3),
     // How long a worker's hold on an item lasts without renewal; a worker killed mid-item
@@ -241,6 +247,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       tenantConcurrency: env.BATCH_TENANT_CONCURRENCY,
       defaultConcurrency: env.BATCH_DEFAULT_CONCURRENCY,
       workerConcurrency: env.WORKER_BATCH_CONCURRENCY,
+      recycleSandboxes: env.BATCH_RECYCLE_SANDBOXES || undefined,
       maxAttempts: env.BATCH_MAX_ATTEMPTS,
       lockMs: env.BATCH_LOCK_MS,
       retentionSeconds: env.BATCH_RETENTION_S,

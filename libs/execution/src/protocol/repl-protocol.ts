@@ -92,17 +92,32 @@ export interface FsDeletedEvent {
   refused: { path: string; reason: string }[];
 }
 
+// Answer to a recycle request: whether the sandbox is as new (no process of the sandbox
+// user left, /session, /tmp, /dev/shm and /dev/mqueue empty, no System V IPC object, a
+// fresh kernel), and what was found otherwise. Not clean: the caller destroys it.
+export interface RecycledEvent {
+  ev: 'recycled';
+  id: string;
+  clean: boolean;
+  problems: string[];
+  durationMs: number;
+}
+
 export type ReplEvent =
-  | { ev: 'ready'; protocol: number; python: string; pid: number }
+  // `features`: optional requests this supervisor knows (e.g. "recycle"); absent from
+  // older ones.
+  | { ev: 'ready'; protocol: number; python: string; pid: number; features?: string[] }
   | { ev: 'pong'; id: string }
   | { ev: 'stream'; id: string; name: 'stdout' | 'stderr'; text: string }
   | DoneFrame
   | FsDeletedEvent
+  | RecycledEvent
   | { ev: 'protocol_error'; message: string };
 
 export type ReplRequest =
   | ExecRequest
   | { op: 'fs-delete'; id: string; paths: string[] }
+  | { op: 'recycle'; id: string }
   | { op: 'ping'; id: string }
   | { op: 'shutdown' };
 

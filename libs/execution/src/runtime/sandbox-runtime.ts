@@ -1,4 +1,4 @@
-import type { ArtifactListing, DoneFrame, FsDeletedEvent, RichResult, SkipReason } from '../protocol/repl-protocol.js';
+import type { ArtifactListing, DoneFrame, FsDeletedEvent, RecycledEvent, RichResult, SkipReason } from '../protocol/repl-protocol.js';
 
 // Limits applied to one session's container, after clamping to the tenant's maxima.
 export interface EffectiveLimits {
@@ -66,6 +66,8 @@ export interface SessionTreeEntry {
 
 export type FsDeleteOutcome = Omit<FsDeletedEvent, 'ev' | 'id'>;
 
+export type RecycleOutcome = Omit<RecycledEvent, 'ev' | 'id'>;
+
 export type OutputListener = (name: 'stdout' | 'stderr', text: string) => void;
 
 // One live sandbox (container + REPL). Runs are serialised by the caller.
@@ -86,6 +88,11 @@ export interface Sandbox {
   // Streams a directory under /session out of the container (Docker archive API), entry
   // by entry, without following symlinks; nothing when it does not exist.
   exportTree(dir: string): AsyncIterable<SessionTreeEntry>;
+  // Makes the sandbox as new for another one-shot run of the same owner (batch items):
+  // every process of the sandbox user killed, /session, /tmp, /dev/shm and /dev/mqueue
+  // emptied, System V IPC removed, a fresh interpreter; then checks it. Not clean (or a
+  // supervisor that cannot recycle): the caller must destroy the sandbox. Not during a run.
+  recycle(): Promise<RecycleOutcome>;
   destroy(): Promise<void>;
 }
 

@@ -1,8 +1,9 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from '@drydock/core';
-import { SANDBOX_RUNTIME, type Sandbox, type SandboxRuntime } from '@drydock/execution';
+import type { Sandbox } from '@drydock/execution';
 import { BatchItemLedger, failedItem, itemOutcomeOf, type BatchItemRef, type ItemOutcome, type StartedItem } from '@drydock/batches';
 import { ArtifactIngester } from '../artifacts/artifact-ingester.js';
+import { BatchSandboxPool, type Lease } from './batch-sandbox-pool.js';
 
 interface RunningItem {
   ref: BatchItemRef;
@@ -11,10 +12,10 @@ interface RunningItem {
   killed: boolean;
 }
 
-// Runs one batch item on this worker in a sandbox of its own: a new container with the
-// batch's limits, the item's files put in /session, its code run once, what it left in
-// /session/artifacts ingested with the batch and item as lineage, the container
-// destroyed. Nothing of one item can reach another: they never share a container.
+// Runs one batch item on this worker in a sandbox no other item can reach: one with the
+// batch's limits, new or recycled after an item of the same batch (BatchSandboxPool),
+// the item's files put in /session, its code run once, what it left in
+// /session/artifacts ingested with the batch and item as lineage.
 @Injectable()
 export class BatchItemRunner {
   private readonly logger = new Logger(BatchItemRunner.name);
@@ -25,7 +26,7 @@ export class BatchItemRunner {
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-    @Inject(SANDBOX_RUNTIME) private readonly runtime: SandboxRuntime,
+    private readonly pool: BatchSandboxPool,
     private readonly ledger: BatchItemLedger,
     private readonly ingester: ArtifactIngester,
   ) {}
@@ -60,6 +61,11 @@ export class BatchItemRunner {
     return this.running.size;
   }
 
+  // The idle sandboxes kept for the next items (a drain, a shutdown).
+  releaseIdle(): Promise<void> {
+    return this.pool.destroyAll();
+  }
+
   // Stops this worker's running items of a cancelled batch; they end `killed`.
   kill(batchId: string): number {
     let killed = 0;
@@ -74,20 +80,15 @@ export class BatchItemRunner {
 
   private async execute(item: StartedItem, entry: RunningItem): Promise<ItemOutcome> {
     const { ref } = item;
-    let sandbox: Sandbox;
+    let lease: Lease;
     try {
-      sandbox = await this.runtime.create({
-        sessionId: `${ref.batchId}-${ref.index}`,
-        tenantId: ref.tenantId,
-        threadId: ref.batchId,
-        workerId: this.config.worker.id,
-        limits: item.limits,
-        storage: 'tmpfs',
-      });
+      lease = await this.pool.acquire(item);
     } catch (error) {
       return failedItem('SandboxUnavailable', `The sandbox could not be started: ${(error as Error).message}`);
     }
+    const { sandbox } = lease;
     entry.sandbox = sandbox;
+    let reusable = false;
     try {
       if (entry.killed) return cancelled();
       const files = Object.entries(item.files ?? {});
@@ -105,13 +106,14 @@ export class BatchItemRunner {
       const produced = sandbox.alive
         ? await this.ingester.ingest(sandbox, ref.tenantId, { batchId: ref.batchId, batchItem: ref.index }, outcome.artifacts)
         : { artifacts: [], skipped: [] };
+      reusable = sandbox.alive && !this.abandoning;
       return itemOutcomeOf(outcome, produced.artifacts);
     } catch (error) {
       if (entry.killed) return cancelled();
       this.logger.warn(`item ${ref.batchId}[${ref.index}] failed in its sandbox: ${(error as Error).message}`);
       return failedItem('SandboxError', `The sandbox failed while running the item: ${(error as Error).message}`);
     } finally {
-      await sandbox.destroy().catch(() => undefined);
+      this.pool.release(ref.batchId, lease, reusable && !entry.killed);
     }
   }
 
