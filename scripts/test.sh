@@ -27,10 +27,12 @@ log "type-checking (tsc $(cd "$ROOT" && npx tsc --version | cut -d' ' -f2))"
 log "Python tests (unittest): the REPL server, the agent's tool-schema derivation"
 PY_RAN=0
 PY_FAILED=0
-for suite in docker/sandbox/repl:test_repl libs/agents/src/python-tools:test_derive_schema; do
-  PY_LOG="$DRYDOCK_VAR/log/python-${suite##*:}.log"
+# <folder>:<unittest arguments>; the REPL's tests are split by concern (test_*.py).
+for suite in "docker/sandbox/repl:discover -p test_*.py" "libs/agents/src/python-tools:test_derive_schema"; do
+  PY_LOG="$DRYDOCK_VAR/log/python-$(basename "${suite%%:*}").log"
   set +e
-  (cd "$ROOT/${suite%%:*}" && python3 -m unittest "${suite##*:}") 2>&1 | tee "$PY_LOG" | tail -4
+  # shellcheck disable=SC2086 # the arguments are words on purpose
+  (cd "$ROOT/${suite%%:*}" && python3 -m unittest ${suite#*:}) 2>&1 | tee "$PY_LOG" | tail -4
   status=${PIPESTATUS[0]}
   set -e
   ran=$(sed -n 's/^Ran \([0-9]*\) tests\? .*/\1/p' "$PY_LOG")

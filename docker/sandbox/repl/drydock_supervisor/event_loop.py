@@ -1,0 +1,130 @@
+"""The supervisor: one single-threaded selectors loop over the host channel, the
+kernel's pipes and a pidfd for the kernel, with the timeouts computed from deadlines.
+Its parts: host_channel.py (requests), execs.py (the exec in progress),
+kernel_control.py (the kernel process)."""
+
+from __future__ import annotations
+
+import os
+import selectors
+import signal
+import time
+
+from .execs import Exec, ExecMixin
+from .framing import MAX_HOST_FRAME, Exit, FrameReader, log
+from .host_channel import HostChannelMixin
+from .kernel_control import EVENT_PRIORITY, EXIT_POLL_INTERVAL_S, KERNEL_START_TIMEOUT_S, KernelMixin, KernelProc
+from .session_tree import ChangeWatch, Snapshot
+
+
+class Supervisor(HostChannelMixin, ExecMixin, KernelMixin):
+    def __init__(
+        self,
+        host_in: int,
+        host_out: int,
+        session_dir: str,
+        grace_s: float,
+        oom_files: tuple[str, ...],
+    ) -> None:
+        self.host_in = host_in
+        self.host_out = host_out
+        self.session_dir = session_dir
+        self.grace_s = grace_s
+        self.oom_files = oom_files
+        self.selector = selectors.DefaultSelector()
+        self.host_frames = FrameReader(MAX_HOST_FRAME)
+        self.kernel: KernelProc | None = None
+        self.generation = 0
+        self.current: Exec | None = None
+        # The kernel was replaced since the last exec finished: the next `done` says so.
+        self.state_lost = False
+        self.announced = False  # the host got `ready`
+        self.start_failures = 0
+        self.next_poll = 0.0
+        self.watch = ChangeWatch(session_dir)
+        # The session dir as the last exec left it, while nothing has written since.
+        self.last_snapshot: Snapshot | None = None
+
+    # ------------------------------------------------------------- event loop
+
+    def run(self) -> int:
+        try:
+            self.selector.register(self.host_in, selectors.EVENT_READ, ("host", None))
+            self.spawn_kernel()
+            while True:
+                events = self.selector.select(self.select_timeout())
+                events.sort(key=lambda ev: EVENT_PRIORITY[ev[0].data[0]])
+                for key, _mask in events:
+                    kind, generation = key.data
+                    kernel = self.kernel
+                    stale = kernel is None or kernel.generation != generation
+                    if generation is not None and stale:
+                        continue  # fd of a kernel replaced earlier in this batch
+                    self.dispatch_event(kind, kernel)
+                self.check_timers()
+        except Exit as exc:
+            return exc.code
+        finally:
+            self.stop_kernel()
+
+    def dispatch_event(self, kind: str, kernel: KernelProc | None) -> None:
+        if kind == "host":
+            self.on_host_readable()
+            return
+        assert kernel is not None
+        if kind in ("stdout", "stderr"):
+            self.on_output_readable(kernel, kind)
+        elif kind == "result":
+            self.on_result_readable(kernel)
+        elif kind == "command":
+            self.flush_command(kernel)
+        elif kind == "pidfd":
+            self.drain_results(kernel)
+            if self.kernel is kernel:
+                self.kernel_lost(kernel, "exited")
+
+    def select_timeout(self) -> float | None:
+        deadlines: list[float] = []
+        kernel, cur = self.kernel, self.current
+        if kernel is not None:
+            if not kernel.ready:
+                deadlines.append(kernel.started_at + KERNEL_START_TIMEOUT_S)
+            if kernel.pidfd is None:
+                deadlines.append(self.next_poll)
+        if cur is not None and cur.started is not None:
+            if cur.interrupted_at is None:
+                deadlines.append(cur.deadline)
+            else:
+                deadlines.append(cur.interrupted_at + self.grace_s)
+        if not deadlines:
+            return None
+        return max(0.0, min(deadlines) - time.monotonic())
+
+    def check_timers(self) -> None:
+        now = time.monotonic()
+        kernel = self.kernel
+        if kernel is None:
+            return
+        if not kernel.ready and now - kernel.started_at > KERNEL_START_TIMEOUT_S:
+            log("kernel did not become ready in time")
+            self.kernel_lost(kernel, "startup")
+            return
+        if kernel.pidfd is None and now >= self.next_poll:
+            self.next_poll = now + EXIT_POLL_INTERVAL_S
+            if kernel.proc.poll() is not None:
+                self.kernel_lost(kernel, "exited")
+                return
+        cur = self.current
+        if cur is None or cur.started is None:
+            return
+        if cur.interrupted_at is None:
+            if now >= cur.deadline:
+                # First ask nicely: the kernel turns SIGINT into KeyboardInterrupt and
+                # keeps its state. Escalate if it has not answered after the grace.
+                cur.interrupted_at = now
+                try:
+                    os.kill(kernel.pid, signal.SIGINT)
+                except ProcessLookupError:
+                    pass
+        elif now >= cur.interrupted_at + self.grace_s:
+            self.kernel_lost(kernel, "timeout")

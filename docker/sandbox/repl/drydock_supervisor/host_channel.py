@@ -1,0 +1,188 @@
+"""The host side of the supervisor: reading and answering the requests that arrive on
+the host channel (exec, fs-delete, ping, shutdown), and writing frames back."""
+
+from __future__ import annotations
+
+import json
+import os
+import selectors
+from typing import Any
+
+from .artifacts import empty_artifacts_report
+from .capture import Capture
+from .execs import Exec, is_number
+from .file_ops import delete_session_path, split_session_path
+from .framing import (
+    DEFAULT_MAX_OUTPUT_BYTES,
+    DEFAULT_TIMEOUT_MS,
+    MAX_HOST_FRAME,
+    READ_CHUNK,
+    Exit,
+    FrameReader,
+    encode_frame,
+    log,
+)
+from .session_tree import ARTIFACTS_NAME, empty_change_report
+
+
+class HostChannelMixin:
+    """Part of Supervisor (event_loop.py): the host channel."""
+
+    def send(self, message: dict[str, Any]) -> None:
+        data = memoryview(encode_frame(message))
+        while data:
+            try:
+                data = data[os.write(self.host_out, data):]
+            except BlockingIOError:  # the host's end may be non-blocking
+                self._wait_writable(self.host_out)
+            except (BrokenPipeError, ConnectionResetError):
+                log("host channel closed")
+                raise Exit(0) from None
+
+    @staticmethod
+    def _wait_writable(fd: int) -> None:
+        with selectors.DefaultSelector() as sel:
+            sel.register(fd, selectors.EVENT_WRITE)
+            sel.select()
+
+    def on_host_readable(self) -> None:
+        try:
+            data = os.read(self.host_in, READ_CHUNK)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError as exc:
+            log(f"reading the host channel failed: {exc}")
+            data = b""
+        if not data:
+            log("host channel reached EOF; exiting")
+            raise Exit(0)
+        for frame in self.host_frames.feed(data):
+            if frame is FrameReader.OVERSIZE:
+                self.protocol_error(f"frame larger than {MAX_HOST_FRAME} bytes; discarded")
+                continue
+            try:
+                message = json.loads(frame.decode("utf-8"))
+            except ValueError as exc:  # includes UnicodeDecodeError
+                self.protocol_error(f"frame is not UTF-8 JSON: {exc}")
+                continue
+            if not isinstance(message, dict):
+                self.protocol_error("frame is not a JSON object")
+                continue
+            self.on_host_message(message)
+
+    def protocol_error(self, message: str) -> None:
+        log(f"protocol error: {message}")
+        self.send({"ev": "protocol_error", "message": message})
+
+    def on_host_message(self, message: dict[str, Any]) -> None:
+        op = message.get("op")
+        if op == "ping":
+            self.send({"ev": "pong", "id": message.get("id")})
+        elif op == "exec":
+            self.on_exec_request(message)
+        elif op == "fs-delete":
+            self.on_fs_delete(message)
+        elif op == "shutdown":
+            log("shutdown requested")
+            raise Exit(0)
+        else:
+            self.protocol_error(f"unknown op {op!r}")
+
+    def on_exec_request(self, message: dict[str, Any]) -> None:
+        exec_id = message.get("id")
+        if not isinstance(exec_id, str):
+            self.protocol_error("exec needs a string id")
+            return
+        code = message.get("code")
+        timeout_ms = message.get("timeoutMs", DEFAULT_TIMEOUT_MS)
+        cap = message.get("maxOutputBytes", DEFAULT_MAX_OUTPUT_BYTES)
+        capture_figures = message.get("captureFigures", True)
+        session_unchanged = message.get("sessionUnchanged", False)
+        problem = None
+        if not isinstance(code, str):
+            problem = "code must be a string"
+        elif not is_number(timeout_ms) or timeout_ms <= 0:
+            problem = "timeoutMs must be a positive number"
+        elif not is_number(cap) or not isinstance(cap, int) or cap < 0:
+            problem = "maxOutputBytes must be a non-negative integer"
+        elif not isinstance(capture_figures, bool):
+            problem = "captureFigures must be a boolean"
+        elif not isinstance(session_unchanged, bool):
+            problem = "sessionUnchanged must be a boolean"
+        if problem is not None:
+            self.send_rejection(exec_id, "InvalidRequest", problem)
+            return
+        if self.current is not None:
+            self.send_rejection(exec_id, "Busy", "another exec is still running")
+            return
+        self.current = Exec(
+            id=exec_id,
+            code=code,
+            timeout_ms=float(timeout_ms),
+            cap=cap,
+            stdout=Capture(cap),
+            stderr=Capture(cap),
+            capture_figures=capture_figures,
+            session_unchanged=session_unchanged,
+        )
+        if self.kernel is not None and self.kernel.ready:
+            self.start_exec()
+        # else: it starts when the (re)spawned kernel reports ready.
+
+    def on_fs_delete(self, message: dict[str, Any]) -> None:
+        request_id = message.get("id")
+        paths = message.get("paths")
+        if not isinstance(request_id, str) or not isinstance(paths, list):
+            self.protocol_error("fs-delete needs a string id and a list of paths")
+            return
+        deleted: list[str] = []
+        missing: list[str] = []
+        refused: list[dict[str, Any]] = []
+        if self.current is not None:
+            refused = [{"path": p, "reason": "busy"} for p in paths]
+        else:
+            root_fd: int | None = None
+            try:
+                root_fd = os.open(self.session_dir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+            except OSError as exc:
+                log(f"fs-delete: cannot open the session dir: {exc}")
+            for path in paths:
+                parts = split_session_path(path)
+                if parts is None:
+                    refused.append({"path": path, "reason": "invalid"})
+                    continue
+                outcome = "error" if root_fd is None else delete_session_path(root_fd, parts)
+                if outcome == "deleted":
+                    deleted.append(path)
+                elif outcome == "missing":
+                    missing.append(path)
+                else:
+                    refused.append({"path": path, "reason": outcome})
+            if root_fd is not None:
+                os.close(root_fd)
+            if any(p.split("/")[1:2] != [ARTIFACTS_NAME] for p in deleted):
+                self.last_snapshot = None  # the host's deletes are not the code's
+        self.send(
+            {"ev": "fs-deleted", "id": request_id, "deleted": deleted, "missing": missing, "refused": refused}
+        )
+
+    def send_rejection(self, exec_id: str, name: str, value: str) -> None:
+        """`done` for an exec that never ran; does not consume stateLost."""
+        self.send(
+            {
+                "ev": "done",
+                "id": exec_id,
+                "status": "error",
+                "stdout": "",
+                "stderr": "",
+                "truncated": False,
+                "result": None,
+                "error": {"name": name, "value": value, "traceback": ""},
+                "stateLost": False,
+                "durationMs": 0.0,
+                "files": empty_change_report(),
+                "artifacts": empty_artifacts_report(),
+                "figures": [],
+            }
+        )
+

@@ -1,0 +1,169 @@
+"""What the REPL's tests share: a host (Client) that starts supervisor.py as a
+subprocess and speaks the wire protocol to it, and the base test case.
+
+The tests are end to end: run them all with `python3 -m unittest discover -p 'test_*.py'`
+from this directory (stdlib only).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import queue
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import unittest
+from typing import Any
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SUPERVISOR = os.path.join(HERE, "supervisor.py")
+# For tests that must not run as root (the sandbox never does).
+SYSTEM_PYTHON = "/usr/bin/python3"
+NOBODY = 65534
+# The kernel runs on this same interpreter: figure tests need matplotlib in it.
+HAVE_MATPLOTLIB = importlib.util.find_spec("matplotlib") is not None
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+EMPTY_ARTIFACTS = {"files": [], "skipped": [], "truncated": False}
+
+
+class Client:
+    """A host: owns one supervisor process and reads its frames on a thread."""
+
+    def __init__(
+        self,
+        env: dict[str, str] | None = None,
+        python: str = sys.executable,
+        uid: int | None = None,
+    ) -> None:
+        self.dir = tempfile.mkdtemp(prefix="drydock-repl-test-")
+        self.log = tempfile.TemporaryFile()
+        full_env = dict(os.environ, DRYDOCK_SESSION_DIR=self.dir)
+        full_env.update(env or {})
+        as_user: dict[str, Any] = {}
+        if uid is not None:  # run as an unprivileged user, like in the container
+            os.chown(self.dir, uid, uid)
+            as_user = {"user": uid, "group": uid, "extra_groups": []}
+        self.proc = subprocess.Popen(
+            [python, "-u", SUPERVISOR],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self.log,
+            cwd=self.dir,
+            env=full_env,
+            **as_user,
+        )
+        self.frames: queue.Queue[tuple[float, dict[str, Any] | None]] = queue.Queue()
+        threading.Thread(target=self._reader, daemon=True).start()
+        self.ready = self.next_frame()
+        self._ids = 0
+
+    def _reader(self) -> None:
+        stream = self.proc.stdout
+        assert stream is not None
+        while True:
+            header = stream.read(4)
+            if len(header) < 4:
+                self.frames.put((time.monotonic(), None))
+                return
+            (length,) = struct.unpack(">I", header)
+            # json.loads raising here would make every test time out: fail loudly.
+            self.frames.put((time.monotonic(), json.loads(stream.read(length).decode("utf-8"))))
+
+    def send_raw(self, data: bytes) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(data)
+        self.proc.stdin.flush()
+
+    def send(self, message: dict[str, Any]) -> None:
+        body = json.dumps(message).encode("utf-8")
+        self.send_raw(struct.pack(">I", len(body)) + body)
+
+    def next_frame(self, timeout: float = 15.0) -> dict[str, Any]:
+        return self.next_timed_frame(timeout)[1]
+
+    def next_timed_frame(self, timeout: float = 15.0) -> tuple[float, dict[str, Any]]:
+        try:
+            at, frame = self.frames.get(timeout=timeout)
+        except queue.Empty:
+            raise AssertionError(f"no frame within {timeout} s; log:\n{self.read_log()}") from None
+        if frame is None:
+            raise AssertionError(f"supervisor closed the channel; log:\n{self.read_log()}")
+        return at, frame
+
+    def start(
+        self,
+        code: str,
+        timeout_ms: int = 10_000,
+        max_output: int = 1 << 20,
+        capture_figures: bool | None = None,
+        session_unchanged: bool | None = None,
+    ) -> str:
+        self._ids += 1
+        exec_id = f"e{self._ids}"
+        message: dict[str, Any] = {
+            "op": "exec", "id": exec_id, "code": code, "timeoutMs": timeout_ms, "maxOutputBytes": max_output
+        }
+        if capture_figures is not None:
+            message["captureFigures"] = capture_figures
+        if session_unchanged is not None:
+            message["sessionUnchanged"] = session_unchanged
+        self.send(message)
+        return exec_id
+
+    def wait_done(self, exec_id: str) -> tuple[dict[str, Any], list[tuple[float, dict[str, Any]]]]:
+        """The `done` for exec_id and every frame (with arrival time) that came before it."""
+        seen: list[tuple[float, dict[str, Any]]] = []
+        while True:
+            at, frame = self.next_timed_frame()
+            seen.append((at, frame))
+            if frame.get("ev") == "done" and frame.get("id") == exec_id:
+                return frame, seen
+
+    def run(self, code: str, **kwargs: Any) -> dict[str, Any]:
+        return self.wait_done(self.start(code, **kwargs))[0]
+
+    def read_log(self) -> str:
+        self.log.seek(0)
+        return self.log.read().decode("utf-8", "replace")
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            try:
+                self.send({"op": "shutdown"})
+                self.proc.wait(timeout=5)
+            except (OSError, subprocess.TimeoutExpired):
+                self.proc.kill()
+                self.proc.wait()
+        for stream in (self.proc.stdin, self.proc.stdout):
+            if stream is not None:
+                stream.close()
+        self.log.close()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def pid_alive(pid: int) -> bool:
+    """True if pid exists and is not a zombie."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+    except OSError:
+        return False
+    return stat[stat.rindex(b")") + 2 :].split()[0] not in (b"Z", b"X")
+
+
+class ReplTestCase(unittest.TestCase):
+    env: dict[str, str] | None = None
+
+    def setUp(self) -> None:
+        self.repl = Client(self.env)
+        self.addCleanup(self.repl.close)
+
+    def assertOk(self, done: dict[str, Any]) -> None:
+        self.assertEqual(done["status"], "ok", done)
+

@@ -1,0 +1,61 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { outcomeFromDone } from '../runtime/sandbox-runtime.js';
+import { encodeFrame, FrameDecoder, type DoneFrame, type ReplEvent, type ReplRequest } from './repl-protocol.js';
+
+// The golden frames of docker/sandbox/repl/frames/, which the supervisor's Python tests
+// hold it to: what the worker sends must be what the supervisor reads, and what the
+// supervisor sends must be what these types say.
+const FRAMES = resolve('docker/sandbox/repl/frames');
+const read = (kind: string) =>
+  readdirSync(join(FRAMES, kind))
+    .filter((name) => name.endsWith('.json'))
+    .map((name) => ({ name, frame: JSON.parse(readFileSync(join(FRAMES, kind, name), 'utf8')) as Record<string, unknown> }));
+
+// Each list is typed with the union's own keys: a renamed field breaks this build.
+const OPS: ReplRequest['op'][] = ['exec', 'fs-delete', 'ping', 'shutdown', 'recycle'];
+const EVENTS: ReplEvent['ev'][] = ['ready', 'pong', 'stream', 'done', 'fs-deleted', 'recycled', 'protocol_error'];
+const DONE_FIELDS: (keyof DoneFrame)[] = [
+  'ev', 'id', 'status', 'stdout', 'stderr', 'truncated', 'result', 'error', 'stateLost', 'durationMs', 'files', 'artifacts', 'figures',
+];
+
+describe('REPL protocol golden frames', () => {
+  it('should read every request example as the worker encodes it', () => {
+    const requests = read('requests');
+    expect(requests.length).toBeGreaterThanOrEqual(4);
+    for (const { name, frame } of requests) {
+      expect([name, OPS.includes(frame.op as ReplRequest['op'])]).toEqual([name, true]);
+      const bytes = encodeFrame(frame as unknown as ReplRequest);
+      expect(bytes.readUInt32BE(0)).toBe(bytes.length - 4);
+      expect(JSON.parse(bytes.subarray(4).toString('utf8'))).toEqual(frame);
+    }
+  });
+
+  it('should decode every event example into the event the types describe', () => {
+    const events = read('events');
+    expect(events.length).toBeGreaterThanOrEqual(7);
+    for (const { name, frame } of events) {
+      const [decoded] = new FrameDecoder().push(Buffer.concat([lengthOf(frame), Buffer.from(JSON.stringify(frame))]));
+      expect(decoded).toEqual(frame);
+      expect([name, EVENTS.includes(decoded!.ev)]).toEqual([name, true]);
+    }
+  });
+
+  it('should turn every done example into a run outcome with all its fields', () => {
+    const dones = read('events').filter(({ frame }) => frame.ev === 'done');
+    expect(dones.map((d) => d.frame.status).sort()).toEqual(['error', 'ok', 'timeout']);
+    for (const { frame } of dones) {
+      for (const field of DONE_FIELDS) expect(frame).toHaveProperty(field);
+      const outcome = outcomeFromDone(frame as unknown as DoneFrame);
+      expect(outcome.status).toBe(frame.status);
+      expect(outcome.files).toEqual(frame.files);
+      expect(outcome.artifacts).toEqual(frame.artifacts);
+    }
+  });
+});
+
+function lengthOf(frame: object): Buffer {
+  const header = Buffer.alloc(4);
+  header.writeUInt32BE(Buffer.byteLength(JSON.stringify(frame)));
+  return header;
+}
