@@ -40,6 +40,7 @@ class Client:
         env: dict[str, str] | None = None,
         python: str = sys.executable,
         uid: int | None = None,
+        sandbox_uid: int | None = None,
     ) -> None:
         self.dir = tempfile.mkdtemp(prefix="drydock-repl-test-")
         self.log = tempfile.TemporaryFile()
@@ -49,6 +50,8 @@ class Client:
         if uid is not None:  # run as an unprivileged user, like in the container
             os.chown(self.dir, uid, uid)
             as_user = {"user": uid, "group": uid, "extra_groups": []}
+        if sandbox_uid is not None:  # started as root, user code runs as this user
+            os.chown(self.dir, sandbox_uid, sandbox_uid)
         self.proc = subprocess.Popen(
             [python, "-u", SUPERVISOR],
             stdin=subprocess.PIPE,

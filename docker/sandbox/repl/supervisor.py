@@ -24,7 +24,9 @@ from typing import Any, NoReturn
 
 from drydock_supervisor.event_loop import Supervisor
 from drydock_supervisor.framing import Exit
+from drydock_supervisor.privileges import separate
 from drydock_supervisor.processes import OOM_COUNTER_FILES, make_undumpable
+from drydock_supervisor.recycle import DEFAULT_SCRATCH_DIRS
 
 
 def on_terminate(signum: int, frame: Any) -> NoReturn:
@@ -42,6 +44,9 @@ def main() -> int:
     os.dup2(2, 1)
     os.close(devnull)
     sys.stdout = sys.stderr
+    # Started as root (the container): from here on, the supervisor's own user with the
+    # sandbox user's effective id and no capability (privileges.py).
+    identity = separate()
     make_undumpable()
 
     session_dir = os.environ.get("DRYDOCK_SESSION_DIR", "/session")
@@ -54,7 +59,9 @@ def main() -> int:
 
     signal.signal(signal.SIGTERM, on_terminate)
     signal.signal(signal.SIGINT, on_terminate)
-    supervisor = Supervisor(host_in, host_out, session_dir, grace_ms / 1000.0, oom_files)
+    scratch = os.environ.get("DRYDOCK_SCRATCH_DIRS")
+    scratch_dirs = tuple(d for d in scratch.split(":") if d) if scratch is not None else DEFAULT_SCRATCH_DIRS
+    supervisor = Supervisor(host_in, host_out, session_dir, grace_ms / 1000.0, oom_files, identity, scratch_dirs)
     return supervisor.run()
 
 

@@ -1,7 +1,10 @@
 import type { ContainerCreateOptions } from 'dockerode';
 import type { SandboxSpec } from '@drydock/execution';
 
+// User code runs as SANDBOX_UID, the supervisor as SUPERVISOR_UID (with the sandbox
+// user's effective id): docs/decisions/007-sandbox-process-separation.md.
 export const SANDBOX_UID = 10001;
+export const SUPERVISOR_UID = 10002;
 export const SANDBOX_COMMAND = ['python3', '-u', '/opt/drydock/repl/supervisor.py'];
 
 export const LABEL_SESSION = 'drydock.session';
@@ -35,10 +38,18 @@ export function sandboxLabels(spec: SandboxSpec): Record<string, string> {
 // The isolation every sandbox gets, whatever the caller asked for. Nothing here is
 // caller-controlled except sizes, which arrive already clamped.
 // `session` is the tmpfs volume's name, or for `bind` storage the host folder.
+// What the container runs under besides the image: the seccomp profile (JSON) and, when
+// the operator names one, the OCI runtime.
+export interface SandboxHardening {
+  seccompProfileJson: string;
+  runtime?: string;
+}
+
 export function sandboxContainerOptions(
   spec: SandboxSpec,
   image: string,
   session: { volume: string } | { hostDir: string },
+  hardening: SandboxHardening,
 ): ContainerCreateOptions {
   const { limits } = spec;
   const mounts: NonNullable<NonNullable<ContainerCreateOptions['HostConfig']>['Mounts']> = [
@@ -58,7 +69,9 @@ export function sandboxContainerOptions(
   return {
     Image: image,
     Cmd: SANDBOX_COMMAND,
-    User: `${SANDBOX_UID}:${SANDBOX_UID}`,
+    // Root only until the supervisor sets its ids (its first act): it then has no
+    // capability left, and user code runs as SANDBOX_UID.
+    User: '0:0',
     WorkingDir: '/session',
     // A minimal environment: no platform secret or host variable ever enters.
     Env: [
@@ -68,6 +81,8 @@ export function sandboxContainerOptions(
       'MPLBACKEND=Agg',
       'MPLCONFIGDIR=/tmp/.matplotlib',
       'PYTHONDONTWRITEBYTECODE=1',
+      `DRYDOCK_SANDBOX_UID=${SANDBOX_UID}`,
+      `DRYDOCK_SUPERVISOR_UID=${SUPERVISOR_UID}`,
     ],
     Labels: sandboxLabels(spec),
     AttachStdin: true,
@@ -84,8 +99,11 @@ export function sandboxContainerOptions(
       Tmpfs: {
         '/tmp': `rw,nosuid,nodev,size=${limits.tmpDiskMb}m,uid=${SANDBOX_UID},gid=${SANDBOX_UID},mode=1777`,
       },
+      // Just what setting the supervisor's ids takes; gone once they are set.
       CapDrop: ['ALL'],
-      SecurityOpt: ['no-new-privileges:true'],
+      CapAdd: ['SETUID', 'SETGID'],
+      SecurityOpt: ['no-new-privileges:true', `seccomp=${hardening.seccompProfileJson}`],
+      ...(hardening.runtime ? { Runtime: hardening.runtime } : {}),
       Privileged: false,
       PidsLimit: limits.pids,
       Memory: memoryBytes,

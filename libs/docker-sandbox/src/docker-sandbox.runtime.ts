@@ -1,24 +1,51 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import Docker from 'dockerode';
-import { APP_CONFIG, type AppConfig } from '@drydock/core';
-import { chown, mkdir, rm } from 'node:fs/promises';
+import { APP_CONFIG, ConfigError, type AppConfig } from '@drydock/core';
+import { chown, mkdir, readFile, rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { Duplex } from 'node:stream';
 import type { Sandbox, SandboxRuntime, SandboxSpec } from '@drydock/execution';
-import { LABEL_SESSION, LABEL_WORKER, SANDBOX_UID, sandboxContainerOptions, sessionVolumeOptions } from './container-spec.js';
+import { LABEL_SESSION, LABEL_WORKER, SANDBOX_UID, sandboxContainerOptions, sessionVolumeOptions, type SandboxHardening } from './container-spec.js';
 import { DockerSandbox } from './docker-sandbox.js';
+import { SANDBOX_SECCOMP_PROFILE } from './seccomp/sandbox-seccomp.profile.js';
 
 const READY_TIMEOUT_MS = 30_000;
 // Slack beyond the execution timeout before the worker stops trusting the supervisor.
 const HARD_DEADLINE_SLACK_MS = 10_000;
 
 @Injectable()
-export class DockerSandboxRuntime implements SandboxRuntime {
+export class DockerSandboxRuntime implements SandboxRuntime, OnModuleInit {
   private readonly logger = new Logger(DockerSandboxRuntime.name);
   private readonly docker: Docker;
+  private hardening: SandboxHardening = { seccompProfileJson: JSON.stringify(SANDBOX_SECCOMP_PROFILE) };
 
   constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {
     this.docker = new Docker({ socketPath: config.docker.socketPath });
+  }
+
+  // The worker refuses to start with a runtime Docker does not know or a profile that is
+  // not JSON, instead of failing every session later.
+  async onModuleInit(): Promise<void> {
+    const { runtime, seccompProfile } = this.config.docker;
+    let profile = this.hardening.seccompProfileJson;
+    if (seccompProfile) {
+      const text = await readFile(seccompProfile, 'utf8').catch((error: Error) => {
+        throw new ConfigError(`SANDBOX_SECCOMP_PROFILE: cannot read ${seccompProfile}: ${error.message}`);
+      });
+      try {
+        profile = JSON.stringify(JSON.parse(text));
+      } catch {
+        throw new ConfigError(`SANDBOX_SECCOMP_PROFILE: ${seccompProfile} is not JSON`);
+      }
+    }
+    if (runtime) {
+      const info = (await this.docker.info()) as { Runtimes?: Record<string, unknown> };
+      const known = Object.keys(info.Runtimes ?? {});
+      if (!known.includes(runtime)) {
+        throw new ConfigError(`SANDBOX_RUNTIME: Docker has no runtime "${runtime}" (it has: ${known.join(', ') || 'none'})`);
+      }
+    }
+    this.hardening = { seccompProfileJson: profile, runtime };
   }
 
   async create(spec: SandboxSpec): Promise<Sandbox> {
@@ -42,7 +69,7 @@ export class DockerSandboxRuntime implements SandboxRuntime {
     let container: Docker.Container;
     try {
       container = await this.docker.createContainer({
-        ...sandboxContainerOptions(spec, this.config.docker.sandboxImage, session),
+        ...sandboxContainerOptions(spec, this.config.docker.sandboxImage, session, this.hardening),
         name,
       });
     } catch (error) {

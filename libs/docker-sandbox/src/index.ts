@@ -2,3 +2,4 @@ export * from './container-spec.js';
 export * from './docker-sandbox.js';
 export * from './docker-sandbox.runtime.js';
 export * from './session-archive.js';
+export * from './seccomp/sandbox-seccomp.profile.js';

@@ -14,6 +14,8 @@ from .execs import Exec, ExecMixin
 from .framing import MAX_HOST_FRAME, Exit, FrameReader, log
 from .host_channel import HostChannelMixin
 from .kernel_control import EVENT_PRIORITY, EXIT_POLL_INTERVAL_S, KERNEL_START_TIMEOUT_S, KernelMixin, KernelProc
+from .privileges import Identity
+from .recycle import DEFAULT_SCRATCH_DIRS
 from .session_tree import ChangeWatch, Snapshot
 
 
@@ -25,12 +27,18 @@ class Supervisor(HostChannelMixin, ExecMixin, KernelMixin):
         session_dir: str,
         grace_s: float,
         oom_files: tuple[str, ...],
+        identity: Identity | None = None,
+        scratch_dirs: tuple[str, ...] = DEFAULT_SCRATCH_DIRS,
     ) -> None:
         self.host_in = host_in
         self.host_out = host_out
         self.session_dir = session_dir
         self.grace_s = grace_s
         self.oom_files = oom_files
+        # Who runs user code (privileges.py); without separation, the supervisor's user.
+        self.identity = identity or Identity(None, None, os.getuid())
+        # Where the sandbox user may write besides the session dir (emptied by recycle).
+        self.scratch_dirs = scratch_dirs
         self.selector = selectors.DefaultSelector()
         self.host_frames = FrameReader(MAX_HOST_FRAME)
         self.kernel: KernelProc | None = None

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import selectors
+import time
 from typing import Any
 
 from .artifacts import empty_artifacts_report
@@ -22,6 +23,7 @@ from .framing import (
     encode_frame,
     log,
 )
+from .recycle import empty_dir, kill_user_processes, leftovers, remove_sysv_ipc
 from .session_tree import ARTIFACTS_NAME, empty_change_report
 
 
@@ -82,6 +84,8 @@ class HostChannelMixin:
             self.on_exec_request(message)
         elif op == "fs-delete":
             self.on_fs_delete(message)
+        elif op == "recycle":
+            self.on_recycle(message)
         elif op == "shutdown":
             log("shutdown requested")
             raise Exit(0)
@@ -186,3 +190,40 @@ class HostChannelMixin:
             }
         )
 
+    def on_recycle(self, message: dict[str, Any]) -> None:
+        """Makes the sandbox as new for the same owner's next one-shot run (recycle.py),
+        then checks it; `clean` false tells the host to destroy the sandbox instead."""
+        request_id = message.get("id")
+        if not isinstance(request_id, str):
+            self.protocol_error("recycle needs a string id")
+            return
+        started = time.perf_counter()
+        identity = self.identity
+        problems: list[str]
+        if not identity.separated:
+            problems = ["recycling needs user code and the supervisor under different users"]
+        elif self.current is not None:
+            problems = ["an exec is running"]
+        else:
+            assert identity.sandbox_uid is not None
+            self.stop_kernel()
+            problems = [f"process {pid} of the sandbox user survived" for pid in kill_user_processes(identity)]
+            dirs = [self.session_dir, *self.scratch_dirs]
+            for path in dirs:
+                problems += empty_dir(path)
+            problems += remove_sysv_ipc(identity.sandbox_uid)
+            # A new interpreter; the next exec walks the (empty) session dir afresh and
+            # is not told of lost state: the host asked for it.
+            self.last_snapshot = None
+            self.state_lost = False
+            self.spawn_kernel()
+            problems += leftovers(identity, dirs, self.kernel.pid if self.kernel else None)
+        self.send(
+            {
+                "ev": "recycled",
+                "id": request_id,
+                "clean": not problems,
+                "problems": problems,
+                "durationMs": round((time.perf_counter() - started) * 1000.0, 3),
+            }
+        )

@@ -27,8 +27,6 @@ DRAIN_MAX_READS = 64
 EXIT_POLL_INTERVAL_S = 0.1
 # Order of handling within one select() batch: host first (pings stay prompt), kernel
 # output before results, the pidfd last so a result written just before an exit counts.
-# Optional requests this supervisor knows, announced in `ready`.
-FEATURES: tuple[str, ...] = ()
 EVENT_PRIORITY = {"host": 0, "stdout": 1, "stderr": 1, "result": 2, "command": 3, "pidfd": 4}
 KERNEL_PATH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "kernel.py")
 
@@ -77,6 +75,9 @@ class KernelMixin:
                 # Own session and process group: killpg reaches everything user code
                 # spawned, and terminal/job-control signals never reach it.
                 start_new_session=True,
+                # The plain sandbox user (privileges.py); no supplementary groups to set.
+                user=self.identity.sandbox_uid,
+                group=self.identity.sandbox_gid,
             )
         except OSError as exc:
             for fd in (command_r, command_w, result_r, result_w):
@@ -230,7 +231,8 @@ class KernelMixin:
                         "protocol": PROTOCOL_VERSION,
                         "python": "%d.%d.%d" % sys.version_info[:3],
                         "pid": os.getpid(),
-                        "features": list(FEATURES),
+                        # Optional requests this supervisor can serve.
+                        "features": ["recycle"] if self.identity.separated else [],
                     }
                 )
             if cur is not None and cur.started is None:

@@ -34,3 +34,24 @@ describe(loadConfig.name, () => {
     expect(() => loadConfig({ ...base, AGENT_CHECKPOINT_CACHE_THREADS: '-1' })).toThrow(/AGENT_CHECKPOINT_CACHE_THREADS/);
   });
 });
+
+describe('sandbox hardening settings', () => {
+  const base = {
+    DATABASE_URL: 'postgres://u:p@localhost:5432/db',
+    REDIS_URL: 'redis://localhost:6379/0',
+    DRYDOCK_ADMIN_KEY: 'unit-test-admin-key-0123456789',
+  };
+
+  it('should take a runtime name and a profile path, and leave both unset by default', () => {
+    expect(loadConfig(base).docker).toMatchObject({ runtime: undefined, seccompProfile: undefined });
+    expect(loadConfig({ ...base, SANDBOX_RUNTIME: 'runsc', SANDBOX_SECCOMP_PROFILE: '/etc/drydock/seccomp.json' }).docker).toMatchObject({
+      runtime: 'runsc',
+      seccompProfile: '/etc/drydock/seccomp.json',
+    });
+  });
+
+  it('should refuse an unconfined profile and a malformed runtime name, naming the variable', () => {
+    expect(() => loadConfig({ ...base, SANDBOX_SECCOMP_PROFILE: 'unconfined' })).toThrow(/SANDBOX_SECCOMP_PROFILE/);
+    expect(() => loadConfig({ ...base, SANDBOX_RUNTIME: 'run sc; rm' })).toThrow(/SANDBOX_RUNTIME/);
+  });
+});

@@ -81,6 +81,16 @@ export const configSchema = z.object({
     // Host folder under which `storage: "bind"` sessions keep /session (one folder per
     // session). Unset: bind storage is refused. Must be on the Docker host's disk.
     sessionBindDir: z.string().min(1).optional(),
+    // The OCI runtime sandbox containers run under (e.g. gVisor's "runsc"); unset:
+    // Docker's default (runc). The worker refuses to start when Docker does not know it.
+    runtime: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/, 'SANDBOX_RUNTIME must be a runtime name known to Docker').optional(),
+    // A JSON seccomp profile replacing the built-in one (docs/security.md); "unconfined"
+    // is refused: no sandbox runs without a profile.
+    seccompProfile: z
+      .string()
+      .min(1)
+      .refine((v) => v !== 'unconfined', 'SANDBOX_SECCOMP_PROFILE cannot be "unconfined": sandboxes always run under a profile')
+      .optional(),
   }),
   datasets: z.object({
     // The dataset registry: shared/<name>/ for every tenant, tenants/<tenantId>/<name>/
@@ -182,6 +192,8 @@ const ENV_NAMES: Record<string, string> = {
   'agent.modelBaseUrl': 'AGENT_MODEL_BASE_URL',
   'agent.filesystemRoots': 'AGENT_FILESYSTEM_ROOTS',
   'agent.checkpointCacheThreads': 'AGENT_CHECKPOINT_CACHE_THREADS',
+  'docker.runtime': 'SANDBOX_RUNTIME',
+  'docker.seccompProfile': 'SANDBOX_SECCOMP_PROFILE',
 };
 
 // "datasets=/srv/data,notes=/srv/notes" -> { datasets: '/srv/data', notes: '/srv/notes' }
@@ -236,7 +248,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       retentionSeconds: env.ARTIFACTS_RETENTION_S,
       expiryIntervalMs: env.ARTIFACTS_EXPIRY_INTERVAL_MS,
     },
-    docker: { socketPath: env.DOCKER_SOCKET, sandboxImage: env.SANDBOX_IMAGE, sessionBindDir: env.SESSION_BIND_DIR || undefined },
+    docker: {
+      socketPath: env.DOCKER_SOCKET,
+      sandboxImage: env.SANDBOX_IMAGE,
+      sessionBindDir: env.SESSION_BIND_DIR || undefined,
+      runtime: env.SANDBOX_RUNTIME || undefined,
+      seccompProfile: env.SANDBOX_SECCOMP_PROFILE || undefined,
+    },
     datasets: { dir: env.DATASETS_DIR || undefined, maxStagedBytes: env.DATASETS_MAX_STAGED_BYTES },
     batches: {
       maxItems: env.BATCH_MAX_ITEMS,

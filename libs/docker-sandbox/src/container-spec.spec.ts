@@ -1,0 +1,37 @@
+import { makeLimits } from '../../../test/factories/limits.factory.js';
+import { sandboxContainerOptions, SANDBOX_UID, SUPERVISOR_UID } from './container-spec.js';
+import { DENIED_SYSCALLS, SANDBOX_SECCOMP_PROFILE } from './seccomp/sandbox-seccomp.profile.js';
+
+const spec = { sessionId: 'ses_1', tenantId: 'ten_1', threadId: 'thr_1', workerId: 'w1', limits: makeLimits() };
+const profile = JSON.stringify(SANDBOX_SECCOMP_PROFILE);
+
+describe(sandboxContainerOptions.name, () => {
+  it('should start as root with only the capabilities that setting the two users takes', () => {
+    const sut = sandboxContainerOptions(spec, 'img', { volume: 'v' }, { seccompProfileJson: profile });
+    expect(sut.User).toBe('0:0');
+    expect(sut.HostConfig!.CapDrop).toEqual(['ALL']);
+    expect(sut.HostConfig!.CapAdd).toEqual(['SETUID', 'SETGID']);
+    expect(sut.Env).toEqual(expect.arrayContaining([`DRYDOCK_SANDBOX_UID=${SANDBOX_UID}`, `DRYDOCK_SUPERVISOR_UID=${SUPERVISOR_UID}`]));
+  });
+
+  it('should apply the seccomp profile and no-new-privileges, and the runtime only when named', () => {
+    const plain = sandboxContainerOptions(spec, 'img', { volume: 'v' }, { seccompProfileJson: profile });
+    expect(plain.HostConfig!.SecurityOpt).toEqual(['no-new-privileges:true', `seccomp=${profile}`]);
+    expect(plain.HostConfig).not.toHaveProperty('Runtime');
+    const gvisor = sandboxContainerOptions(spec, 'img', { volume: 'v' }, { seccompProfileJson: profile, runtime: 'runsc' });
+    expect(gvisor.HostConfig!.Runtime).toBe('runsc');
+  });
+});
+
+describe('SANDBOX_SECCOMP_PROFILE', () => {
+  it('should deny by default and never allow what it denies on purpose', () => {
+    expect(SANDBOX_SECCOMP_PROFILE.defaultAction).toBe('SCMP_ACT_ERRNO');
+    const allowed = new Set(
+      SANDBOX_SECCOMP_PROFILE.syscalls.filter((rule) => rule.action === 'SCMP_ACT_ALLOW').flatMap((rule) => [...rule.names]),
+    );
+    for (const name of Object.keys(DENIED_SYSCALLS)) expect([name, allowed.has(name)]).toEqual([name, false]);
+    for (const name of ['ptrace', 'process_vm_readv', 'process_vm_writev', 'personality', 'keyctl', 'bpf', 'userfaultfd', 'perf_event_open', 'io_uring_setup']) {
+      expect(DENIED_SYSCALLS).toHaveProperty(name);
+    }
+  });
+});
