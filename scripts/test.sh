@@ -21,6 +21,9 @@ export SANDBOX_IMAGE="${SANDBOX_IMAGE:-drydock/sandbox:latest}"
 export ARTIFACTS_SIGNING_SECRET="test-signing-secret-0123456789abcdef0123"
 export ARTIFACTS_DIR="$DRYDOCK_VAR/test-artifacts"
 
+log "checking the layering rules (dependency-cruiser, .dependency-cruiser.cjs)"
+(cd "$ROOT" && npm run -s check:layers)
+
 log "type-checking (tsc $(cd "$ROOT" && npx tsc --version | cut -d' ' -f2))"
 (cd "$ROOT" && npx tsc -p .)
 

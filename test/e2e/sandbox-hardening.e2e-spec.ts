@@ -26,7 +26,7 @@ describe('Sandbox hardening', () => {
     const api = await platform.newTenant();
     const session = await api.createSession();
     const info = await platform.containerOf(session.id);
-    const seccomp = info.HostConfig.SecurityOpt!.find((opt) => opt.startsWith('seccomp='))!;
+    const seccomp = info.HostConfig.SecurityOpt!.find((opt: string) => opt.startsWith('seccomp='))!;
     expect(JSON.parse(seccomp.slice('seccomp='.length))).toEqual(JSON.parse(JSON.stringify(SANDBOX_SECCOMP_PROFILE)));
     expect(info.HostConfig.SecurityOpt).toContain('no-new-privileges:true');
   });

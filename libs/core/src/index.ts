@@ -11,6 +11,7 @@ export * from './tenancy/tenants.repository.js';
 export * from './tenancy/typeorm-tenants.repository.js';
 export * from './tenancy/tenants.service.js';
 export * from './database/database.module.js';
+export * from './database/database-probe.repository.js';
 export * from './redis/redis.module.js';
 import { TenantApiKeyEntity, TenantEntity } from './tenancy/tenant.entity.js';
 export const CORE_ENTITIES = [TenantEntity, TenantApiKeyEntity];

@@ -26,7 +26,7 @@ describe(sandboxContainerOptions.name, () => {
 describe('SANDBOX_SECCOMP_PROFILE', () => {
   it('should deny by default and never allow what it denies on purpose', () => {
     expect(SANDBOX_SECCOMP_PROFILE.defaultAction).toBe('SCMP_ACT_ERRNO');
-    const allowed = new Set(
+    const allowed = new Set<string>(
       SANDBOX_SECCOMP_PROFILE.syscalls.filter((rule) => rule.action === 'SCMP_ACT_ALLOW').flatMap((rule) => [...rule.names]),
     );
     for (const name of Object.keys(DENIED_SYSCALLS)) expect([name, allowed.has(name)]).toEqual([name, false]);

@@ -1,9 +1,7 @@
 import { Controller, Get, Inject, Res } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
 import type { Response } from 'express';
 import type { Redis } from 'ioredis';
-import type { DataSource } from 'typeorm';
-import { REDIS } from '@drydock/core';
+import { DatabaseProbe, REDIS } from '@drydock/core';
 import { WORKER_REGISTRY, type WorkerRegistry } from '@drydock/sessions';
 
 type Check = { status: 'up' | 'down'; detail?: string };
@@ -11,14 +9,14 @@ type Check = { status: 'up' | 'down'; detail?: string };
 @Controller('health')
 export class HealthController {
   constructor(
-    @InjectDataSource() private readonly db: DataSource,
+    private readonly db: DatabaseProbe,
     @Inject(REDIS) private readonly redis: Redis,
     @Inject(WORKER_REGISTRY) private readonly workers: WorkerRegistry,
   ) {}
 
   @Get()
   async health(@Res() res: Response) {
-    const database = await check(() => this.db.query('SELECT 1'));
+    const database = await check(() => this.db.ping());
     const redis = await check(() => this.redis.ping());
     let docker: Check;
     try {

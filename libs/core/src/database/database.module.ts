@@ -3,6 +3,7 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import type { DataSourceOptions } from 'typeorm';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { databaseOptions } from './database-options.js';
+import { DatabaseProbe } from './database-probe.repository.js';
 
 // No request of the apps needs a longer statement; a runaway one is cut off.
 const APP_STATEMENT_TIMEOUT_MS = 30_000;
@@ -23,7 +24,8 @@ export class DatabaseModule {
           }),
         }),
       ],
-      exports: [TypeOrmModule],
+      providers: [DatabaseProbe],
+      exports: [TypeOrmModule, DatabaseProbe],
     };
   }
 }
