@@ -247,7 +247,7 @@ const REPL_SCRIPT = `
 import json, sys, time
 sys.dont_write_bytecode = True
 sys.path.insert(0, ${JSON.stringify(SUPERVISOR_DIR)})
-import supervisor as s
+from drydock_supervisor import session_tree as s
 n, warmup, root = int(sys.argv[1]), int(sys.argv[2]), ${JSON.stringify(SESSION_ROOT)}
 pc = time.perf_counter_ns
 out = {"before": [], "tick": [], "after": [], "diff": []}
