@@ -106,11 +106,11 @@ async function main(): Promise<void> {
     for (let round = 0; round < opts.rounds; round++) {
       large.push(await run(writeLarge('/session/artifacts/big.bin', opts.mb), 1));
       // The baseline: a file of the same size in the same volume, copied out by the CLI.
-      await docker('exec', container, 'python3', '-c', writeLarge('/session/cp-big.bin', opts.mb));
+      await docker('exec', '-u', '10001:10001', container, 'python3', '-c', writeLarge('/session/cp-big.bin', opts.mb));
       const started = performance.now();
       await docker('cp', `${container}:/session/cp-big.bin`, join(scratch, 'big.bin'));
       cp.push(performance.now() - started);
-      await docker('exec', container, 'rm', '-f', '/session/cp-big.bin');
+      await docker('exec', '-u', '10001:10001', container, 'rm', '-f', '/session/cp-big.bin');
       await rm(join(scratch, 'big.bin'), { force: true });
       small.push(await run(writeSmall(opts.small), opts.small));
     }

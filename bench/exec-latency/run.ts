@@ -560,7 +560,7 @@ async function main(): Promise<number> {
       const t0 = performance.now();
       let stdout: string;
       try {
-        ({ stdout } = await execFileAsync('docker', ['exec', containerId, 'python3', '-c', CODE], { encoding: 'utf8' }));
+        ({ stdout } = await execFileAsync('docker', ['exec', '-u', '10001:10001', containerId, 'python3', '-c', CODE], { encoding: 'utf8' }));
       } catch (error) {
         throw new BenchError(`docker exec run ${i + 1} failed: ${(error as Error).message.trim()}`);
       }

@@ -290,7 +290,8 @@ async function timeReplSnapshots(containerId: string, n: number): Promise<ReplSa
   try {
     ({ stdout } = await execFileAsync(
       'docker',
-      ['exec', containerId, 'python3', '-c', REPL_SCRIPT, String(n), String(REPL_WARMUP)],
+      // As the sandbox user (the container starts as root, which cannot read /session).
+      ['exec', '-u', '10001:10001', containerId, 'python3', '-c', REPL_SCRIPT, String(n), String(REPL_WARMUP)],
       { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 },
     ));
   } catch (error) {
