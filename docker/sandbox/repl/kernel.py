@@ -588,7 +588,137 @@ class Kernel:
         }
 
 
+# ------------------------------------------------------------------------ zygote
+# `kernel.py --zygote <ctl-fd>`: started once by the supervisor, forks every later kernel
+# (see drydock_supervisor/zygote.py for why and for the channel). It never runs user
+# code: a forked kernel starts from a clean interpreter.
+
+
+def _zygote(ctl_fd: int) -> NoReturn:
+    import selectors
+    import socket
+
+    ctl = socket.socket(fileno=ctl_fd)
+    # exec set our saved ids to the effective (sandbox) ones; put them back to the real
+    # (supervisor) ones, as the supervisor's are, so user code cannot signal us.
+    ruid, euid, _suid = os.getresuid()
+    rgid, egid, _sgid = os.getresgid()
+    if ruid != euid:
+        os.setresgid(rgid, egid, rgid)
+        os.setresuid(ruid, euid, ruid)
+    _make_undumpable()
+    for name in (os.environ.get("DRYDOCK_ZYGOTE_PRELOAD") or "").split(","):
+        if name.strip():
+            try:
+                __import__(name.strip())
+            except BaseException as exc:  # noqa: BLE001 - a missing module only costs speed
+                sys.stderr.write(f"drydock-zygote: cannot preload {name.strip()}: {exc}\n")
+    # With the two-user layout (real uid != effective uid), each kernel becomes the
+    # plain sandbox user; otherwise it keeps our single user.
+    sandbox = os.geteuid() if os.getuid() != os.geteuid() else None
+    wake_r, wake_w = os.pipe()
+    os.set_blocking(wake_r, False)
+    os.set_blocking(wake_w, False)
+    signal.set_wakeup_fd(wake_w)
+    signal.signal(signal.SIGCHLD, lambda *_: None)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    ctl.send(b'{"ev":"ready"}')
+    selector = selectors.DefaultSelector()
+    selector.register(ctl, selectors.EVENT_READ, "ctl")
+    selector.register(wake_r, selectors.EVENT_READ, "child")
+    while True:
+        for key, _mask in selector.select():
+            if key.data == "ctl":
+                try:
+                    message, fds, _flags, _addr = socket.recv_fds(ctl, 4096, 4)
+                except InterruptedError:
+                    continue
+                if not message:
+                    os._exit(0)  # the supervisor is gone
+                try:
+                    request = json.loads(message)
+                except ValueError:
+                    request = None
+                if not isinstance(request, dict) or request.get("op") != "fork" or len(fds) != 4:
+                    for fd in fds:
+                        os.close(fd)
+                    continue
+                pid = os.fork()
+                if pid == 0:
+                    _zygote_child(fds, request.get("cwd"), ctl, (wake_r, wake_w), sandbox)
+                for fd in fds:
+                    os.close(fd)
+                ctl.send(json.dumps({"ev": "forked", "pid": pid}).encode())
+            else:
+                try:
+                    while os.read(wake_r, 4096):
+                        pass
+                except BlockingIOError:
+                    pass
+                while True:
+                    try:
+                        pid, status = os.waitpid(-1, os.WNOHANG)
+                    except ChildProcessError:
+                        break
+                    if pid == 0:
+                        break
+                    code = os.waitstatus_to_exitcode(status)
+                    ctl.send(json.dumps({"ev": "exit", "pid": pid, "code": code}).encode())
+
+
+def _zygote_child(fds: list[int], cwd: Any, ctl: Any, wake: tuple[int, int], sandbox: int | None) -> NoReturn:
+    """The forked kernel: its own session, the supervisor's pipes as its fds, the plain
+    sandbox user, fresh randomness; then it serves like a kernel started by exec."""
+    try:
+        signal.set_wakeup_fd(-1)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        command_r, result_w, stdout_w, stderr_w = fds
+        os.setsid()
+        devnull = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(devnull, 0)
+        os.dup2(stdout_w, 1)
+        os.dup2(stderr_w, 2)
+        ctl.close()
+        keep = {0, 1, 2, command_r, result_w}
+        for name in os.listdir("/proc/self/fd"):
+            fd = int(name)
+            if fd not in keep:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+        if sandbox is not None:
+            os.setregid(os.getegid(), os.getegid())
+            os.setreuid(sandbox, sandbox)
+        if isinstance(cwd, str):
+            os.chdir(cwd)
+        # `random` reseeds itself after a fork; numpy's global generator does not.
+        numpy_random = sys.modules.get("numpy.random")
+        if numpy_random is not None:
+            numpy_random.seed()
+        kernel = Kernel(command_r, result_w)
+        kernel.serve()
+    except BaseException:  # noqa: BLE001
+        try:
+            os.write(2, traceback.format_exc().encode("utf-8", "replace"))
+        finally:
+            _die()
+    _die()
+
+
+def _make_undumpable() -> None:
+    import ctypes
+
+    try:
+        ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0
+    except (OSError, AttributeError):
+        pass
+
+
 def main() -> NoReturn:
+    if len(sys.argv) == 3 and sys.argv[1] == "--zygote":
+        _zygote(int(sys.argv[2]))
     if len(sys.argv) != 3:
         sys.stderr.write("usage: kernel.py <command-fd> <result-fd>\n")
         os._exit(2)

@@ -132,6 +132,15 @@ print(json.dumps({{"secret": "secret" in globals(), "session": os.listdir("."), 
 """
         self.assertEqual(self.run_json(probe), {"secret": False, "session": ["artifacts"], "scratch": [], "procs": [], "shm": []})
 
+    def test_kernels_come_from_a_zygote_user_code_cannot_kill(self) -> None:
+        zygote = int(self.repl.run("import os\nprint(os.getppid())")["stdout"])
+        self.assertNotEqual(zygote, self.repl.ready["pid"])
+        self.assertEqual(ids_of(zygote)[0], [SUPERVISOR_UID, SANDBOX_UID, SUPERVISOR_UID])
+        self.repl.run("import os, signal\nos.kill(-1, signal.SIGKILL)")
+        self.assertTrue(self.recycle()["clean"])
+        # The next kernel is forked by the same zygote: it survived.
+        self.assertEqual(int(self.repl.run("import os\nprint(os.getppid())")["stdout"]), zygote)
+
     def test_recycle_refused_during_an_exec(self) -> None:
         exec_id = self.repl.start("import time\ntime.sleep(1)")
         frame = self.recycle()

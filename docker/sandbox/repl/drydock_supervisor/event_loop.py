@@ -13,10 +13,11 @@ import time
 from .execs import Exec, ExecMixin
 from .framing import MAX_HOST_FRAME, Exit, FrameReader, log
 from .host_channel import HostChannelMixin
-from .kernel_control import EVENT_PRIORITY, EXIT_POLL_INTERVAL_S, KERNEL_START_TIMEOUT_S, KernelMixin, KernelProc
+from .kernel_control import EVENT_PRIORITY, EXIT_POLL_INTERVAL_S, KERNEL_PATH, KERNEL_START_TIMEOUT_S, KernelMixin, KernelProc
 from .privileges import Identity
 from .recycle import DEFAULT_SCRATCH_DIRS
 from .session_tree import ChangeWatch, Snapshot
+from .zygote import Zygote
 
 
 class Supervisor(HostChannelMixin, ExecMixin, KernelMixin):
@@ -39,6 +40,11 @@ class Supervisor(HostChannelMixin, ExecMixin, KernelMixin):
         self.identity = identity or Identity(None, None, os.getuid())
         # Where the sandbox user may write besides the session dir (emptied by recycle).
         self.scratch_dirs = scratch_dirs
+        # Forks the kernels (zygote.py).
+        zygote_env = dict(os.environ)
+        zygote_env.setdefault("MPLBACKEND", "Agg")
+        self.zygote = Zygote(KERNEL_PATH, session_dir, zygote_env)
+        self.zygote_fd: int | None = None  # its channel, as registered with the selector
         self.selector = selectors.DefaultSelector()
         self.host_frames = FrameReader(MAX_HOST_FRAME)
         self.kernel: KernelProc | None = None
@@ -74,10 +80,14 @@ class Supervisor(HostChannelMixin, ExecMixin, KernelMixin):
             return exc.code
         finally:
             self.stop_kernel()
+            self.zygote.stop()
 
     def dispatch_event(self, kind: str, kernel: KernelProc | None) -> None:
         if kind == "host":
             self.on_host_readable()
+            return
+        if kind == "zygote":
+            self.on_zygote_readable()
             return
         assert kernel is not None
         if kind in ("stdout", "stderr"):

@@ -17,6 +17,7 @@ from typing import Any
 from .execs import Exec, timeout_error
 from .framing import MAX_KERNEL_FRAME, PROTOCOL_VERSION, READ_CHUNK, Exit, FrameReader, encode_frame, log
 from .processes import iter_processes, read_oom_kills
+from .zygote import ForkedKernel
 
 KERNEL_START_TIMEOUT_S = 30.0
 KERNEL_START_ATTEMPTS = 3
@@ -27,13 +28,14 @@ DRAIN_MAX_READS = 64
 EXIT_POLL_INTERVAL_S = 0.1
 # Order of handling within one select() batch: host first (pings stay prompt), kernel
 # output before results, the pidfd last so a result written just before an exit counts.
-EVENT_PRIORITY = {"host": 0, "stdout": 1, "stderr": 1, "result": 2, "command": 3, "pidfd": 4}
+EVENT_PRIORITY = {"host": 0, "stdout": 1, "stderr": 1, "result": 2, "command": 3, "zygote": 4, "pidfd": 5}
 KERNEL_PATH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "kernel.py")
 
 
 @dataclass
 class KernelProc:
-    proc: subprocess.Popen[bytes]
+    # Forked by the zygote (zygote.py), or a process of its own when there is none.
+    proc: subprocess.Popen[bytes] | ForkedKernel
     generation: int
     command_fd: int  # write end, non-blocking
     result_fd: int
@@ -61,24 +63,29 @@ class KernelMixin:
         result_r, result_w = os.pipe()
         stdout_r, stdout_w = os.pipe()
         stderr_r, stderr_w = os.pipe()
+        proc: subprocess.Popen[bytes] | ForkedKernel | None = None
+        pid = self.zygote_fork((command_r, result_w, stdout_w, stderr_w))
+        if pid is not None:
+            proc = ForkedKernel(pid, self.zygote)
         env = dict(os.environ)
         env.setdefault("MPLBACKEND", "Agg")  # no display in a sandbox
         try:
-            proc = subprocess.Popen(
-                [sys.executable, KERNEL_PATH, str(command_r), str(result_w)],
-                stdin=subprocess.DEVNULL,
-                stdout=stdout_w,
-                stderr=stderr_w,
-                pass_fds=(command_r, result_w),
-                cwd=self.session_dir,
-                env=env,
-                # Own session and process group: killpg reaches everything user code
-                # spawned, and terminal/job-control signals never reach it.
-                start_new_session=True,
-                # The plain sandbox user (privileges.py); no supplementary groups to set.
-                user=self.identity.sandbox_uid,
-                group=self.identity.sandbox_gid,
-            )
+            if proc is None:
+                proc = subprocess.Popen(
+                    [sys.executable, KERNEL_PATH, str(command_r), str(result_w)],
+                    stdin=subprocess.DEVNULL,
+                    stdout=stdout_w,
+                    stderr=stderr_w,
+                    pass_fds=(command_r, result_w),
+                    cwd=self.session_dir,
+                    env=env,
+                    # Own session and process group: killpg reaches everything user code
+                    # spawned, and terminal/job-control signals never reach it.
+                    start_new_session=True,
+                    # The plain sandbox user (privileges.py); no supplementary groups to set.
+                    user=self.identity.sandbox_uid,
+                    group=self.identity.sandbox_gid,
+                )
         except OSError as exc:
             for fd in (command_r, command_w, result_r, result_w):
                 os.close(fd)
@@ -112,6 +119,36 @@ class KernelMixin:
             self.selector.register(pidfd, selectors.EVENT_READ, ("pidfd", gen))
         self.kernel = kernel
         self.next_poll = time.monotonic() + EXIT_POLL_INTERVAL_S
+
+    def zygote_fork(self, fds: tuple[int, int, int, int]) -> int | None:
+        """A kernel forked by the zygote (started, or started again, when needed); None
+        when there is no zygote to ask."""
+        zygote = self.zygote
+        if zygote.sock is None:
+            self.forget_zygote()
+            if not zygote.start():
+                return None
+            assert zygote.fd is not None
+            self.zygote_fd = zygote.fd
+            self.selector.register(zygote.fd, selectors.EVENT_READ, ("zygote", None))
+        pid = zygote.fork(fds, self.session_dir)
+        if zygote.sock is None:
+            self.forget_zygote()
+        return pid
+
+    def forget_zygote(self) -> None:
+        """Drops the selector's registration of a zygote channel that is gone."""
+        fd, self.zygote_fd = self.zygote_fd, None
+        if fd is not None:
+            try:
+                self.selector.unregister(fd)
+            except (KeyError, ValueError, OSError):
+                pass
+
+    def on_zygote_readable(self) -> None:
+        self.zygote.on_readable()
+        if self.zygote.sock is None:
+            self.forget_zygote()
 
     def send_command(self, kernel: KernelProc, message: dict[str, Any]) -> None:
         # Non-blocking with a backlog: a wedged kernel must never stall the loop
