@@ -34,8 +34,9 @@ PY_FAILED=0
 for suite in "docker/sandbox/repl:discover -p test_*.py" "libs/agents/src/python-tools:test_derive_schema"; do
   PY_LOG="$DRYDOCK_VAR/log/python-$(basename "${suite%%:*}").log"
   set +e
-  # shellcheck disable=SC2086 # the arguments are words on purpose
-  (cd "$ROOT/${suite%%:*}" && python3 -m unittest ${suite#*:}) 2>&1 | tee "$PY_LOG" | tail -4
+  # Split into words on purpose, never globbed: `test_*.py` is discover's pattern.
+  # shellcheck disable=SC2086
+  (set -f; cd "$ROOT/${suite%%:*}" && python3 -m unittest ${suite#*:}) 2>&1 | tee "$PY_LOG" | tail -4
   status=${PIPESTATUS[0]}
   set -e
   ran=$(sed -n 's/^Ran \([0-9]*\) tests\? .*/\1/p' "$PY_LOG")

@@ -1,17 +1,21 @@
 """The frames worker and supervisor exchange, fixed by the golden examples in frames/
 (read by the TypeScript tests too: libs/execution/src/protocol/repl-protocol.golden.spec.ts).
 Each request example is sent as is; each event example must have the shape of what the
-supervisor answers: the same keys, and values of the same JSON types, all the way down."""
+supervisor answers: the same keys, and values of the same JSON types, all the way down
+(an empty list conforms to any list example)."""
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
+import tempfile
 import unittest
 from typing import Any
 
 from drydock_supervisor.framing import FrameReader, encode_frame
-from repl_test_support import HERE, ReplTestCase
+from repl_test_support import HAVE_MATPLOTLIB, HERE, SYSTEM_PYTHON, Client, ReplTestCase
+from test_separation import SANDBOX_UID, SUPERVISOR_UID
 
 FRAMES = os.path.join(HERE, "frames")
 
@@ -21,11 +25,7 @@ def golden(kind: str, name: str) -> dict[str, Any]:
         return json.load(f)
 
 
-def shape(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {key: shape(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [shape(value[0])] if value else []
+def json_type(value: Any) -> str:
     if isinstance(value, bool):
         return "boolean"
     if isinstance(value, (int, float)):
@@ -35,22 +35,46 @@ def shape(value: Any) -> Any:
     return type(value).__name__
 
 
-class TestGoldenFrames(ReplTestCase):
-    def assertShape(self, frame: dict[str, Any], name: str) -> None:
-        self.assertEqual(shape(frame), shape(golden("events", name)), frame)
+def nonconformities(actual: Any, example: Any, where: str = "$") -> list[str]:
+    """Where `actual` differs in shape from `example`: keys, JSON types, list items."""
+    if isinstance(example, dict) and isinstance(actual, dict):
+        if sorted(actual) != sorted(example):
+            return [f"{where}: keys {sorted(actual)} != {sorted(example)}"]
+        return [p for key in example for p in nonconformities(actual[key], example[key], f"{where}.{key}")]
+    if isinstance(example, list) and isinstance(actual, list):
+        if not example:
+            return [] if not actual else [f"{where}: not empty"]
+        return [p for i, item in enumerate(actual) for p in nonconformities(item, example[0], f"{where}[{i}]")]
+    if json_type(actual) != json_type(example):
+        return [f"{where}: {json_type(actual)} != {json_type(example)}"]
+    return []
 
+
+class GoldenAssertions(unittest.TestCase):
+    def assertConforms(self, frame: dict[str, Any], name: str) -> None:
+        self.assertEqual(nonconformities(frame, golden("events", name)), [], frame)
+
+
+class TestGoldenFrames(ReplTestCase, GoldenAssertions):
     def test_every_example_round_trips_through_the_framing(self) -> None:
         for kind in ("requests", "events"):
             for name in sorted(os.listdir(os.path.join(FRAMES, kind))):
                 message = golden(kind, name[: -len(".json")])
                 self.assertEqual(FrameReader(1 << 20).feed(encode_frame(message)), [json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode()])
 
+    def test_the_shape_check_catches_a_missing_key_and_a_wrong_type(self) -> None:
+        done = golden("events", "done-ok")
+        self.assertTrue(nonconformities({k: v for k, v in done.items() if k != "trackingMs"}, done))
+        self.assertTrue(nonconformities({**done, "files": {**done["files"], "changed": [1]}}, done))
+        self.assertTrue(nonconformities({**done, "stateLost": 0}, done))
+
     def test_ready(self) -> None:
-        self.assertShape(self.repl.ready, "ready")
+        self.assertConforms(self.repl.ready, "ready")
+        self.assertEqual(self.repl.ready["features"], [])  # recycling needs the two users
 
     def test_ping(self) -> None:
         self.repl.send(golden("requests", "ping"))
-        self.assertShape(self.repl.next_frame(), "pong")
+        self.assertEqual(self.repl.next_frame(), golden("events", "pong"))
 
     def test_exec_ok_with_stream_result_files_and_artifacts(self) -> None:
         request = golden("requests", "exec")
@@ -59,29 +83,87 @@ class TestGoldenFrames(ReplTestCase):
         done, seen = self.repl.wait_done(request["id"])
         streams = [frame for _at, frame in seen if frame["ev"] == "stream"]
         self.assertTrue(streams)
-        self.assertShape(streams[0], "stream")
-        self.assertShape(done, "done-ok")
+        self.assertConforms(streams[0], "stream")
+        self.assertConforms(done, "done-ok")
+        self.assertEqual((done["stdout"], done["result"], done["files"]["changed"]), ("hi\n", {"text": "42", "html": None}, ["/out.csv"]))
 
     def test_exec_error_and_timeout(self) -> None:
-        self.assertShape(self.repl.run("raise ValueError('bad')"), "done-error")
-        self.assertShape(self.repl.run("import time\ntime.sleep(5)", timeout_ms=200), "done-timeout")
+        self.assertConforms(self.repl.run("raise ValueError('bad')"), "done-error")
+        self.assertConforms(self.repl.run("import time\ntime.sleep(5)", timeout_ms=200), "done-timeout")
+
+    def test_kernel_death_and_the_state_lost_after_it(self) -> None:
+        killed = self.repl.run("import os\nprint('bye', flush=True)\nos._exit(3)")
+        self.assertConforms(killed, "done-killed")
+        self.assertEqual(killed["status"], "killed")
+        after = self.repl.run("x = 1")
+        self.assertConforms(after, "done-state-lost")
+        self.assertTrue(after["stateLost"])
+
+    def test_memory(self) -> None:
+        counter = os.path.join(self.repl.dir, "memory.events")
+        with open(counter, "w") as f:
+            f.write("oom 1\noom_kill 1\n")
+        repl = Client({"DRYDOCK_OOM_COUNTER_FILE": counter})
+        self.addCleanup(repl.close)
+        done = repl.run(f"open({counter!r}, 'w').write('oom 2\\noom_kill 2\\n')\nimport os, signal\nos.kill(os.getpid(), signal.SIGKILL)")
+        self.assertEqual(done["status"], "memory")
+        self.assertConforms(done, "done-memory")
+
+    def test_rejected_exec_has_no_tracking_time(self) -> None:
+        running = self.repl.start("import time\ntime.sleep(0.5)")
+        self.repl.send({**golden("requests", "exec"), "id": "second"})
+        rejected = self.repl.next_frame()
+        self.assertEqual((rejected["id"], rejected["error"]["name"]), ("second", "Busy"))
+        self.assertConforms(rejected, "done-rejected")
+        self.assertEqual(self.repl.wait_done(running)[0]["status"], "ok")
+
+    @unittest.skipUnless(HAVE_MATPLOTLIB, "matplotlib is not importable by this Python")
+    def test_figure(self) -> None:
+        done = self.repl.run("import matplotlib.pyplot as plt\nplt.plot([1, 2])\nNone")
+        self.assertConforms(done, "done-figure")
+        self.assertEqual(done["figures"], ["/artifacts/figure-1.png"])
 
     def test_fs_delete(self) -> None:
         os.makedirs(os.path.join(self.repl.dir, "data"))
         with open(os.path.join(self.repl.dir, "data", "old.csv"), "w") as f:
             f.write("x")
         self.repl.send(golden("requests", "fs-delete"))
+        self.assertEqual(self.repl.next_frame(), golden("events", "fs-deleted"))
+
+    def test_recycle_refused_without_the_two_users(self) -> None:
+        self.repl.send(golden("requests", "recycle"))
         frame = self.repl.next_frame()
-        self.assertShape(frame, "fs-deleted")
-        self.assertEqual(frame, golden("events", "fs-deleted"))
+        self.assertConforms(frame, "recycled-refused")
+        self.assertEqual((frame["id"], frame["clean"]), (golden("requests", "recycle")["id"], False))
 
     def test_protocol_error(self) -> None:
         self.repl.send_raw(b"\x00\x00\x00\x02[]")
-        self.assertShape(self.repl.next_frame(), "protocol-error")
+        self.assertEqual(self.repl.next_frame(), golden("events", "protocol-error"))
 
     def test_shutdown(self) -> None:
         self.repl.send(golden("requests", "shutdown"))
         self.assertEqual(self.repl.proc.wait(timeout=5), 0)
+
+
+@unittest.skipUnless(os.geteuid() == 0, "the supervisor drops root only when it starts as root")
+class TestGoldenFramesWithTwoUsers(GoldenAssertions):
+    """As in a container: started as root, user code under another user (test_separation.py)."""
+
+    def setUp(self) -> None:
+        scratch = tempfile.mkdtemp(prefix="drydock-scratch-")
+        os.chown(scratch, SANDBOX_UID, SANDBOX_UID)
+        self.addCleanup(shutil.rmtree, scratch, True)
+        env = {"DRYDOCK_SANDBOX_UID": str(SANDBOX_UID), "DRYDOCK_SUPERVISOR_UID": str(SUPERVISOR_UID), "DRYDOCK_SCRATCH_DIRS": scratch}
+        self.repl = Client(env, python=SYSTEM_PYTHON, sandbox_uid=SANDBOX_UID)
+        self.addCleanup(self.repl.close)
+
+    def test_ready_and_recycled(self) -> None:
+        self.assertConforms(self.repl.ready, "ready")
+        self.assertEqual(self.repl.ready["features"], golden("events", "ready")["features"])
+        self.repl.send(golden("requests", "recycle"))
+        frame = self.repl.next_frame()
+        self.assertConforms(frame, "recycled")
+        self.assertTrue(frame["clean"], frame)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { outcomeFromDone } from '../runtime/sandbox-runtime.js';
-import { encodeFrame, FrameDecoder, type DoneFrame, type ReplEvent, type ReplRequest } from './repl-protocol.js';
+import { encodeFrame, FrameDecoder, type DoneFrame, type ExecutionStatus, type RecycledEvent, type ReplEvent, type ReplRequest } from './repl-protocol.js';
 
 // The golden frames of docker/sandbox/repl/frames/, which the supervisor's Python tests
 // hold it to: what the worker sends must be what the supervisor reads, and what the
@@ -15,14 +15,17 @@ const read = (kind: string) =>
 // Each list is typed with the union's own keys: a renamed field breaks this build.
 const OPS: ReplRequest['op'][] = ['exec', 'fs-delete', 'ping', 'shutdown', 'recycle'];
 const EVENTS: ReplEvent['ev'][] = ['ready', 'pong', 'stream', 'done', 'fs-deleted', 'recycled', 'protocol_error'];
+const STATUSES: ExecutionStatus[] = ['ok', 'error', 'timeout', 'memory', 'killed'];
 const DONE_FIELDS: (keyof DoneFrame)[] = [
   'ev', 'id', 'status', 'stdout', 'stderr', 'truncated', 'result', 'error', 'stateLost', 'durationMs', 'files', 'artifacts', 'figures',
 ];
+const RECYCLED_FIELDS: (keyof RecycledEvent)[] = ['ev', 'id', 'clean', 'problems', 'durationMs'];
 
 describe('REPL protocol golden frames', () => {
   it('should read every request example as the worker encodes it', () => {
     const requests = read('requests');
-    expect(requests.length).toBeGreaterThanOrEqual(4);
+    // One example at least of every request the worker can send.
+    expect([...new Set(requests.map(({ frame }) => frame.op))].sort()).toEqual([...OPS].sort());
     for (const { name, frame } of requests) {
       expect([name, OPS.includes(frame.op as ReplRequest['op'])]).toEqual([name, true]);
       const bytes = encodeFrame(frame as unknown as ReplRequest);
@@ -33,7 +36,8 @@ describe('REPL protocol golden frames', () => {
 
   it('should decode every event example into the event the types describe', () => {
     const events = read('events');
-    expect(events.length).toBeGreaterThanOrEqual(7);
+    // One example at least of every event the supervisor can send.
+    expect([...new Set(events.map(({ frame }) => frame.ev))].sort()).toEqual([...EVENTS].sort());
     for (const { name, frame } of events) {
       const [decoded] = new FrameDecoder().push(Buffer.concat([lengthOf(frame), Buffer.from(JSON.stringify(frame))]));
       expect(decoded).toEqual(frame);
@@ -43,14 +47,34 @@ describe('REPL protocol golden frames', () => {
 
   it('should turn every done example into a run outcome with all its fields', () => {
     const dones = read('events').filter(({ frame }) => frame.ev === 'done');
-    expect(dones.map((d) => d.frame.status).sort()).toEqual(['error', 'ok', 'timeout']);
+    expect([...new Set(dones.map((d) => d.frame.status))].sort()).toEqual([...STATUSES].sort());
     for (const { frame } of dones) {
       for (const field of DONE_FIELDS) expect(frame).toHaveProperty(field);
       const outcome = outcomeFromDone(frame as unknown as DoneFrame);
       expect(outcome.status).toBe(frame.status);
+      expect(outcome.stateLost).toBe(frame.stateLost);
       expect(outcome.files).toEqual(frame.files);
       expect(outcome.artifacts).toEqual(frame.artifacts);
+      expect(outcome.figures).toEqual(frame.figures);
+      // `error` is null exactly for ok (docker/sandbox/repl/README.md).
+      expect([frame.status, outcome.error === null]).toEqual([frame.status, frame.status === 'ok']);
     }
+  });
+
+  it('should keep a figure-only result as just its png, and null representations out', () => {
+    const figure = read('events').find(({ name }) => name === 'done-figure.json')!.frame as unknown as DoneFrame;
+    expect(outcomeFromDone(figure).result).toEqual({ png: figure.result!.png });
+    const ok = read('events').find(({ name }) => name === 'done-ok.json')!.frame as unknown as DoneFrame;
+    expect(outcomeFromDone(ok).result).toEqual({ text: ok.result!.text });
+  });
+
+  it('should have every field of the recycled answer and the features of ready', () => {
+    const events = read('events');
+    for (const { frame } of events.filter(({ frame }) => frame.ev === 'recycled')) {
+      expect(Object.keys(frame).sort()).toEqual([...RECYCLED_FIELDS].sort());
+    }
+    const ready = events.find(({ frame }) => frame.ev === 'ready')!.frame as Extract<ReplEvent, { ev: 'ready' }>;
+    expect(ready.features).toContain('recycle');
   });
 });
 
