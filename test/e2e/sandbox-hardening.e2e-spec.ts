@@ -1,4 +1,5 @@
 import { DENIED_SYSCALLS, SANDBOX_SECCOMP_PROFILE } from '@drydock/docker-sandbox';
+import Docker from 'dockerode';
 import { startPlatform, type Platform } from './support/platform.js';
 
 // User code cannot tamper with the sandbox's own processes (decision 007): it runs as
@@ -22,6 +23,24 @@ describe('Sandbox hardening', () => {
     return res.body;
   };
 
+  // Every other process of the container, as user code sees them in /proc.
+  const PROCESSES = [
+    'import os',
+    'def uids(pid):',
+    '    return [int(x) for x in [l for l in open(f"/proc/{pid}/status") if l.startswith("Uid:")][0].split()[1:4]]',
+    'def capabilities(pid):',
+    '    return [l.split()[1] for l in open(f"/proc/{pid}/status") if l.startswith(("CapPrm:", "CapEff:"))]',
+    'def command(pid):',
+    '    return " ".join(a.decode() for a in open(f"/proc/{pid}/cmdline", "rb").read().split(b"\\0") if a)',
+    'processes = {}',
+    'for name in os.listdir("/proc"):',
+    '    if name.isdigit() and int(name) != os.getpid():',
+    '        try:',
+    '            processes[int(name)] = {"uids": uids(name), "command": command(name), "caps": capabilities(name)}',
+    '        except OSError:',
+    '            pass  # gone meanwhile',
+  ];
+
   it('should run every container under our seccomp profile', async () => {
     const api = await platform.newTenant();
     const session = await api.createSession();
@@ -29,6 +48,8 @@ describe('Sandbox hardening', () => {
     const seccomp = info.HostConfig.SecurityOpt!.find((opt: string) => opt.startsWith('seccomp='))!;
     expect(JSON.parse(seccomp.slice('seccomp='.length))).toEqual(JSON.parse(JSON.stringify(SANDBOX_SECCOMP_PROFILE)));
     expect(info.HostConfig.SecurityOpt).toContain('no-new-privileges:true');
+    // No runtime named (SANDBOX_RUNTIME unset): Docker's default.
+    expect(info.HostConfig.Runtime).toBe('runc');
   });
 
   it('should fail ptrace(PTRACE_ATTACH) on every other process of the container, and the denied calls', async () => {
@@ -38,12 +59,11 @@ describe('Sandbox hardening', () => {
       api,
       session.id,
       [
-        'import ctypes, errno, json, os',
+        ...PROCESSES,
+        'import ctypes, errno, json, socket',
         'libc = ctypes.CDLL(None, use_errno=True)',
         'attached = {}',
-        'for pid in sorted(int(p) for p in os.listdir("/proc") if p.isdigit()):',
-        '    if pid == os.getpid():',
-        '        continue',
+        'for pid in sorted(processes):',
         '    result = libc.ptrace(16, pid, None, None)  # PTRACE_ATTACH',
         '    attached[pid] = "attached" if result == 0 else errno.errorcode.get(ctypes.get_errno())',
         'syscall = libc.syscall',
@@ -53,43 +73,66 @@ describe('Sandbox hardening', () => {
         // userfaultfd 323, perf_event_open 298, io_uring_setup 425, unshare 272.
         'calls = {name: denied(n, 0, 0, 0, 0, 0) for name, n in [("process_vm_readv", 310), ("personality", 135), ("keyctl", 250),',
         '         ("bpf", 321), ("userfaultfd", 323), ("perf_event_open", 298), ("io_uring_setup", 425), ("unshare", 272)]}',
-        'print(json.dumps({"attached": attached, "calls": calls, "pids": len(attached)}))',
+        'def opens(family):',
+        '    try:',
+        '        socket.socket(family, socket.SOCK_STREAM).close()',
+        '        return "opened"',
+        '    except OSError as exc:',
+        '        return errno.errorcode.get(exc.errno)',
+        'sockets = {"vsock": opens(socket.AF_VSOCK), "unix": opens(socket.AF_UNIX)}',
+        'print(json.dumps({"attached": attached, "calls": calls, "commands": [p["command"] for p in processes.values()], "sockets": sockets}))',
       ].join('\n'),
     );
-    const out = JSON.parse(body.stdout);
-    // tini (pid 1), the supervisor, and the kernel's own parent chain at least.
-    expect(out.pids).toBeGreaterThanOrEqual(2);
-    for (const outcome of Object.values(out.attached)) expect(outcome).toBe('EPERM');
+    const out = JSON.parse(body.stdout) as { attached: Record<string, string>; calls: Record<string, boolean>; commands: string[]; sockets: Record<string, string> };
+    // tini (pid 1) and the supervisor at least were tried.
+    expect(out.attached).toHaveProperty('1');
+    expect(out.commands).toContain('python3 -u /opt/drydock/repl/supervisor.py');
+    expect(new Set(Object.values(out.attached))).toEqual(new Set(['EPERM']));
     expect(out.calls).toEqual(Object.fromEntries(Object.keys(out.calls).map((name) => [name, true])));
     for (const name of Object.keys(out.calls)) expect(DENIED_SYSCALLS).toHaveProperty(name);
+    expect(out.sockets).toEqual({ vsock: 'EPERM', unix: 'opened' });
   });
 
-  it('should run user code as another user than the supervisor, which user code cannot signal', async () => {
+  it('should run user code as another user than the supervisor, which, like init, user code cannot signal', async () => {
     const api = await platform.newTenant();
     const session = await api.createSession();
     const body = await run(
       api,
       session.id,
       [
-        'import json, os, signal',
-        'def ids(pid):',
-        '    return [int(x) for x in [l for l in open(f"/proc/{pid}/status") if l.startswith("Uid:")][0].split()[1:4]]',
-        'supervisor = os.getppid()',
+        ...PROCESSES,
+        'import json, signal',
+        // (tini's command line ends with the supervisor's too.)
+        'supervisor = [pid for pid, p in processes.items() if p["command"] == "python3 -u /opt/drydock/repl/supervisor.py"]',
+        // Everything that is not user code: init, the supervisor and what it runs under
+        // its own user (the zygote).
+        'theirs = sorted(pid for pid, p in processes.items() if p["uids"][0] != os.getuid())',
         'sent = {}',
-        'for pid, sig in [(supervisor, signal.SIGTERM), (supervisor, signal.SIGSTOP), (1, signal.SIGKILL)]:',
-        '    try:',
-        '        os.kill(pid, sig)',
-        '        sent[f"{pid}:{sig}"] = "sent"',
-        '    except PermissionError:',
-        '        sent[f"{pid}:{sig}"] = "EPERM"',
-        'print(json.dumps({"me": list(os.getresuid()), "supervisor": ids(supervisor), "init": ids(1), "sent": sent}))',
+        'for pid in theirs:',
+        '    for sig in (signal.SIGTERM, signal.SIGSTOP, signal.SIGKILL):',
+        '        try:',
+        '            os.kill(pid, sig)',
+        '            sent[f"{pid}:{sig.name}"] = "sent"',
+        '        except PermissionError:',
+        '            sent[f"{pid}:{sig.name}"] = "EPERM"',
+        'print(json.dumps({"me": list(os.getresuid()), "supervisor": [processes[p]["uids"] for p in supervisor],',
+        '                  "caps": {p: processes[p]["caps"] for p in theirs}, "init": processes[1]["uids"], "theirs": theirs, "sent": sent}))',
       ].join('\n'),
     );
     const out = JSON.parse(body.stdout);
     expect(out.me).toEqual([10001, 10001, 10001]);
-    expect(out.supervisor).toEqual([10002, 10001, 10002]);
+    expect(out.supervisor).toEqual([[10002, 10001, 10002]]);
+    // No capability left in anything but init (which keeps SETUID and SETGID, unused).
+    for (const [pid, caps] of Object.entries(out.caps)) {
+      expect([pid, caps]).toEqual([pid, pid === '1' ? ['00000000000000c0', '00000000000000c0'] : ['0000000000000000', '0000000000000000']]);
+    }
     expect(out.init[0]).toBe(0);
-    expect(Object.values(out.sent)).toEqual(['EPERM', 'EPERM', 'EPERM']);
+    expect(out.theirs).toEqual(expect.arrayContaining([1]));
+    expect(out.theirs.length).toBeGreaterThanOrEqual(2);
+    expect(Object.keys(out.sent)).toHaveLength(3 * out.theirs.length);
+    expect(new Set(Object.values(out.sent))).toEqual(new Set(['EPERM']));
+    // Still served by the same supervisor.
+    expect((await run(api, session.id, '1 + 1')).stateLost).toBe(false);
   });
 
   it('should keep the session and its variables when user code kills every process it can', async () => {
@@ -100,5 +143,34 @@ describe('Sandbox hardening', () => {
     expect(killed.stdout).toBe('survived\n');
     const next = await run(api, session.id, 'print(kept, child.wait())');
     expect(next).toMatchObject({ stateLost: false, stdout: 'still here -9\n' });
+  });
+});
+
+// SANDBOX_RUNTIME: the worker passes the operator's runtime to Docker (an unknown one
+// stops it at boot: docker-sandbox.runtime.spec.ts).
+describe('Sandbox hardening under an operator-named runtime', () => {
+  let platform: Platform;
+  let runtime: string;
+
+  beforeAll(async () => {
+    const info = (await new Docker({ socketPath: process.env.DOCKER_SOCKET ?? '/var/run/docker.sock' }).info()) as {
+      Runtimes?: Record<string, unknown>;
+      DefaultRuntime: string;
+    };
+    // Any runtime the daemon knows besides its default (e.g. io.containerd.runc.v2).
+    runtime = Object.keys(info.Runtimes ?? {}).find((name) => name !== info.DefaultRuntime) ?? info.DefaultRuntime;
+    platform = await startPlatform({ SANDBOX_RUNTIME: runtime });
+  });
+
+  afterAll(async () => {
+    await platform?.close();
+  });
+
+  it('should create sessions under that runtime, which serve executions', async () => {
+    const api = await platform.newTenant();
+    const session = await api.createSession();
+    expect((await platform.containerOf(session.id)).HostConfig.Runtime).toBe(runtime);
+    const res = await api.execute(session.id, 'import os\nos.getresuid()');
+    expect(res.body).toMatchObject({ status: 'ok', result: { text: '(10001, 10001, 10001)' } });
   });
 });

@@ -141,6 +141,15 @@ print(json.dumps({{"secret": "secret" in globals(), "session": os.listdir("."), 
         # The next kernel is forked by the same zygote: it survived.
         self.assertEqual(int(self.repl.run("import os\nprint(os.getppid())")["stdout"]), zygote)
 
+    def test_recycle_not_clean_once_user_code_slowed_the_supervisor(self) -> None:
+        # Allowed to user code (only effective uids are compared) and irreversible
+        # without privilege: the sandbox must be destroyed, not reused.
+        supervisor = self.repl.ready["pid"]
+        self.assertEqual(self.repl.run(f"import os\nos.setpriority(os.PRIO_PROCESS, {supervisor}, 19)")["status"], "ok")
+        frame = self.recycle()
+        self.assertFalse(frame["clean"], frame)
+        self.assertEqual(frame["problems"], [f"process {supervisor} of the supervisor's user was rescheduled (policy, nice or CPUs)"])
+
     def test_recycle_refused_during_an_exec(self) -> None:
         exec_id = self.repl.start("import time\ntime.sleep(1)")
         frame = self.recycle()

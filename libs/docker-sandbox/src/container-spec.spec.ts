@@ -34,4 +34,11 @@ describe('SANDBOX_SECCOMP_PROFILE', () => {
       expect(DENIED_SYSCALLS).toHaveProperty(name);
     }
   });
+
+  it('should allow socket() in every family but AF_VSOCK, and clone() without namespace flags only', () => {
+    const rulesFor = (name: string) => SANDBOX_SECCOMP_PROFILE.syscalls.filter((rule) => (rule.names as readonly string[]).includes(name));
+    expect(rulesFor('socket')).toEqual([{ names: ['socket'], action: 'SCMP_ACT_ALLOW', args: [{ index: 0, value: 40, valueTwo: 0, op: 'SCMP_CMP_NE' }] }]);
+    expect(rulesFor('clone')).toEqual([expect.objectContaining({ args: [{ index: 0, value: 0x7e020000, valueTwo: 0, op: 'SCMP_CMP_MASKED_EQ' }] })]);
+    expect(rulesFor('clone3')).toEqual([{ names: ['clone3'], action: 'SCMP_ACT_ERRNO', errnoRet: 38 }]);
+  });
 });

@@ -7,6 +7,7 @@ import type { Duplex } from 'node:stream';
 import type { Sandbox, SandboxRuntime, SandboxSpec } from '@drydock/execution';
 import { LABEL_SESSION, LABEL_WORKER, SANDBOX_UID, sandboxContainerOptions, sessionVolumeOptions, type SandboxHardening } from './container-spec.js';
 import { DockerSandbox } from './docker-sandbox.js';
+import { parseOperatorSeccompProfile } from './seccomp/operator-seccomp-profile.js';
 import { SANDBOX_SECCOMP_PROFILE } from './seccomp/sandbox-seccomp.profile.js';
 
 const READY_TIMEOUT_MS = 30_000;
@@ -24,7 +25,7 @@ export class DockerSandboxRuntime implements SandboxRuntime, OnModuleInit {
   }
 
   // The worker refuses to start with a runtime Docker does not know or a profile that is
-  // not JSON, instead of failing every session later.
+  // not one, instead of failing every session later.
   async onModuleInit(): Promise<void> {
     const { runtime, seccompProfile } = this.config.docker;
     let profile = this.hardening.seccompProfileJson;
@@ -32,11 +33,7 @@ export class DockerSandboxRuntime implements SandboxRuntime, OnModuleInit {
       const text = await readFile(seccompProfile, 'utf8').catch((error: Error) => {
         throw new ConfigError(`SANDBOX_SECCOMP_PROFILE: cannot read ${seccompProfile}: ${error.message}`);
       });
-      try {
-        profile = JSON.stringify(JSON.parse(text));
-      } catch {
-        throw new ConfigError(`SANDBOX_SECCOMP_PROFILE: ${seccompProfile} is not JSON`);
-      }
+      profile = parseOperatorSeccompProfile(text, seccompProfile);
     }
     if (runtime) {
       const info = (await this.docker.info()) as { Runtimes?: Record<string, unknown> };

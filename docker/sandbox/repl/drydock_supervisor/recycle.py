@@ -11,6 +11,9 @@ What an item could leave for the next one, and where it goes:
 - System V shared memory, semaphores and message queues: removed;
 - the interpreter (variables, imports, monkey patches): the kernel is replaced by a new
   one (event_loop's caller does that).
+- the scheduling of the supervisor's own processes: user code can lower it (nice,
+  SCHED_IDLE, CPUs: those calls compare effective uids only) and nothing can raise it
+  back, so a change makes the sandbox not clean (checked, not undone).
 Anything else is outside user code's reach: the root filesystem is read-only, the
 network is none, keyrings and ptrace are denied by the seccomp profile.
 """
@@ -31,6 +34,15 @@ DEFAULT_SCRATCH_DIRS = ("/tmp", "/dev/shm", "/dev/mqueue")
 KILL_ROUNDS = 20
 IPC_RMID = 0
 SYSV_IPC = (("shm", "shmctl"), ("sem", "semctl"), ("msg", "msgctl"))
+
+
+def scheduling(pid: int) -> tuple[int, int, frozenset[int]]:
+    """A process's scheduling policy, nice value and CPUs."""
+    return os.sched_getscheduler(pid), os.getpriority(os.PRIO_PROCESS, pid), frozenset(os.sched_getaffinity(pid))
+
+
+# The supervisor's as it started: this module is imported before any user code runs.
+SCHEDULING_AT_START = scheduling(0)
 
 
 def user_processes(uid: int, exclude: frozenset[int] = frozenset()) -> list[int]:
@@ -181,4 +193,12 @@ def leftovers(identity: Identity, dirs: list[str], kernel_pid: int | None) -> li
     for kind, _call in SYSV_IPC:
         if _sysv_ids(kind, identity.sandbox_uid):
             problems.append(f"System V {kind} objects survived")
+    # The supervisor and the processes it started under its own user (the zygote).
+    for pid in user_processes(identity.supervisor_uid):
+        try:
+            changed = scheduling(pid) != SCHEDULING_AT_START
+        except OSError:
+            continue  # gone meanwhile
+        if changed:
+            problems.append(f"process {pid} of the supervisor's user was rescheduled (policy, nice or CPUs)")
     return problems

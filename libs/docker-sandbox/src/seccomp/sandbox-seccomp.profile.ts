@@ -41,7 +41,7 @@ const ALLOWED = [
   'setregid', 'setregid32', 'setresgid', 'setresgid32', 'setresuid', 'setresuid32', 'setreuid', 'setreuid32',
   'setrlimit', 'set_robust_list', 'setsid', 'setsockopt', 'set_thread_area', 'set_tid_address', 'setuid', 'setuid32',
   'setxattr', 'shmat', 'shmctl', 'shmdt', 'shmget', 'shutdown', 'sigaltstack', 'signalfd', 'signalfd4', 'sigprocmask',
-  'sigreturn', 'socket', 'socketcall', 'socketpair', 'splice', 'stat', 'stat64', 'statfs', 'statfs64', 'statx',
+  'sigreturn', 'socketcall', 'socketpair', 'splice', 'stat', 'stat64', 'statfs', 'statfs64', 'statx',
   'symlink', 'symlinkat', 'sync', 'sync_file_range', 'syncfs', 'sysinfo', 'tee', 'tgkill', 'time', 'timer_create',
   'timer_delete', 'timer_getoverrun', 'timer_gettime', 'timer_gettime64', 'timer_settime', 'timer_settime64',
   'timerfd_create', 'timerfd_gettime', 'timerfd_gettime64', 'timerfd_settime', 'timerfd_settime64', 'times', 'tkill',
@@ -96,6 +96,7 @@ export const DENIED_SYSCALLS: Record<string, string> = {
   quotactl: 'host disk quotas',
   settimeofday: 'the host clock',
   clock_settime: 'the host clock',
+  clock_settime64: 'the host clock',
   stime: 'the host clock',
   iopl: 'raw I/O ports',
   ioperm: 'raw I/O ports',
@@ -123,6 +124,9 @@ export const DENIED_SYSCALLS: Record<string, string> = {
 // NEWIPC | NEWUSER | NEWPID | NEWNET); clone3 answers ENOSYS, so the C library falls
 // back to clone, whose flags can be checked.
 const CLONE_NAMESPACE_FLAGS = 0x7e020000;
+// socket() in every address family but AF_VSOCK: a channel to the hypervisor or the
+// host, past `NetworkMode: none` (as Docker's default profile).
+const AF_VSOCK = 40;
 const ENOSYS = 38;
 const EPERM = 1;
 
@@ -135,7 +139,14 @@ export const SANDBOX_SECCOMP_PROFILE = {
   ],
   syscalls: [
     { names: [...ALLOWED], action: 'SCMP_ACT_ALLOW' },
+    { names: ['socket'], action: 'SCMP_ACT_ALLOW', args: [{ index: 0, value: AF_VSOCK, valueTwo: 0, op: 'SCMP_CMP_NE' }] },
     { names: ['arch_prctl', 'modify_ldt'], action: 'SCMP_ACT_ALLOW', includes: { arches: ['amd64', 'x32', 'x86'] } },
+    // What the C library needs on ARM hosts (as Docker's default profile).
+    {
+      names: ['arm_fadvise64_64', 'arm_sync_file_range', 'sync_file_range2', 'breakpoint', 'cacheflush', 'set_tls'],
+      action: 'SCMP_ACT_ALLOW',
+      includes: { arches: ['arm', 'arm64'] },
+    },
     {
       names: ['clone'],
       action: 'SCMP_ACT_ALLOW',

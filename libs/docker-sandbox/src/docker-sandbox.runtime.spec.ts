@@ -1,0 +1,78 @@
+import { jest } from '@jest/globals';
+import { ConfigError } from '@drydock/core';
+import type Docker from 'dockerode';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { makeConfig } from '../../../test/factories/config.factory.js';
+import { makeLimits } from '../../../test/factories/limits.factory.js';
+import { DockerSandboxRuntime } from './docker-sandbox.runtime.js';
+import { SANDBOX_SECCOMP_PROFILE } from './seccomp/sandbox-seccomp.profile.js';
+
+const spec = { sessionId: 'ses_1', tenantId: 'ten_1', threadId: 'thr_1', workerId: 'w1', limits: makeLimits() };
+
+// Only what onModuleInit and the start of create() touch; createContainer stops there.
+function fakeDocker(runtimes: string[]) {
+  return {
+    info: jest.fn(async () => ({ Runtimes: Object.fromEntries(runtimes.map((name) => [name, { path: name }])) })),
+    createVolume: jest.fn(async () => ({})),
+    getVolume: () => ({ remove: async () => undefined }),
+    createContainer: jest.fn(async (_options: Docker.ContainerCreateOptions) => {
+      throw new Error('stop here');
+    }),
+  };
+}
+
+function runtimeWith(env: Record<string, string>, docker: ReturnType<typeof fakeDocker>) {
+  const sut = new DockerSandboxRuntime(makeConfig(env));
+  (sut as unknown as { docker: unknown }).docker = docker;
+  return sut;
+}
+
+async function createdOptions(sut: DockerSandboxRuntime, docker: ReturnType<typeof fakeDocker>) {
+  await expect(sut.create(spec)).rejects.toThrow('stop here');
+  return docker.createContainer.mock.calls[0][0];
+}
+
+describe(DockerSandboxRuntime.name, () => {
+  it('should refuse to start when Docker does not know the runtime, naming the variable and what it knows', async () => {
+    const docker = fakeDocker(['runc', 'io.containerd.runc.v2']);
+    const sut = runtimeWith({ SANDBOX_RUNTIME: 'runsc' }, docker);
+    const init = sut.onModuleInit();
+    await expect(init).rejects.toThrow(ConfigError);
+    await expect(init).rejects.toThrow('SANDBOX_RUNTIME: Docker has no runtime "runsc" (it has: runc, io.containerd.runc.v2)');
+  });
+
+  it('should pass a runtime Docker knows to every container, and none when unset', async () => {
+    const docker = fakeDocker(['runc', 'runsc']);
+    const gvisor = runtimeWith({ SANDBOX_RUNTIME: 'runsc' }, docker);
+    await gvisor.onModuleInit();
+    expect((await createdOptions(gvisor, docker)).HostConfig!.Runtime).toBe('runsc');
+
+    const plainDocker = fakeDocker(['runc']);
+    const plain = runtimeWith({}, plainDocker);
+    await plain.onModuleInit();
+    expect(plainDocker.info).not.toHaveBeenCalled();
+    expect((await createdOptions(plain, plainDocker)).HostConfig).not.toHaveProperty('Runtime');
+  });
+
+  it('should put the built-in seccomp profile on every container, or the operator file instead', async () => {
+    const builtIn = fakeDocker([]);
+    const sut = runtimeWith({}, builtIn);
+    await sut.onModuleInit();
+    expect((await createdOptions(sut, builtIn)).HostConfig!.SecurityOpt).toContain(`seccomp=${JSON.stringify(SANDBOX_SECCOMP_PROFILE)}`);
+
+    const file = join(await mkdtemp(join(tmpdir(), 'seccomp-')), 'profile.json');
+    const own = { defaultAction: 'SCMP_ACT_ERRNO', syscalls: [{ names: ['read', 'write'], action: 'SCMP_ACT_ALLOW' }] };
+    await writeFile(file, JSON.stringify(own, null, 2));
+    const docker = fakeDocker([]);
+    const operator = runtimeWith({ SANDBOX_SECCOMP_PROFILE: file }, docker);
+    await operator.onModuleInit();
+    expect((await createdOptions(operator, docker)).HostConfig!.SecurityOpt).toEqual(['no-new-privileges:true', `seccomp=${JSON.stringify(own)}`]);
+  });
+
+  it('should refuse to start when the operator profile cannot be read', async () => {
+    const sut = runtimeWith({ SANDBOX_SECCOMP_PROFILE: '/nonexistent/profile.json' }, fakeDocker([]));
+    await expect(sut.onModuleInit()).rejects.toThrow(/^SANDBOX_SECCOMP_PROFILE: cannot read \/nonexistent\/profile.json/);
+  });
+});
