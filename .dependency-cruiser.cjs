@@ -1,9 +1,13 @@
 // The layering rules of docs/development.md, checked by `npm run check:layers` (and so by
-// scripts/test.sh / .ci/run). A violation fails with the rule's name and comment.
-// Production code only: tests and benches may reach anything (e.g. dockerode to inspect
-// containers, or the Docker runtime to time it).
-const PRODUCTION = '^(apps|libs)/';
-const NOT_TESTS = '\\.spec\\.ts$|\\.spec-helper\\.ts$';
+// scripts/test.sh / .ci/run). A violation fails the run with the rule's name and comment.
+// It cruises apps/ and libs/, spec files included (none needs an exemption). test/ and
+// bench/ are not cruised: they inspect containers with dockerode and rows with TypeORM on
+// purpose. migrations/ and scripts/ are not either: migrations are TypeORM by nature.
+const CODE = '^(apps|libs)/';
+// dockerode and the HTTP client under it.
+const DOCKER_CLIENT = 'node_modules/(dockerode|docker-modem)/';
+// A repository, or its unit spec (which may build the TypeORM/pg objects it is given).
+const REPOSITORY = '\\.repository(\\.spec)?\\.ts$';
 
 module.exports = {
   forbidden: [
@@ -18,48 +22,92 @@ module.exports = {
       name: 'gateway-reaches-docker',
       severity: 'error',
       comment:
-        'The gateway (and the agent it hosts) never loads Docker code: the Docker runtime (libs/docker-sandbox, dockerode) ' +
-        'belongs to the worker. Import the contract from @drydock/execution instead.',
-      from: { path: '^(apps/gateway|libs/agents)/', pathNot: NOT_TESTS },
-      to: { path: '^libs/docker-sandbox/|node_modules/dockerode/', reachable: true },
+        'The gateway (and the agent it hosts) never loads Docker code, through any chain of imports: the Docker ' +
+        'runtime (libs/docker-sandbox, dockerode) belongs to the worker. Keep Docker code out of the libs the ' +
+        'gateway imports; they offer the contract (@drydock/execution), the worker binds it.',
+      // From the gateway's entry point and the agents barrel (all the gateway can load of
+      // libs/agents), so that one wrong import is reported once per Docker module, not
+      // once per gateway file; gateway-imports-docker covers files not loaded from there.
+      from: { path: '^(apps/gateway/src/main\\.ts|libs/agents/src/index\\.ts)$' },
+      to: { path: `^libs/docker-sandbox/|${DOCKER_CLIENT}`, reachable: true },
+    },
+    {
+      name: 'gateway-imports-docker',
+      severity: 'error',
+      comment:
+        'No file of the gateway or libs/agents, spec files included, imports the Docker runtime (libs/docker-sandbox, ' +
+        'dockerode): the gateway never loads Docker code; the worker does.',
+      from: { path: '^(apps/gateway|libs/agents)/' },
+      to: { path: `^libs/docker-sandbox/|${DOCKER_CLIENT}` },
     },
     {
       name: 'dockerode-outside-docker-runtime',
       severity: 'error',
-      comment: 'Only the Docker runtime (libs/docker-sandbox) talks to Docker; everything else goes through the SandboxRuntime port.',
-      from: { path: PRODUCTION, pathNot: '^libs/docker-sandbox/' },
-      to: { path: 'node_modules/dockerode/' },
+      comment:
+        'Only the Docker runtime (libs/docker-sandbox) talks to Docker; everything else goes through the ' +
+        'SandboxRuntime port of @drydock/execution.',
+      from: { path: CODE, pathNot: '^libs/docker-sandbox/' },
+      to: { path: DOCKER_CLIENT },
     },
     {
       name: 'typeorm-outside-repositories',
       severity: 'error',
       comment:
-        'Only *.repository.ts files use TypeORM; services depend on a repository interface injected by token. ' +
-        'Besides repositories, only what maps the schema may import it: entities (*.entity.ts), the connection ' +
-        '(libs/core/src/database/), and the agents module that registers its entity (agent-definitions.module.ts).',
+        'Only *.repository.ts files use TypeORM; services and controllers depend on a repository interface ' +
+        'injected by token. The few other files allowed are listed, with why, in .dependency-cruiser.cjs.',
       from: {
-        path: PRODUCTION,
+        path: CODE,
         pathNot: [
-          '\\.repository\\.ts$',
+          REPOSITORY,
+          // Entities are the mapping: TypeORM's decorators are what they are made of.
           '\\.entity\\.ts$',
-          '^libs/core/src/database/',
+          // The one connection (TypeOrmModule.forRootAsync) and the DataSourceOptions it
+          // shares with the migration runner.
+          '^libs/core/src/database/database\\.module\\.ts$',
+          '^libs/core/src/database/database-options\\.ts$',
+          // Adds the agents entity with TypeOrmModule.forFeature (DatabaseModule loads it)
+          // and binds AGENTS_REPOSITORY; it wires, holds no query.
           '^libs/agents/src/definitions/agent-definitions\\.module\\.ts$',
-          NOT_TESTS,
         ],
       },
       to: { path: 'node_modules/(typeorm|@nestjs/typeorm)/' },
     },
     {
+      name: 'postgres-driver-outside-repositories',
+      severity: 'error',
+      comment:
+        'The PostgreSQL driver (pg) and LangGraph\'s PostgreSQL checkpointer are database access like TypeORM: ' +
+        'only repositories and the agent\'s checkpoint store use them.',
+      from: {
+        path: CODE,
+        pathNot: [
+          REPOSITORY,
+          // The checkpoint store: LangGraph's PostgresSaver over a pg Pool is the
+          // repository of the agent's conversation state.
+          '^libs/agents/src/checkpoint/cached-postgres\\.saver\\.ts$',
+          // Known debt, not a precedent: it opens the checkpointer's pg Pool and takes an
+          // advisory lock with raw SQL, which belongs beside the saver in checkpoint/.
+          '^libs/agents/src/runtime/graph-agent\\.runtime\\.ts$',
+        ],
+      },
+      to: { path: 'node_modules/(pg|@langchain/langgraph-checkpoint-postgres)/' },
+    },
+    {
       name: 'lib-internals-through-barrel',
       severity: 'error',
-      comment: 'Another lib is imported through its barrel (@drydock/<name>), never by a path into its src/.',
+      comment:
+        'Another lib is imported through its barrel (@drydock/<name>, libs/<name>/src/index.ts), never by a path ' +
+        'into its src/: the barrel is its public surface.',
+      // $2 is the importing app's or lib's own name: a lib's relative imports of itself are fine.
       from: { path: '^(apps|libs)/([^/]+)/' },
       to: { path: '^libs/([^/]+)/src/(?!index\\.ts$)', pathNot: '^libs/$2/' },
     },
     {
       name: 'no-circular-between-libs',
       severity: 'error',
-      comment: 'Libs form layers (core at the bottom, apps on top); a cycle between two libs means one of them holds the wrong thing.',
+      comment:
+        'Libs form layers (core at the bottom, apps on top); an import cycle that crosses from one lib into ' +
+        'another means one of them holds the wrong thing.',
       from: { path: '^libs/([^/]+)/' },
       to: { path: '^libs/', pathNot: '^libs/$1/', circular: true },
     },
@@ -67,10 +115,18 @@ module.exports = {
   options: {
     doNotFollow: { path: 'node_modules' },
     exclude: { path: '^(dist|var|coverage)/' },
+    // Resolves the @drydock/* aliases (read by tsconfig-paths, not by the typescript package).
     tsConfig: { fileName: 'tsconfig.json' },
-    // TypeScript 7 ships no compiler API; swc (already the build's compiler) parses.
+    // TypeScript 7 ships no JS compiler API (dependency-cruiser 17 supports typescript <7);
+    // swc, already the build's compiler, parses. It keeps type-only imports: they count.
     parser: 'swc',
     tsPreCompilationDeps: true,
     enhancedResolveOptions: { extensions: ['.ts', '.js'], conditionNames: ['import', 'require', 'node', 'default'] },
   },
 };
+
+// depcruise exits with the number of errors, and the OS keeps that modulo 256: exactly 256
+// (or 512, ...) violations would exit 0 and pass CI. Any error count fails with 1 instead.
+process.on('exit', () => {
+  if (Number(process.exitCode) > 0) process.exitCode = 1;
+});
