@@ -11,7 +11,7 @@ import type {
   ThreadFilesRepository,
   WritePolicy,
 } from './thread-files.repository.js';
-import { lineTest } from './vfs-grep.js';
+import { lineScanner } from './search/text-grep.js';
 import { MAX_LINE_CHARS, splitLines } from './vfs-lines.js';
 import { ancestorsOf, isWithin } from './vfs-path.js';
 import { planWrite, type WriteState } from './vfs-write-rules.js';
@@ -32,7 +32,11 @@ export class InMemoryThreadFilesRepository implements ThreadFilesRepository {
   private readonly revisions = new Map<string, number>();
   private readonly storage = new Map<string, number>();
 
-  constructor(private readonly now: () => Date = () => new Date()) {}
+  constructor(
+    private readonly now: () => Date = () => new Date(),
+    // The time a regex may take to match here (PostgreSQL's statement timeout in production).
+    private readonly regexBudgetMs?: number,
+  ) {}
 
   // Test helper: the tenant's stored bytes as the quota sees them.
   storedBytes(tenantId: string): number {
@@ -216,29 +220,31 @@ export class InMemoryThreadFilesRepository implements ThreadFilesRepository {
   }
 
 
+  // Matching here stands in for PostgreSQL's and follows the one in-process policy (the
+  // search module's scanner, under its time budget).
   async findMatchingFiles(tenantId: string, threadId: string, under: string, matcher: LineMatcher) {
-    const test = lineTest(matcher);
+    const scan = lineScanner(matcher, this.regexBudgetMs);
     return this.live(tenantId, threadId)
-      .filter((r) => r.text !== null && isWithin(r.record.path, under) && splitLines(r.text).some(test))
+      .filter((r) => r.text !== null && isWithin(r.record.path, under) && scan(splitLines(r.text), 1).length > 0)
       .map((r) => r.record.path);
   }
 
   async matchLines(tenantId: string, threadId: string, paths: string[], matcher: LineMatcher, limit: number) {
-    const test = lineTest(matcher);
+    const scan = lineScanner(matcher, this.regexBudgetMs);
     const out: LineMatch[] = [];
     for (const { path, text } of await this.readTexts(tenantId, threadId, paths)) {
-      splitLines(text).forEach((line, i) => {
-        if (test(line)) out.push({ path, line: i + 1, text: line.slice(0, MAX_LINE_CHARS + 1) });
-      });
+      const lines = splitLines(text);
+      for (const i of scan(lines, lines.length)) out.push({ path, line: i + 1, text: lines[i]!.slice(0, MAX_LINE_CHARS + 1) });
     }
     return out.slice(0, limit);
   }
 
   async countLines(tenantId: string, threadId: string, paths: string[], matcher: LineMatcher) {
-    const test = lineTest(matcher);
+    const scan = lineScanner(matcher, this.regexBudgetMs);
     const out: { path: string; count: number }[] = [];
     for (const { path, text } of await this.readTexts(tenantId, threadId, paths)) {
-      const count = splitLines(text).filter(test).length;
+      const lines = splitLines(text);
+      const count = scan(lines, lines.length).length;
       if (count > 0) out.push({ path, count });
     }
     return out;

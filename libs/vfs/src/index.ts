@@ -1,7 +1,7 @@
 export * from './vfs.errors.js';
 export * from './vfs-path.js';
 export * from './vfs-lines.js';
-export { DEFAULT_MAX_MATCHES, type GrepMode, type GrepResult } from './vfs-grep.js';
+export * from './search/index.js';
 export * from './thread-files.entity.js';
 export * from './thread-files.repository.js';
 export * from './typeorm-thread-files.repository.js';

@@ -14,6 +14,7 @@ import type {
   ThreadFilesRepository,
   WritePolicy,
 } from './thread-files.repository.js';
+import { lineScanner } from './search/text-grep.js';
 import { MAX_LINE_CHARS } from './vfs-lines.js';
 import { ancestorsOf } from './vfs-path.js';
 import { planWrite, type WriteState } from './vfs-write-rules.js';
@@ -111,7 +112,8 @@ function matchSql(matcher: LineMatcher) {
     line: (col: string, n: number) => `${col} ${op} $${n}`,
     lineParam: re,
     lineCheck: CROSSES_LINES.test(re),
-    matchesEmpty: new RegExp(matcher.source).test(''),
+    // Matched here under the search budget, never unbounded on the event loop.
+    matchesEmpty: lineScanner(matcher)([''], 1).length > 0,
   };
 }
 

@@ -85,4 +85,11 @@ export class VfsError extends DrydockError {
   static invalidPattern(pattern: string, reason: string) {
     return new VfsError('INVALID_PATTERN', `Invalid pattern ${JSON.stringify(pattern)}: ${reason}.`, 400);
   }
+  static searchTimeout(pattern: string, ms: number) {
+    return new VfsError(
+      'SEARCH_TIMEOUT',
+      `The pattern ${JSON.stringify(pattern)} took longer than ${ms} ms to match; simplify it or search a narrower path.`,
+      422,
+    );
+  }
 }

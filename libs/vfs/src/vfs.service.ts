@@ -1,5 +1,4 @@
 import { Inject, Injectable } from '@nestjs/common';
-import picomatch from 'picomatch';
 import { APP_CONFIG, type AppConfig, TENANTS_REPOSITORY, type TenantsRepository } from '@drydock/core';
 import {
   THREAD_FILES_REPOSITORY,
@@ -11,17 +10,20 @@ import {
 import { fileBody } from './vfs-content.js';
 import {
   compileGlob,
-  DEFAULT_MAX_MATCHES,
-  GREP_MODES,
-  type GrepMode,
-  type GrepResult,
+  globPattern,
   grepGlobFilter,
+  grepLimits,
   grepResult,
+  narrowGlobBase,
+  searchPattern,
   shownLine,
-} from './vfs-grep.js';
+  wholeNumber,
+  type GrepMode,
+  type GrepOptions,
+  type GrepResult,
+} from './search/index.js';
 import { countLines, DEFAULT_READ_LIMIT, numberLines } from './vfs-lines.js';
-import { isWithin, joinPath, normalizePath, relativeTo } from './vfs-path.js';
-import { compileRegex, MAX_PATTERN_CHARS, toPostgresRegex } from './vfs-regex.js';
+import { normalizePath, relativeTo } from './vfs-path.js';
 import { VfsError } from './vfs.errors.js';
 
 
@@ -50,14 +52,6 @@ export interface VfsFileInfo {
   text: boolean;
 }
 
-export interface GrepOptions {
-  path?: string;
-  glob?: string;
-  outputMode?: GrepMode;
-  regex?: boolean;
-  caseInsensitive?: boolean;
-  maxMatches?: number;
-}
 
 export interface WriteOptions {
   // Default true (PUT semantics); false refuses an existing file with FILE_EXISTS.
@@ -65,7 +59,6 @@ export interface WriteOptions {
   contentType?: string;
 }
 
-const MAX_GREP_MATCHES = 100_000;
 // Files per statement when grep walks matching files for lines.
 const GREP_FILES_PER_QUERY = 200;
 
@@ -73,10 +66,6 @@ function toInfo(file: ThreadFileRecord): VfsFileInfo {
   return { ...file, type: 'file' };
 }
 
-function wholeNumber(value: number | undefined, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
-  if (value === undefined || value === null || !Number.isFinite(Number(value))) return fallback;
-  return Math.min(max, Math.max(min, Math.floor(Number(value))));
-}
 
 function countOccurrences(text: string, needle: string): number {
   let n = 0;
@@ -205,12 +194,7 @@ export class VfsService {
   // absolute paths. Absolute paths, sorted.
   async glob(scope: ThreadScope, pattern: string, path = '/'): Promise<string[]> {
     const base = normalizePath(path);
-    if (typeof pattern !== 'string' || pattern.trim() === '') {
-      throw VfsError.invalidPattern(String(pattern), 'it is empty');
-    }
-    if (pattern.length > MAX_PATTERN_CHARS) throw VfsError.invalidPattern(pattern.slice(0, 80), 'it is too long');
-    const pat = pattern.replace(/^(\.\/)+/, '');
-    const absolute = pat.startsWith('/');
+    const { pattern: pat, absolute } = globPattern(pattern);
     const match = compileGlob(pat);
     const under = narrowGlobBase(base, pat, absolute);
     if (under === null) return [];
@@ -221,28 +205,14 @@ export class VfsService {
   }
 
   // Lines containing `pattern` (literal by default; with `regex`, a JavaScript regular
-  // expression) in text files at or beneath `path`; binary files are skipped. The
-  // database finds the files (and lines) wherever the pattern has a faithful
-  // PostgreSQL form; the rest is matched here.
+  // expression) in text files at or beneath `path`; binary files are skipped. The regex
+  // policy is the search module's (search/search-pattern.ts): PostgreSQL runs every
+  // tenant regex, under the connection's statement timeout, never this process.
   async grep(scope: ThreadScope, pattern: string, options: GrepOptions = {}): Promise<GrepResult> {
     const under = normalizePath(options.path ?? '/');
-    const mode = options.outputMode ?? 'files_with_matches';
-    if (!GREP_MODES.includes(mode)) {
-      throw VfsError.invalidPattern(String(mode), `outputMode must be one of ${GREP_MODES.join(', ')}`);
-    }
-    const max = wholeNumber(options.maxMatches, DEFAULT_MAX_MATCHES, 1, MAX_GREP_MATCHES);
-    const matcher = this.lineMatcher(pattern, options);
+    const { mode, max } = grepLimits(options);
+    const matcher = searchPattern(pattern, options);
     const filter = options.glob ? grepGlobFilter(options.glob, under) : null;
-
-    // Tenant regexes never run in this process: a pathological one would stall the event
-    // loop for every tenant. PostgreSQL runs them, under the connection's statement
-    // timeout; patterns it cannot run faithfully are refused.
-    if (matcher.kind === 'regex' && matcher.postgres === null) {
-      throw VfsError.invalidPattern(
-        pattern,
-        'grep does not support backreferences, empty character classes or repetition counts over 255',
-      );
-    }
     return this.grepInDatabase(scope, under, matcher, mode, max, filter);
   }
 
@@ -329,21 +299,6 @@ export class VfsService {
     }
   }
 
-  private lineMatcher(pattern: string, options: GrepOptions): LineMatcher {
-    if (typeof pattern !== 'string' || pattern === '') throw VfsError.invalidPattern(String(pattern), 'it is empty');
-    if (pattern.length > MAX_PATTERN_CHARS) throw VfsError.invalidPattern(pattern.slice(0, 80), 'it is too long');
-    if (pattern.includes('\u0000')) throw VfsError.invalidPattern(pattern, 'it contains a NUL character');
-    const caseInsensitive = options.caseInsensitive ?? false;
-    if (!options.regex) {
-      if (pattern.includes('\n')) {
-        throw VfsError.invalidPattern(pattern, 'grep matches within one line; remove the newline');
-      }
-      return { kind: 'literal', pattern, caseInsensitive };
-    }
-    compileRegex(pattern, caseInsensitive);
-    return { kind: 'regex', source: pattern, postgres: toPostgresRegex(pattern), caseInsensitive };
-  }
-
   private async grepInDatabase(
     scope: ThreadScope,
     under: string,
@@ -373,17 +328,3 @@ export class VfsService {
   }
 }
 
-// The narrowest directory to list for a glob: the pattern's literal leading directories
-// (`src/**/*.py` from `/` → `/src`). Null when the pattern cannot match beneath `base`.
-function narrowGlobBase(base: string, pattern: string, absolute: boolean): string | null {
-  const scan = picomatch.scan(pattern);
-  if (scan.negated || !scan.base) return base;
-  let literal: string;
-  try {
-    literal = absolute ? normalizePath(scan.base) : joinPath(base, scan.base);
-  } catch {
-    return base;
-  }
-  if (isWithin(literal, base)) return literal;
-  return isWithin(base, literal) ? base : null;
-}

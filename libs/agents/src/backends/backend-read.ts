@@ -1,10 +1,6 @@
-import { countLines, DEFAULT_READ_LIMIT, displayLine, numberLines, splitLines, VfsError } from '@drydock/vfs';
+import { countLines, DEFAULT_READ_LIMIT, displayLine, numberLines, splitLines, VfsError, wholeNumber } from '@drydock/vfs';
 import type { ReadOptions, ReadResult } from './backend-protocol.js';
 
-export function wholeNumber(value: number | undefined, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
-  if (value === undefined || value === null || !Number.isFinite(Number(value))) return fallback;
-  return Math.min(max, Math.max(min, Math.floor(Number(value))));
-}
 
 // The read window of a text file, the same for every backend: `limit` lines (default
 // 500) from the 0-based line `offset`, line rules as in the VFS (a final `\n` ends the

@@ -34,13 +34,6 @@ export class BackendError extends DrydockError {
       { max },
     );
   }
-  static searchTimeout(pattern: string, ms: number) {
-    return new BackendError(
-      'SEARCH_TIMEOUT',
-      `The pattern ${JSON.stringify(pattern)} took longer than ${ms} ms to match; simplify it or search a narrower path.`,
-      422,
-    );
-  }
   static invalidConfig(reason: string) {
     return new BackendError('INVALID_BACKEND_CONFIG', `Invalid backend configuration: ${reason}`, 400);
   }

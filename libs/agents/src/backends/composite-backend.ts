@@ -1,5 +1,5 @@
 import { DrydockError } from '@drydock/core';
-import { isWithin, normalizePath, relativeTo } from '@drydock/vfs';
+import { globFilter, grepGlobFilter, grepLimits, grepResult, isWithin, normalizePath, relativeTo } from '@drydock/vfs';
 import type {
   Backend,
   BackendContext,
@@ -15,7 +15,6 @@ import type {
   WriteOptions,
   WriteResult,
 } from './backend-protocol.js';
-import { globFilter, grepGlobFilter, grepOptionsChecked, truncatedResult } from './backend-search.js';
 import { BackendError } from './backend.errors.js';
 
 export interface BackendRoute {
@@ -174,7 +173,7 @@ export class CompositeBackend implements Backend {
   }
 
   async grep(ctx: BackendContext, pattern: string, options: BackendGrepOptions = {}): Promise<GrepResult> {
-    const { mode, max } = grepOptionsChecked(options);
+    const { mode, max } = grepLimits(options);
     const target = this.route(options.path ?? '/');
     const under = outer(target.mount, target.inner);
     const below = this.mountsBelow(under);
@@ -335,14 +334,14 @@ function mergeGrep(mode: GrepResult['mode'], max: number, parts: GrepResult[]): 
       .flatMap((r) => r.matches ?? [])
       .sort((a, b) => byPath(a.path, b.path) || a.line - b.line);
     if (matches.length > max) truncated = true;
-    return truncatedResult(mode, { matches: matches.slice(0, max) }, truncated, max);
+    return grepResult(mode, { matches: matches.slice(0, max) }, truncated, max);
   }
   if (mode === 'count') {
     const counts = parts.flatMap((r) => r.counts ?? []).sort((a, b) => byPath(a.path, b.path));
     if (counts.length > max) truncated = true;
-    return truncatedResult(mode, { counts: counts.slice(0, max) }, truncated, max);
+    return grepResult(mode, { counts: counts.slice(0, max) }, truncated, max);
   }
   const files = parts.flatMap((r) => r.files ?? []).sort(byPath);
   if (files.length > max) truncated = true;
-  return truncatedResult(mode, { files: files.slice(0, max) }, truncated, max);
+  return grepResult(mode, { files: files.slice(0, max) }, truncated, max);
 }

@@ -3,7 +3,7 @@ import * as fs from 'node:fs/promises';
 import { isUtf8 } from 'node:buffer';
 import * as hostPath from 'node:path';
 import { DrydockError } from '@drydock/core';
-import { normalizePath, VfsError } from '@drydock/vfs';
+import { DEFAULT_REGEX_BUDGET_MS, globFilter, grepTextFiles, normalizePath, searchPattern, VfsError, type TextFile } from '@drydock/vfs';
 import type {
   Backend,
   BackendContext,
@@ -18,7 +18,6 @@ import type {
   WriteResult,
 } from './backend-protocol.js';
 import { readTextWindow, replaceExact } from './backend-read.js';
-import { DEFAULT_REGEX_BUDGET_MS, globFilter, grepTextFiles, type TextFile } from './backend-search.js';
 import { BackendError } from './backend.errors.js';
 
 // A host folder chosen by the operator (never by a tenant), seen by the agent as `/`.
@@ -199,7 +198,7 @@ export class FilesystemBackend implements Backend {
 
   async glob(ctx: BackendContext, pattern: string, path = '/'): Promise<string[]> {
     const base = normalizePath(path);
-    const match = globFilter(pattern, base);
+    const match = globFilter(pattern, base, this.regexBudgetMs);
     const root = await this.root(ctx, false);
     if (root === null) {
       if (base === '/') return [];
@@ -213,6 +212,7 @@ export class FilesystemBackend implements Backend {
 
   async grep(ctx: BackendContext, pattern: string, options: BackendGrepOptions = {}): Promise<GrepResult> {
     const under = normalizePath(options.path ?? '/');
+    const matcher = searchPattern(pattern, options);
     const root = await this.root(ctx, false);
     if (root === null && under !== '/') throw VfsError.fileNotFound(under);
     const start = root === null ? null : (await this.locate(root, under)).host;
@@ -235,7 +235,7 @@ export class FilesystemBackend implements Backend {
         yield { path: file.path, text: content.toString('utf8') };
       }
     }
-    return grepTextFiles(texts(), pattern, options, under, this.regexBudgetMs);
+    return grepTextFiles(texts(), matcher, options, under, this.regexBudgetMs);
   }
 
   // --- confinement -----------------------------------------------------------------

@@ -1,4 +1,4 @@
-import { ancestorsOf, isWithin, normalizePath, relativeTo, VfsError } from '@drydock/vfs';
+import { ancestorsOf, DEFAULT_REGEX_BUDGET_MS, globFilter, grepTextFiles, isWithin, normalizePath, relativeTo, searchPattern, VfsError } from '@drydock/vfs';
 import type {
   Backend,
   BackendContext,
@@ -16,7 +16,6 @@ import type {
   WriteResult,
 } from './backend-protocol.js';
 import { readTextWindow, replaceExact } from './backend-read.js';
-import { DEFAULT_REGEX_BUDGET_MS, globFilter, grepTextFiles } from './backend-search.js';
 
 // Files kept in the graph state (`files`), checkpointed with the conversation and gone
 // with it. LangGraph state changes only through what a node returns, so this backend
@@ -126,7 +125,7 @@ export class StateBackend implements Backend {
 
   async glob(ctx: BackendContext, pattern: string, path = '/'): Promise<string[]> {
     const base = normalizePath(path);
-    const match = globFilter(pattern, base);
+    const match = globFilter(pattern, base, this.regexBudgetMs);
     const paths = [...this.files(ctx).keys()].filter((k) => isWithin(k, base));
     if (paths.length === 0 && base !== '/') throw VfsError.fileNotFound(base);
     return paths.filter(match).sort();
@@ -134,10 +133,11 @@ export class StateBackend implements Backend {
 
   async grep(ctx: BackendContext, pattern: string, options: BackendGrepOptions = {}): Promise<GrepResult> {
     const under = normalizePath(options.path ?? '/');
+    const matcher = searchPattern(pattern, options);
     const files = [...this.files(ctx)].filter(([k]) => isWithin(k, under)).sort(([a], [b]) => (a < b ? -1 : 1));
     const result = await grepTextFiles(
       files.map(([p, file]) => ({ path: p, text: stateFileText(file) })),
-      pattern,
+      matcher,
       options,
       under,
       this.regexBudgetMs,
