@@ -109,6 +109,21 @@ describe('Thread files (REST)', () => {
     expect(bad.body.error.code).toBe('INVALID_PATTERN');
   });
 
+  it('should answer 422 SEARCH_TIMEOUT to a glob that backtracks without end, and keep serving', async () => {
+    // picomatch compiles this to a backtracking regex that never finishes on a 200-byte
+    // name; unbounded, it would stall the gateway for every tenant.
+    await put(api, 't-glob-bomb', `/names/${'a'.repeat(200)}`, 'x\n');
+    const glob = '**/*a*a*a*a*a*a*a*a*b';
+    for (const [route, body] of [
+      ['glob', { pattern: glob }],
+      ['grep', { pattern: 'x', glob }],
+    ] as const) {
+      const res = await api.post(`${files('t-glob-bomb')}/${route}`, body);
+      expect([route, res.status, res.body.error?.code]).toEqual([route, 422, 'SEARCH_TIMEOUT']);
+    }
+    expect((await api.post(`${files('t-glob-bomb')}/glob`, { pattern: 'names/*' })).body.paths).toHaveLength(1);
+  });
+
   it('should delete files and directories', async () => {
     await put(api, 't-del', '/d/one.txt', '1');
     await put(api, 't-del', '/d/sub/two.txt', '2');

@@ -28,6 +28,7 @@ import { VfsError } from './vfs.errors.js';
 // file cannot appear under a path that just became a file.
 
 const INVALID_REGULAR_EXPRESSION = '2201B';
+const QUERY_CANCELED = '57014';
 // Rows per INSERT of a batch (each statement's parameters stay a few MB).
 const BATCH_ROWS = 500;
 const BATCH_BYTES = 8 * 1024 * 1024;
@@ -558,9 +559,21 @@ export class TypeOrmThreadFilesRepository implements ThreadFilesRepository {
       if (code === INVALID_REGULAR_EXPRESSION && matcher.kind === 'regex') {
         throw VfsError.invalidPattern(matcher.source, (error as Error).message);
       }
+      // The connection's statement timeout cut the search off: the tenant's pattern,
+      // not the platform, is at fault.
+      if (code === QUERY_CANCELED) {
+        const pattern = matcher.kind === 'regex' ? matcher.source : matcher.pattern;
+        throw VfsError.searchTimeout(pattern, statementTimeoutMs(this.db));
+      }
       throw error;
     }
   }
+}
+
+// The statement timeout this connection was opened with, for the error's sentence.
+function statementTimeoutMs(db: DataSource): number {
+  const extra = (db.options as { extra?: { statement_timeout?: number } }).extra;
+  return Number(extra?.statement_timeout ?? 0);
 }
 
 function* chunks(files: FileBody[]): Generator<FileBody[]> {
