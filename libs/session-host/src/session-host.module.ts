@@ -17,6 +17,7 @@ import { RedisRunGuard } from './runs/redis-run-guard.js';
 import { RUN_GUARD } from './runs/run-guard.js';
 import { DatasetStager } from './sandboxes/dataset-stager.js';
 import { SandboxProvisioner } from './sandboxes/sandbox-provisioner.js';
+import { WarmSandboxPool } from './sandboxes/warm-sandbox-pool.js';
 
 const EXPORTED = [ExecutionRunner, BatchItemRunner, SessionLifecycle, IdleReaper, AbandonedSessionSweeper, WorkerHeartbeat, HostedSessionRegistry];
 
@@ -35,6 +36,7 @@ export class SessionHostModule {
       ArtifactIngester,
       HostedSessionRegistry,
       DatasetStager,
+      WarmSandboxPool,
       SandboxProvisioner,
       SessionActivity,
       SessionLifecycle,

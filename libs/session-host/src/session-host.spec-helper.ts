@@ -13,6 +13,7 @@ import { ExecutionRunner } from './runs/execution-runner.js';
 import type { RunGuard } from './runs/run-guard.js';
 import { DatasetStager } from './sandboxes/dataset-stager.js';
 import { SandboxProvisioner } from './sandboxes/sandbox-provisioner.js';
+import { WarmSandboxPool } from './sandboxes/warm-sandbox-pool.js';
 
 // The session host wired with fakes of its ports: a FakeRuntime, in-memory sessions,
 // executions and thread files, a run guard in a Set. Artifact ingestion has its own
@@ -98,11 +99,12 @@ export function hostWithFakes(options: { sessions?: FakeSessions; env?: Record<s
   const noArtifacts = { ingest: async () => ({ artifacts: [], skipped: [] }) } as unknown as ArtifactIngester;
   const registry = new HostedSessionRegistry(sessions);
   const stager = new DatasetStager(new DatasetRegistry(config));
-  const provisioner = new SandboxProvisioner(config, runtime, sessions, registry, stager);
+  const pool = new WarmSandboxPool(config, runtime);
+  const provisioner = new SandboxProvisioner(config, runtime, sessions, registry, stager, pool);
   const fileSync = new SessionFileSync(files.vfs, files.config);
   const activity = new SessionActivity(sessions);
   const runner = new ExecutionRunner(executions, guard, registry, provisioner, fileSync, noArtifacts, activity);
-  const lifecycle = new SessionLifecycle(registry, provisioner, stager, fileSync, activity);
+  const lifecycle = new SessionLifecycle(registry, provisioner, stager, fileSync, activity, pool);
   const reaper = new IdleReaper(config, sessions, registry, lifecycle);
-  return { config, runtime, sessions, executions, guard, files, registry, stager, provisioner, fileSync, activity, runner, lifecycle, reaper };
+  return { config, runtime, sessions, executions, guard, files, registry, stager, pool, provisioner, fileSync, activity, runner, lifecycle, reaper };
 }

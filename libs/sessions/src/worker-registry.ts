@@ -12,6 +12,8 @@ export interface WorkerInfo {
   startedAt: string;
   lastSeenAt: string;
   dockerHealthy: boolean;
+  // The warm pool (WORKER_POOL_SIZE): its size, sandboxes ready and starting.
+  pool?: { size: number; ready: number; starting: number };
 }
 
 // Live workers announce themselves with a heartbeat; an entry whose heartbeat lapsed

@@ -41,6 +41,7 @@ export class WorkerLifecycleService implements OnApplicationBootstrap, BeforeApp
     const { id } = this.config.worker;
     const removed = await this.runtime.removeOrphans(id, new Set());
     if (removed) this.logger.log(`removed ${removed} containers left by a previous run of ${id}`);
+    this.lifecycle.open();
     // A drain requested of this worker's previous life is over: it starts afresh.
     await this.registry.clearDrainRequest(id);
     this.heartbeat.whenDrainRequested(() => void this.drain());

@@ -49,6 +49,9 @@ export const configSchema = z.object({
     // still sent to it (SESSION_MOVED, so their gateway resends them): gateways read a
     // session's worker per request and cache live workers for a second.
     drainSettleMs: z.coerce.number().int().min(0).default(2_500),
+    // Started sandboxes (REPL ready, default limits, no tenant's data) kept for new
+    // sessions, so a session start takes one instead of starting a container; 0: off.
+    poolSize: z.coerce.number().int().min(0).max(100).default(2),
   }),
   vfs: z.object({
     // Largest single file in a thread's filesystem.
@@ -235,6 +238,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       // WORKER_SHUTDOWN_GRACE_MS is its name before drains existed.
       drainTimeoutMs: env.WORKER_DRAIN_TIMEOUT_MS ?? env.WORKER_SHUTDOWN_GRACE_MS,
       drainSettleMs: env.WORKER_DRAIN_SETTLE_MS,
+      poolSize: env.WORKER_POOL_SIZE,
     },
     vfs: { maxFileBytes: env.VFS_MAX_FILE_BYTES, maxTenantBytes: env.VFS_MAX_TENANT_BYTES },
     artifacts: {

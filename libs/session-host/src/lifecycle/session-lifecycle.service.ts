@@ -7,6 +7,7 @@ import { fileStateOf, threadOf } from '../hosting/hosted-session.js';
 import { HostedSessionRegistry } from '../hosting/hosted-session.registry.js';
 import { DatasetStager } from '../sandboxes/dataset-stager.js';
 import { SandboxProvisioner } from '../sandboxes/sandbox-provisioner.js';
+import { WarmSandboxPool } from '../sandboxes/warm-sandbox-pool.js';
 import { SessionActivity } from './session-activity.js';
 
 // The session jobs other than executions: start (container up, thread files in),
@@ -22,7 +23,14 @@ export class SessionLifecycle {
     private readonly stager: DatasetStager,
     private readonly fileSync: SessionFileSync,
     private readonly activity: SessionActivity,
+    private readonly pool: WarmSandboxPool,
   ) {}
+
+  // Ready to host: the warm pool starts filling (after the worker cleared what its
+  // previous life left, which would otherwise remove the pool's first sandboxes).
+  open(): void {
+    this.pool.start();
+  }
 
   async start(spec: SessionSpec): Promise<{ sessionId: string; containerId: string }> {
     const hosted = await this.registry.acquire(spec);
@@ -61,6 +69,7 @@ export class SessionLifecycle {
   }
 
   async shutdown(): Promise<void> {
+    await this.pool.close();
     await this.activity.flush().catch(() => undefined);
     await this.provisioner.destroyAll(this.registry.removeAll());
   }

@@ -5,6 +5,7 @@ import { FakeRuntime } from '../../../../test/fakes/fake-sandbox.js';
 import type { HostedSessionRegistry } from '../hosting/hosted-session.registry.js';
 import type { SessionActivity } from '../lifecycle/session-activity.js';
 import { WorkerHeartbeat } from './worker-heartbeat.js';
+import type { WarmSandboxPool } from '../sandboxes/warm-sandbox-pool.js';
 
 class RecordingRegistry implements WorkerRegistry {
   beats: WorkerInfo[] = [];
@@ -37,7 +38,8 @@ function heartbeat(runtime: SandboxRuntime, flush: () => Promise<void> = async (
   const config = makeConfig({ WORKER_HEARTBEAT_MS: '50' });
   const hosted = { size: 3 } as HostedSessionRegistry;
   const activity = { flush } as SessionActivity;
-  const sut = new WorkerHeartbeat(config, runtime, registry, hosted, activity);
+  const pool = { status: { size: 2, ready: 1, starting: 1 } } as WarmSandboxPool;
+  const sut = new WorkerHeartbeat(config, runtime, registry, hosted, activity, pool);
   return { sut, registry };
 }
 
@@ -46,7 +48,12 @@ describe(WorkerHeartbeat.name, () => {
     const { sut, registry } = heartbeat(new FakeRuntime());
     await sut.beat();
     expect(registry.beats).toHaveLength(1);
-    expect(registry.beats[0]).toMatchObject({ id: 'unit-worker', sessions: 3, dockerHealthy: true });
+    expect(registry.beats[0]).toMatchObject({
+      id: 'unit-worker',
+      sessions: 3,
+      dockerHealthy: true,
+      pool: { size: 2, ready: 1, starting: 1 },
+    });
   });
 
   it('should still beat, reporting the engine unhealthy, when the engine does not answer within a period', async () => {

@@ -5,6 +5,7 @@ import { SANDBOX_RUNTIME, type SandboxRuntime } from '@drydock/execution';
 import { WORKER_REGISTRY, type WorkerRegistry, type WorkerState } from '@drydock/sessions';
 import { HostedSessionRegistry } from '../hosting/hosted-session.registry.js';
 import { SessionActivity } from '../lifecycle/session-activity.js';
+import { WarmSandboxPool } from '../sandboxes/warm-sandbox-pool.js';
 
 // The worker's presence in the registry the gateways place sessions with: one beat
 // every WORKER_HEARTBEAT_MS, then the session-activity flush.
@@ -32,6 +33,7 @@ export class WorkerHeartbeat {
     @Inject(WORKER_REGISTRY) private readonly workers: WorkerRegistry,
     private readonly hosted: HostedSessionRegistry,
     private readonly activity: SessionActivity,
+    private readonly pool: WarmSandboxPool,
   ) {}
 
   get state(): WorkerState {
@@ -65,6 +67,7 @@ export class WorkerHeartbeat {
             lastSeenAt: new Date().toISOString(),
             dockerHealthy,
             state: this.current,
+            pool: this.pool.status,
           },
           this.config.worker.heartbeatTtlMs,
         );

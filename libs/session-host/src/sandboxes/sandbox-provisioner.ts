@@ -5,10 +5,11 @@ import { SESSIONS_REPOSITORY, SessionsError, type SessionsRepository } from '@dr
 import type { HostedSession } from '../hosting/hosted-session.js';
 import { HostedSessionRegistry } from '../hosting/hosted-session.registry.js';
 import { DatasetStager } from './dataset-stager.js';
+import { WarmSandboxPool } from './warm-sandbox-pool.js';
 
-// The container lifecycle of hosted sessions: one sandbox each, created on demand (one
-// creation at a time per session, however many jobs ask), replaced after it died,
-// destroyed with the session.
+// The container lifecycle of hosted sessions: one sandbox each, taken from the warm pool
+// or created on demand (one creation at a time per session, however many jobs ask),
+// replaced after it died, destroyed with the session (never pooled again).
 @Injectable()
 export class SandboxProvisioner {
   private readonly logger = new Logger(SandboxProvisioner.name);
@@ -20,6 +21,7 @@ export class SandboxProvisioner {
     @Inject(SESSIONS_REPOSITORY) private readonly sessions: SessionsRepository,
     private readonly registry: HostedSessionRegistry,
     private readonly stager: DatasetStager,
+    private readonly pool: WarmSandboxPool,
   ) {}
 
   // The session's live sandbox, created (with its staged datasets) when it has none.
@@ -69,11 +71,12 @@ export class SandboxProvisioner {
       await hosted.sandbox.destroy().catch(() => undefined);
       hosted.sandbox = null;
     }
-    const sandbox = await this.runtime.create({
+    const spec = {
       ...hosted.spec,
       workerId: this.config.worker.id,
       readOnlyMounts: await this.stager.readOnlyMounts(hosted.spec),
-    });
+    };
+    const sandbox = this.pool.take(spec) ?? (await this.runtime.create(spec));
     if (!this.registry.isCurrent(hosted)) {
       // Stopped while starting.
       await sandbox.destroy();
