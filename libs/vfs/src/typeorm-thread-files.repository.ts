@@ -468,22 +468,34 @@ export class TypeOrmThreadFilesRepository implements ThreadFilesRepository {
   ): Promise<WriteState> {
     const paths = files.map((f) => f.path);
     const ancestors = [...new Set(paths.flatMap(ancestorsOf))];
+    // One primary-key probe per path (LATERAL, ORDER BY path, LIMIT 1), whatever the
+    // planner believes about the thread's size: with sorts off for this statement, only
+    // the primary key gives that order (an exact path is written as a range: with `=`,
+    // the order would be moot). Left to itself, the planner probed a thread the
+    // statistics did not know yet (estimated at one row) through the revision index,
+    // filtering every row of the thread for each path, then sorting the one it found:
+    // writing 10,000 files in batches of 1,000 got slower with every batch (0.4 s for
+    // the first, 2.9 s for the tenth) until autovacuum analyzed the table.
+    await run(`SELECT set_config('enable_sort', 'off', true)`);
     const rows = await run<{ kind: 'self' | 'ancestor' | 'directory'; path: string; size: string; deleted: boolean }>(
-      `SELECT 'self' AS kind, path, size, deleted FROM thread_files
-        WHERE tenant_id = $1 AND thread_id = $2 AND path = ANY($3::text[])
+      `SELECT 'self' AS kind, f.path, f.size, f.deleted FROM unnest($3::text[]) AS p,
+        LATERAL (SELECT f.path, f.size, f.deleted FROM thread_files f
+                  WHERE f.tenant_id = $1 AND f.thread_id = $2 AND f.path >= p AND f.path <= p
+                  ORDER BY f.path LIMIT 1) AS f
        UNION ALL
-       SELECT 'ancestor', path, 0, false FROM thread_files
-        WHERE tenant_id = $1 AND thread_id = $2 AND path = ANY($4::text[]) AND NOT deleted
+       SELECT 'ancestor', f.path, 0, false FROM unnest($4::text[]) AS p,
+        LATERAL (SELECT f.path FROM thread_files f
+                  WHERE f.tenant_id = $1 AND f.thread_id = $2 AND f.path >= p AND f.path <= p AND NOT f.deleted
+                  ORDER BY f.path LIMIT 1) AS f
        UNION ALL
        SELECT 'directory', p, 0, false FROM unnest($3::text[]) AS p,
-        -- One primary-key range probe per new path (LATERAL + LIMIT), whatever the
-        -- planner believes about the thread's size.
         LATERAL (SELECT 1 FROM thread_files f
                   WHERE f.tenant_id = $1 AND f.thread_id = $2 AND NOT f.deleted
                     AND f.path >= (p || '/') AND f.path < (p || '0')
                   ORDER BY f.path LIMIT 1) AS below`,
       [tenantId, threadId, paths, ancestors],
     );
+    await run(`SELECT set_config('enable_sort', 'on', true)`);
     const state: WriteState = { storageBytes, existing: new Map(), fileAncestors: new Set(), directories: new Set() };
     for (const row of rows) {
       if (row.kind === 'self') state.existing.set(row.path, { size: Number(row.size), deleted: row.deleted });
