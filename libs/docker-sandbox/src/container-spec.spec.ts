@@ -21,6 +21,13 @@ describe(sandboxContainerOptions.name, () => {
     const gvisor = sandboxContainerOptions(spec, 'img', { volume: 'v' }, { seccompProfileJson: profile, runtime: 'runsc' });
     expect(gvisor.HostConfig!.Runtime).toBe('runsc');
   });
+
+  it('should hand the zygote its preload list only when there is one', () => {
+    const plain = sandboxContainerOptions(spec, 'img', { volume: 'v' }, { seccompProfileJson: profile });
+    expect(plain.Env!.some((v) => v.startsWith('DRYDOCK_ZYGOTE_PRELOAD='))).toBe(false);
+    const tuned = sandboxContainerOptions(spec, 'img', { volume: 'v' }, { seccompProfileJson: profile }, { preloadModules: ['numpy', 'pandas'] });
+    expect(tuned.Env).toContain('DRYDOCK_ZYGOTE_PRELOAD=numpy,pandas');
+  });
 });
 
 describe('SANDBOX_SECCOMP_PROFILE', () => {

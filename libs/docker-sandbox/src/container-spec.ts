@@ -45,11 +45,18 @@ export interface SandboxHardening {
   runtime?: string;
 }
 
+// What the image runs besides the REPL's defaults: Python modules its zygote imports once
+// for every interpreter it forks (SANDBOX_PRELOAD_MODULES).
+export interface SandboxTuning {
+  preloadModules?: readonly string[];
+}
+
 export function sandboxContainerOptions(
   spec: SandboxSpec,
   image: string,
   session: { volume: string } | { hostDir: string },
   hardening: SandboxHardening,
+  tuning: SandboxTuning = {},
 ): ContainerCreateOptions {
   const { limits } = spec;
   const mounts: NonNullable<NonNullable<ContainerCreateOptions['HostConfig']>['Mounts']> = [
@@ -83,6 +90,7 @@ export function sandboxContainerOptions(
       'PYTHONDONTWRITEBYTECODE=1',
       `DRYDOCK_SANDBOX_UID=${SANDBOX_UID}`,
       `DRYDOCK_SUPERVISOR_UID=${SUPERVISOR_UID}`,
+      ...(tuning.preloadModules?.length ? [`DRYDOCK_ZYGOTE_PRELOAD=${tuning.preloadModules.join(',')}`] : []),
     ],
     Labels: sandboxLabels(spec),
     AttachStdin: true,

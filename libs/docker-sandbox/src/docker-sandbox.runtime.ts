@@ -66,7 +66,9 @@ export class DockerSandboxRuntime implements SandboxRuntime, OnModuleInit {
     let container: Docker.Container;
     try {
       container = await this.docker.createContainer({
-        ...sandboxContainerOptions(spec, this.config.docker.sandboxImage, session, this.hardening),
+        ...sandboxContainerOptions(spec, this.config.docker.sandboxImage, session, this.hardening, {
+          preloadModules: this.config.docker.preloadModules,
+        }),
         name,
       });
     } catch (error) {

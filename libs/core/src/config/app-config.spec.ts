@@ -54,4 +54,14 @@ describe('sandbox hardening settings', () => {
     expect(() => loadConfig({ ...base, SANDBOX_SECCOMP_PROFILE: 'unconfined' })).toThrow(/SANDBOX_SECCOMP_PROFILE/);
     expect(() => loadConfig({ ...base, SANDBOX_RUNTIME: 'run sc; rm' })).toThrow(/SANDBOX_RUNTIME/);
   });
+
+  it('should read the zygote preload list as module names, none by default, and refuse anything else', () => {
+    expect(loadConfig(base).docker.preloadModules).toEqual([]);
+    expect(loadConfig({ ...base, SANDBOX_PRELOAD_MODULES: ' numpy, pandas ,matplotlib.pyplot' }).docker.preloadModules).toEqual([
+      'numpy',
+      'pandas',
+      'matplotlib.pyplot',
+    ]);
+    expect(() => loadConfig({ ...base, SANDBOX_PRELOAD_MODULES: 'os;import sys' })).toThrow(/SANDBOX_PRELOAD_MODULES/);
+  });
 });

@@ -94,6 +94,14 @@ export const configSchema = z.object({
       .min(1)
       .refine((v) => v !== 'unconfined', 'SANDBOX_SECCOMP_PROFILE cannot be "unconfined": sandboxes always run under a profile')
       .optional(),
+    // Python modules the sandbox's zygote imports once, before any user code, so every
+    // interpreter it forks (a recycled batch sandbox, a kernel restarted after a timeout)
+    // starts with them loaded. Empty: none.
+    preloadModules: z
+      .string()
+      .default('')
+      .transform((v) => v.split(',').map((m) => m.trim()).filter(Boolean))
+      .pipe(z.array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$/, 'SANDBOX_PRELOAD_MODULES is a comma-separated list of Python module names')).max(20)),
   }),
   datasets: z.object({
     // The dataset registry: shared/<name>/ for every tenant, tenants/<tenantId>/<name>/
@@ -197,6 +205,7 @@ const ENV_NAMES: Record<string, string> = {
   'agent.checkpointCacheThreads': 'AGENT_CHECKPOINT_CACHE_THREADS',
   'docker.runtime': 'SANDBOX_RUNTIME',
   'docker.seccompProfile': 'SANDBOX_SECCOMP_PROFILE',
+  'docker.preloadModules': 'SANDBOX_PRELOAD_MODULES',
 };
 
 // "datasets=/srv/data,notes=/srv/notes" -> { datasets: '/srv/data', notes: '/srv/notes' }
@@ -258,6 +267,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       sessionBindDir: env.SESSION_BIND_DIR || undefined,
       runtime: env.SANDBOX_RUNTIME || undefined,
       seccompProfile: env.SANDBOX_SECCOMP_PROFILE || undefined,
+      preloadModules: env.SANDBOX_PRELOAD_MODULES,
     },
     datasets: { dir: env.DATASETS_DIR || undefined, maxStagedBytes: env.DATASETS_MAX_STAGED_BYTES },
     batches: {
