@@ -6,11 +6,18 @@ import { PlatformDataModule, SessionExecutionsService, SessionsService } from '@
 import { VfsModule } from '@drydock/vfs';
 import { ArtifactsModule } from '@drydock/artifacts';
 import { BatchesModule } from '@drydock/batches';
-import { AgentDefinitionsModule, AgentDefinitionsService, PYTHON_SCHEMA_DERIVER, SessionPythonSchemaDeriver } from '@drydock/agents';
+import {
+  AgentDefinitionsModule,
+  AgentDefinitionsService,
+  PYTHON_SCHEMA_DERIVER,
+  SessionPythonSchemaDeriver,
+  TenantCheckpointsRepository,
+} from '@drydock/agents';
 import { ArtifactLinks } from './artifacts/artifact-links.service.js';
 import { ArtifactsController, SignedArtifactsController } from './artifacts/artifacts.controller.js';
 import { AdminOperationsController } from './admin/admin-operations.controller.js';
 import { AdminTenantsController } from './admin/admin-tenants.controller.js';
+import { TenantLifecycleService } from './admin/tenant-lifecycle.service.js';
 import { AgentsController } from './agents/agents.controller.js';
 import { BatchesController } from './batches/batches.controller.js';
 import { AdminAuthGuard } from './auth/admin-auth.guard.js';
@@ -60,6 +67,8 @@ export interface GatewayOptions {
     BullMqJobDispatcher,
     { provide: JOB_DISPATCHER, useExisting: BullMqJobDispatcher },
     TenantsService,
+    TenantLifecycleService,
+    TenantCheckpointsRepository,
     SessionsService,
     SessionExecutionsService,
     TenantAuthGuard,

@@ -332,6 +332,8 @@ export class TypeOrmBatchesRepository implements BatchesRepository {
                FROM batch_items WHERE tenant_id = $1 AND status IN ('admitted', 'running') GROUP BY batch_id
            ) f ON f.batch_id = b.id
           WHERE b.tenant_id = $1 AND b.status IN ('queued', 'running')
+            -- A suspended tenant's items wait until it is resumed.
+            AND NOT EXISTS (SELECT 1 FROM tenants t WHERE t.id = $1 AND t.suspended_at IS NOT NULL)
           ORDER BY b.created_at, b.id`,
         [tenantId],
       );

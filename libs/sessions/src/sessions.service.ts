@@ -141,7 +141,26 @@ export class SessionsService {
   async delete(tenantId: string, sessionId: string): Promise<void> {
     const session = await this.get(tenantId, sessionId);
     if (session.status === 'ended') return;
-    await this.sessions.end(tenantId, sessionId, 'deleted');
+    await this.end(session, 'deleted');
+  }
+
+  // Ends every live session of the tenant (an operator suspending or deleting it): each
+  // is marked ended with `reason` and its worker destroys its container. The count.
+  async endAllOf(tenantId: string, reason: string): Promise<number> {
+    let ended = 0;
+    // Bounded: each pass ends what it listed, so the next lists what started meanwhile.
+    for (let pass = 0; pass < 100; pass++) {
+      const live = await this.sessions.list(tenantId, { includeEnded: false, limit: 500 });
+      if (live.length === 0) break;
+      await Promise.all(live.map((session) => this.end(session, reason)));
+      ended += live.length;
+    }
+    return ended;
+  }
+
+  private async end(session: SessionRecord, reason: string): Promise<void> {
+    const { id: sessionId, tenantId } = session;
+    await this.sessions.end(tenantId, sessionId, reason);
     if (await this.workers.isLive(session.workerId)) {
       await this.dispatcher
         .dispatch(session.workerId, JobName.StopSession, { session: { sessionId, tenantId } }, { waitMs: 30_000 })

@@ -1,7 +1,8 @@
-import { Body, Controller, Get, HttpCode, Param, Patch, Post, UseGuards } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, UseGuards } from '@nestjs/common';
 import { TenantsService, type TenantRecord } from '@drydock/core';
 import { AdminAuthGuard } from '../auth/admin-auth.guard.js';
 import { CreateTenantDto, UpdateTenantDto } from './dto/tenant.dto.js';
+import { TenantLifecycleService } from './tenant-lifecycle.service.js';
 
 const view = (t: TenantRecord) => ({
   id: t.id,
@@ -9,12 +10,16 @@ const view = (t: TenantRecord) => ({
   limits: t.limits,
   createdAt: new Date(t.createdAt).toISOString(),
   updatedAt: new Date(t.updatedAt).toISOString(),
+  suspendedAt: t.suspendedAt ? new Date(t.suspendedAt).toISOString() : null,
 });
 
 @Controller('admin/tenants')
 @UseGuards(AdminAuthGuard)
 export class AdminTenantsController {
-  constructor(private readonly tenants: TenantsService) {}
+  constructor(
+    private readonly tenants: TenantsService,
+    private readonly lifecycle: TenantLifecycleService,
+  ) {}
 
   // The API key is returned once; only its hash is stored.
   @Post()
@@ -44,5 +49,26 @@ export class AdminTenantsController {
   async rotate(@Param('id') id: string) {
     const { tenant, apiKey } = await this.tenants.rotateKey(id);
     return { ...view(tenant), apiKey };
+  }
+
+  // Its keys answer 403 TENANT_SUSPENDED, its sessions end, its batch items wait.
+  @Post(':id/suspend')
+  @HttpCode(200)
+  async suspend(@Param('id') id: string) {
+    return view(await this.lifecycle.suspend(id));
+  }
+
+  @Post(':id/resume')
+  @HttpCode(200)
+  async resume(@Param('id') id: string) {
+    return view(await this.lifecycle.resume(id));
+  }
+
+  // Removes everything the tenant owns; what was removed besides rows, counted.
+  @Delete(':id')
+  @HttpCode(200)
+  async delete(@Param('id') id: string) {
+    await this.tenants.get(id);
+    return { id, deleted: true, ...(await this.lifecycle.delete(id)) };
   }
 }

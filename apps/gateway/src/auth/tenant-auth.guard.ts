@@ -20,6 +20,7 @@ export class TenantAuthGuard implements CanActivate {
     if (!token) throw this.missing();
     const tenant = await this.tenants.authenticate(token);
     if (!tenant) throw AuthError.invalid();
+    if (tenant.suspendedAt) throw AuthError.suspended();
     req.principal = { tenantId: tenant.id, tenantName: tenant.name, limits: tenant.limits };
     return true;
   }

@@ -1,2 +1,3 @@
 export * from './cached-postgres.saver.js';
 export * from './message-caching.serializer.js';
+export * from './tenant-checkpoints.repository.js';

@@ -1,4 +1,5 @@
 import { Logger } from '@nestjs/common';
+import { CHECKPOINT_SCHEMA } from '../checkpoint/checkpoint-schema.js';
 import type { RunnableConfig } from '@langchain/core/runnables';
 import pg from 'pg';
 import { DrydockError, type AppConfig } from '@drydock/core';
@@ -17,7 +18,7 @@ import {
 } from './agent-runtime.js';
 
 // Where LangGraph's checkpointer keeps its tables (its own migrations, run at start-up).
-export const CHECKPOINT_SCHEMA = 'langgraph';
+export { CHECKPOINT_SCHEMA };
 // A constant key for pg_advisory_lock so two gateways starting together do not both
 // run the checkpointer's migrations.
 const SETUP_LOCK_KEY = 0x64727964; // "dryd"

@@ -17,6 +17,10 @@ export class TenantEntity {
 
   @UpdateDateColumn({ name: 'updated_at', type: 'timestamptz' })
   updatedAt: Date;
+
+  // Set while an operator has the tenant suspended.
+  @Column({ name: 'suspended_at', type: 'timestamptz', nullable: true })
+  suspendedAt: Date | null;
 }
 
 @Entity({ name: 'tenant_api_keys' })

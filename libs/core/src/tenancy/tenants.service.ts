@@ -51,6 +51,22 @@ export class TenantsService {
     return updated!;
   }
 
+  // Suspended: the tenant's keys answer 403 TENANT_SUSPENDED (on every gateway within
+  // AUTH_CACHE_TTL_MS). Resumed: they work again.
+  async setSuspended(tenantId: string, suspended: boolean): Promise<TenantRecord> {
+    const updated = await this.tenants.setSuspended(tenantId, suspended);
+    if (!updated) throw new NotFoundError('TENANT_NOT_FOUND', `No tenant with id ${tenantId}.`);
+    this.forgetTenant(tenantId);
+    return updated;
+  }
+
+  // Deletes the tenant's row and every row that belongs to it; what lives elsewhere
+  // (containers, blobs, agent checkpoints) is the caller's to remove first.
+  async deleteRecord(tenantId: string): Promise<void> {
+    if (!(await this.tenants.delete(tenantId))) throw new NotFoundError('TENANT_NOT_FOUND', `No tenant with id ${tenantId}.`);
+    this.forgetTenant(tenantId);
+  }
+
   async rotateKey(tenantId: string): Promise<IssuedKey> {
     const tenant = await this.get(tenantId);
     const { apiKey, record } = this.issueKey();

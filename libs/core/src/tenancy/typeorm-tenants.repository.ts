@@ -44,16 +44,32 @@ export class TypeOrmTenantsRepository implements TenantsRepository {
 
   // On every authenticated request: one indexed join, in plain SQL.
   async findByKeyHash(keyHash: string): Promise<TenantRecord | null> {
-    const rows: { id: string; name: string; limits: TenantRecord['limits']; created_at: Date; updated_at: Date }[] =
+    const rows: { id: string; name: string; limits: TenantRecord['limits']; created_at: Date; updated_at: Date; suspended_at: Date | null }[] =
       await this.db.query(
-        `SELECT t.id, t.name, t.limits, t.created_at, t.updated_at
+        `SELECT t.id, t.name, t.limits, t.created_at, t.updated_at, t.suspended_at
            FROM tenant_api_keys k JOIN tenants t ON t.id = k.tenant_id
           WHERE k.key_hash = $1 AND k.revoked_at IS NULL`,
         [keyHash],
       );
     const row = rows[0];
     return row
-      ? { id: row.id, name: row.name, limits: row.limits, createdAt: row.created_at, updatedAt: row.updated_at }
+      ? { id: row.id, name: row.name, limits: row.limits, createdAt: row.created_at, updatedAt: row.updated_at, suspendedAt: row.suspended_at }
       : null;
+  }
+
+  async setSuspended(tenantId: string, suspended: boolean): Promise<TenantRecord | null> {
+    assertTenant(tenantId);
+    // A suspension keeps its first time; resuming clears it.
+    await this.db.query(
+      `UPDATE tenants SET suspended_at = CASE WHEN $2 THEN coalesce(suspended_at, now()) ELSE NULL END, updated_at = now() WHERE id = $1`,
+      [tenantId, suspended],
+    );
+    return this.findById(tenantId);
+  }
+
+  async delete(tenantId: string): Promise<boolean> {
+    assertTenant(tenantId);
+    const result = await this.db.getRepository(TenantEntity).delete({ id: tenantId });
+    return (result.affected ?? 0) > 0;
   }
 }

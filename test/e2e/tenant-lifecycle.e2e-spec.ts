@@ -1,0 +1,157 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { AIMessage } from '@langchain/core/messages';
+import { DataSource } from 'typeorm';
+import { ScriptedModelProvider } from '@drydock/agents';
+import { startPlatform, type Platform } from './support/platform.js';
+
+// An operator suspends, resumes and deletes tenants (POST /admin/tenants/:id/suspend,
+// /resume, DELETE /admin/tenants/:id). Deleting removes everything the tenant owns,
+// proven by counting its rows in every table that has a tenant_id (and its agent
+// checkpoints, containers and unshared blobs) before and after, next to a tenant that
+// keeps all of its own.
+describe('Tenant suspension and deletion', () => {
+  let platform: Platform;
+  let db: DataSource;
+
+  beforeAll(async () => {
+    platform = await startPlatform({}, { chatModels: new ScriptedModelProvider(() => () => new AIMessage('noted')) });
+    db = platform.gateway.get(DataSource);
+  });
+
+  afterAll(async () => {
+    await platform?.close();
+  });
+
+  const containerOf = async (sessionId: string): Promise<string> =>
+    (await db.query('SELECT container_id FROM sessions WHERE id = $1', [sessionId]))[0].container_id;
+  const containerExists = async (id: string) => (await platform.docker.listContainers({ all: true, filters: { id: [id] } })).length > 0;
+  const until = async (check: () => Promise<boolean>, timeoutMs = 30_000) => {
+    const deadline = Date.now() + timeoutMs;
+    while (!(await check())) {
+      if (Date.now() > deadline) throw new Error('condition not met in time');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  };
+
+  it('should answer 403 TENANT_SUSPENDED to a suspended tenant, end its sessions, and let it back in on resume', async () => {
+    const api = await platform.newTenant();
+    const session = await api.createSession({ threadId: 'suspended' });
+    expect((await api.execute(session.id, 'x = 1')).body.status).toBe('ok');
+    const container = await containerOf(session.id);
+
+    const suspended = await platform.admin.post(`/admin/tenants/${api.tenantId}/suspend`);
+    expect(suspended.status).toBe(200);
+    expect(suspended.body.suspendedAt).toEqual(expect.any(String));
+    for (const res of [await api.get('/v1/sessions'), await api.execute(session.id, 'x'), await api.post('/v1/batches', { items: [{ code: '1' }] })]) {
+      expect([res.status, res.body.error?.code]).toEqual([403, 'TENANT_SUSPENDED']);
+    }
+    expect((await db.query('SELECT status, end_reason FROM sessions WHERE id = $1', [session.id]))[0]).toEqual({
+      status: 'ended',
+      end_reason: 'tenant-suspended',
+    });
+    await until(async () => !(await containerExists(container)));
+
+    const resumed = await platform.admin.post(`/admin/tenants/${api.tenantId}/resume`);
+    expect(resumed.body.suspendedAt).toBeNull();
+    const again = await api.createSession({ threadId: 'suspended' });
+    expect((await api.execute(again.id, 'print("back")')).body).toMatchObject({ status: 'ok', stdout: 'back\n' });
+    expect((await platform.admin.post('/admin/tenants/ten_nobody/suspend')).status).toBe(404);
+  });
+
+  it('should hold a suspended tenant\'s batch items until it is resumed', async () => {
+    const api = await platform.newTenant();
+    const items = Array.from({ length: 6 }, (_, i) => ({ code: `import time; time.sleep(0.3); print(${i})` }));
+    const batch = await api.post('/v1/batches', { items, concurrency: 1 });
+    expect(batch.status).toBe(202);
+    await platform.admin.post(`/admin/tenants/${api.tenantId}/suspend`);
+    const counts = async () =>
+      (await db.query('SELECT status, count(*)::int AS n FROM batch_items WHERE batch_id = $1 GROUP BY status ORDER BY status', [batch.body.id])) as {
+        status: string;
+        n: number;
+      }[];
+    // What was admitted before the suspension finishes; the rest waits.
+    await until(async () => (await counts()).every((c) => c.status === 'queued' || c.status === 'ok'));
+    const held = await counts();
+    await new Promise((r) => setTimeout(r, 1_000));
+    expect(await counts()).toEqual(held);
+    expect(held.find((c) => c.status === 'queued')?.n).toBeGreaterThan(0);
+
+    await platform.admin.post(`/admin/tenants/${api.tenantId}/resume`);
+    await until(async () => (await api.get(`/v1/batches/${batch.body.id}`)).body.status === 'completed');
+    expect((await api.get(`/v1/batches/${batch.body.id}`)).body.counts.ok).toBe(6);
+  });
+
+  it('should delete everything a tenant owns and nothing of another tenant', async () => {
+    const tables: string[] = (
+      await db.query(
+        `SELECT table_name FROM information_schema.columns
+          WHERE table_schema = 'public' AND column_name = 'tenant_id' ORDER BY table_name`,
+      )
+    ).map((r: { table_name: string }) => r.table_name);
+    const rowsOf = async (tenantId: string) => {
+      const counts: Record<string, number> = {};
+      for (const table of [...tables, 'tenants']) {
+        const column = table === 'tenants' ? 'id' : 'tenant_id';
+        counts[table] = (await db.query(`SELECT count(*)::int AS n FROM ${table} WHERE ${column} = $1`, [tenantId]))[0].n;
+      }
+      counts['langgraph.checkpoints'] = (
+        await db.query(`SELECT count(*)::int AS n FROM langgraph.checkpoints WHERE left(thread_id, length($1)) = $1`, [`${tenantId}:`])
+      )[0].n;
+      return counts;
+    };
+    const blobPath = (sha256: string) => join(process.env.ARTIFACTS_DIR!, 'blobs', sha256.slice(0, 2), sha256.slice(2, 4), sha256);
+    const blobFiles = async (tenantId: string): Promise<{ sha256: string; onDisk: boolean }[]> =>
+      ((await db.query('SELECT DISTINCT sha256 FROM artifacts WHERE tenant_id = $1 ORDER BY 1', [tenantId])) as { sha256: string }[]).map(
+        ({ sha256 }) => ({ sha256, onDisk: existsSync(blobPath(sha256)) }),
+      );
+
+    // Two tenants with one of everything; one artifact's bytes are the same for both.
+    const [doomed, kept] = [await platform.newTenant(), await platform.newTenant()];
+    const sessions: Record<string, string> = {};
+    for (const api of [doomed, kept]) {
+      await api.request('PUT', '/v1/threads/t1/files/content?path=/notes.txt', { body: 'notes', headers: { 'content-type': 'text/plain' } });
+      const session = await api.createSession({ threadId: 't1' });
+      sessions[api.tenantId] = session.id;
+      const run = await api.execute(
+        session.id,
+        `import os\nopen("/session/artifacts/shared.txt", "w").write("same bytes")\nopen("/session/artifacts/own.txt", "w").write("${api.tenantId}")`,
+      );
+      expect(run.body.status).toBe('ok');
+      const batch = await api.post('/v1/batches', { items: [{ code: `open("/session/artifacts/b.txt", "w").write("b ${api.tenantId}")` }] });
+      await until(async () => (await api.get(`/v1/batches/${batch.body.id}`)).body.status === 'completed');
+      expect((await api.post('/v1/agents', { name: 'Helper', instructions: 'Help.', model: 'default', tools: ['read_file'] })).status).toBe(201);
+      const thread = await api.post('/threads', {});
+      const ran = await api.post(`/threads/${thread.body.thread_id}/runs/wait`, { assistant_id: 'agent', input: { messages: [{ role: 'user', content: 'hi' }] } });
+      expect(ran.status).toBe(200);
+    }
+    const doomedContainer = await containerOf(sessions[doomed.tenantId]!);
+    const before = await rowsOf(doomed.tenantId);
+    const keptBefore = await rowsOf(kept.tenantId);
+    // Every table holds something of the doomed tenant, so "zero after" means something.
+    for (const [table, n] of Object.entries(before)) expect([table, n > 0]).toEqual([table, true]);
+    const doomedBlobs = await blobFiles(doomed.tenantId);
+    const keptBlobs = await blobFiles(kept.tenantId);
+    expect(doomedBlobs.every((b) => b.onDisk) && keptBlobs.every((b) => b.onDisk)).toBe(true);
+    const shared = doomedBlobs.filter((b) => keptBlobs.some((k) => k.sha256 === b.sha256)).map((b) => b.sha256);
+    expect(shared).toHaveLength(1);
+
+    const removed = await platform.admin.delete(`/admin/tenants/${doomed.tenantId}`);
+    expect(removed.status).toBe(200);
+    expect(removed.body).toMatchObject({ id: doomed.tenantId, deleted: true, sessionsEnded: 1 });
+    expect(removed.body.checkpointsDeleted).toBeGreaterThan(0);
+
+    const after = await rowsOf(doomed.tenantId);
+    expect(after).toEqual(Object.fromEntries(Object.keys(before).map((t) => [t, 0])));
+    expect(await rowsOf(kept.tenantId)).toEqual(keptBefore);
+    // Blobs only the doomed tenant referenced are gone; the shared one stays.
+    for (const blob of doomedBlobs) expect([blob.sha256, existsSync(blobPath(blob.sha256))]).toEqual([blob.sha256, shared.includes(blob.sha256)]);
+    expect((await blobFiles(kept.tenantId)).every((b) => b.onDisk)).toBe(true);
+    await until(async () => !(await containerExists(doomedContainer)));
+    expect(await containerExists(await containerOf(sessions[kept.tenantId]!))).toBe(true);
+    // Its key is gone with it; the other tenant works as before.
+    expect((await doomed.get('/v1/sessions')).status).toBe(401);
+    expect((await kept.execute(sessions[kept.tenantId]!, 'print(2)')).body).toMatchObject({ status: 'ok', stdout: '2\n' });
+    expect((await platform.admin.delete(`/admin/tenants/${doomed.tenantId}`)).status).toBe(404);
+  });
+});
