@@ -1,6 +1,6 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
-import { ConfigModule, RedisModule, TenantsService } from '@drydock/core';
+import { ConfigModule, RedisModule, TenantRateLimiter, TenantsService } from '@drydock/core';
 import { JOB_DISPATCHER } from '@drydock/execution';
 import { PlatformDataModule, SessionExecutionsService, SessionsService } from '@drydock/sessions';
 import { VfsModule } from '@drydock/vfs';
@@ -67,6 +67,7 @@ export interface GatewayOptions {
     BullMqJobDispatcher,
     { provide: JOB_DISPATCHER, useExisting: BullMqJobDispatcher },
     TenantsService,
+    TenantRateLimiter,
     TenantLifecycleService,
     TenantCheckpointsRepository,
     SessionsService,

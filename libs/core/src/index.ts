@@ -13,5 +13,6 @@ export * from './tenancy/tenants.service.js';
 export * from './database/database.module.js';
 export * from './database/database-probe.repository.js';
 export * from './redis/redis.module.js';
+export * from './rate-limits/tenant-rate-limiter.js';
 import { TenantApiKeyEntity, TenantEntity } from './tenancy/tenant.entity.js';
 export const CORE_ENTITIES = [TenantEntity, TenantApiKeyEntity];

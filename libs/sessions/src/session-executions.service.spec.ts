@@ -1,3 +1,4 @@
+import type { TenantRateLimiter } from '@drydock/core';
 import { jest } from '@jest/globals';
 import {
   WorkerLostError,
@@ -12,6 +13,9 @@ import { SessionExecutionsService } from './session-executions.service.js';
 import { SessionsError } from './sessions.errors.js';
 import type { SessionExecutionDraft, SessionRecord, SessionsRepository } from './sessions.repository.js';
 import type { SessionsService } from './sessions.service.js';
+
+// Rate limits are TenantRateLimiter's own concern (e2e: rate-limits.e2e-spec.ts).
+const unlimited = { acquireExecution: async () => async () => undefined } as unknown as TenantRateLimiter;
 
 const principal = { tenantId: 'ten_1', limits: {} };
 
@@ -128,6 +132,7 @@ describe(SessionExecutionsService.name, () => {
       dispatcher,
       repo as unknown as SessionsRepository,
       placement as unknown as SessionsService,
+      unlimited,
     );
   });
 

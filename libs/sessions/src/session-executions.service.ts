@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
-import { APP_CONFIG, DrydockError, newId, type AppConfig, type TenantPrincipal } from '@drydock/core';
+import { APP_CONFIG, DrydockError, newId, TenantRateLimiter, type AppConfig, type TenantPrincipal } from '@drydock/core';
 import {
   EXECUTIONS_REPOSITORY,
   failedRun,
@@ -42,9 +42,27 @@ export class SessionExecutionsService {
     @Inject(JOB_DISPATCHER) private readonly dispatcher: JobDispatcher,
     @Inject(SESSIONS_REPOSITORY) private readonly repository: SessionsRepository,
     private readonly sessions: SessionsService,
+    private readonly rateLimits: TenantRateLimiter,
   ) {}
 
   async execute(
+    principal: Pick<TenantPrincipal, 'tenantId' | 'limits'>,
+    sessionId: string,
+    command: ExecuteCommand,
+    onOutput?: (event: StreamEvent) => void,
+  ): Promise<ExecutionView> {
+    // A slot of the tenant's concurrent executions, held at most as long as this request
+    // may wait; refused before anything is recorded.
+    const holdMs = Math.min((command.timeoutMs ?? this.config.defaultLimits.timeoutMs) + 60_000, this.config.gateway.maxWaitMs);
+    const release = await this.rateLimits.acquireExecution({ id: principal.tenantId, limits: principal.limits }, newId('hold'), holdMs);
+    try {
+      return await this.executeHolding(principal, sessionId, command, onOutput);
+    } finally {
+      await release();
+    }
+  }
+
+  private async executeHolding(
     principal: Pick<TenantPrincipal, 'tenantId' | 'limits'>,
     sessionId: string,
     command: ExecuteCommand,

@@ -1,6 +1,6 @@
 import { type CanActivate, type ExecutionContext, Injectable } from '@nestjs/common';
 import type { Request } from 'express';
-import { TenantsService, type TenantPrincipal } from '@drydock/core';
+import { TenantRateLimiter, TenantsService, type TenantPrincipal } from '@drydock/core';
 import { AuthError } from './auth.errors.js';
 import { bearerToken } from './bearer-token.js';
 
@@ -12,7 +12,10 @@ export interface TenantRequest extends Request {
 // services receive the tenant id from it, never from the request body.
 @Injectable()
 export class TenantAuthGuard implements CanActivate {
-  constructor(private readonly tenants: TenantsService) {}
+  constructor(
+    private readonly tenants: TenantsService,
+    private readonly rateLimits: TenantRateLimiter,
+  ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const req = context.switchToHttp().getRequest<TenantRequest>();
@@ -21,6 +24,7 @@ export class TenantAuthGuard implements CanActivate {
     const tenant = await this.tenants.authenticate(token);
     if (!tenant) throw AuthError.invalid();
     if (tenant.suspendedAt) throw AuthError.suspended();
+    await this.rateLimits.admitRequest(tenant);
     req.principal = { tenantId: tenant.id, tenantName: tenant.name, limits: tenant.limits };
     return true;
   }

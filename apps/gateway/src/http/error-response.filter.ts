@@ -37,7 +37,7 @@ export class ErrorResponseFilter implements ExceptionFilter {
       res.end();
       return;
     }
-    if (status === 503) res.setHeader('Retry-After', String(body.error.details?.retryAfterSeconds ?? 2));
+    if (status === 503 || status === 429) res.setHeader('Retry-After', String(body.error.details?.retryAfterSeconds ?? 2));
     res.status(status).json(body);
   }
 

@@ -53,6 +53,12 @@ export const configSchema = z.object({
     // sessions, so a session start takes one instead of starting a container; 0: off.
     poolSize: z.coerce.number().int().min(0).max(100).default(2),
   }),
+  // Per-tenant defaults (tenant limits `requestsPerMinute`, `concurrentExecutions`
+  // override them), enforced through Redis across gateways.
+  rateLimits: z.object({
+    requestsPerMinute: int(60_000),
+    concurrentExecutions: int(64),
+  }),
   vfs: z.object({
     // Largest single file in a thread's filesystem.
     maxFileBytes: int(50 * 1024 * 1024),
@@ -248,6 +254,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       drainTimeoutMs: env.WORKER_DRAIN_TIMEOUT_MS ?? env.WORKER_SHUTDOWN_GRACE_MS,
       drainSettleMs: env.WORKER_DRAIN_SETTLE_MS,
       poolSize: env.WORKER_POOL_SIZE,
+    },
+    rateLimits: {
+      requestsPerMinute: env.RATE_LIMIT_REQUESTS_PER_MINUTE,
+      concurrentExecutions: env.RATE_LIMIT_CONCURRENT_EXECUTIONS,
     },
     vfs: { maxFileBytes: env.VFS_MAX_FILE_BYTES, maxTenantBytes: env.VFS_MAX_TENANT_BYTES },
     artifacts: {

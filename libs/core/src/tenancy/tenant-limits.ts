@@ -15,6 +15,9 @@ export interface TenantLimits {
   artifactRetentionSeconds?: number;
   // Batch items of the tenant running at once, across its batches and all workers.
   batchConcurrency?: number;
+  // API requests per minute, and executions running at once (RATE_LIMITED past them).
+  requestsPerMinute?: number;
+  concurrentExecutions?: number;
 }
 
 export const TENANT_LIMIT_KEYS = [
@@ -29,4 +32,6 @@ export const TENANT_LIMIT_KEYS = [
   'artifactBytes',
   'artifactRetentionSeconds',
   'batchConcurrency',
+  'requestsPerMinute',
+  'concurrentExecutions',
 ] as const satisfies readonly (keyof TenantLimits)[];

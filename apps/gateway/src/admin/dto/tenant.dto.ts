@@ -13,6 +13,8 @@ export class TenantLimitsDto {
   @IsOptional() @IsInt() @Min(0) artifactBytes?: number;
   @IsOptional() @IsInt() @Min(0) artifactRetentionSeconds?: number;
   @IsOptional() @IsInt() @Min(1) @Max(10_000) batchConcurrency?: number;
+  @IsOptional() @IsInt() @Min(1) @Max(10_000_000) requestsPerMinute?: number;
+  @IsOptional() @IsInt() @Min(1) @Max(100_000) concurrentExecutions?: number;
 }
 
 export class CreateTenantDto {
