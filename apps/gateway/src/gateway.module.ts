@@ -16,6 +16,7 @@ import {
 import { ArtifactLinks } from './artifacts/artifact-links.service.js';
 import { ArtifactsController, SignedArtifactsController } from './artifacts/artifacts.controller.js';
 import { AdminOperationsController } from './admin/admin-operations.controller.js';
+import { AdminExecutionsController } from './admin/admin-executions.controller.js';
 import { AdminTenantsController } from './admin/admin-tenants.controller.js';
 import { TenantLifecycleService } from './admin/tenant-lifecycle.service.js';
 import { AgentsController } from './agents/agents.controller.js';
@@ -51,6 +52,7 @@ export interface GatewayOptions {
   controllers: [
     AdminTenantsController,
     AdminOperationsController,
+    AdminExecutionsController,
     SessionsController,
     DatasetsController,
     ExecutionsController,

@@ -13,6 +13,18 @@ export type CompletedRun = Omit<RunOutcome, 'files' | 'artifacts' | 'figures' | 
   artifactsSkipped: { path: string; reason: string }[];
 };
 
+// An operator's query over every tenant's executions (GET /admin/executions).
+export interface ExecutionFilter {
+  tenantId?: string;
+  status?: ExecutionRecord['status'];
+  // created_at in [from, to)
+  from?: Date;
+  to?: Date;
+  // Keyset: only executions older than this one (newest first).
+  before?: { createdAt: Date; id: string };
+  limit: number;
+}
+
 export interface ExecutionsRepository {
   // Executions are inserted with their session read, in one statement
   // (SessionsRepository.findWithNewExecution).
@@ -23,6 +35,8 @@ export interface ExecutionsRepository {
   // Moves a queued execution to running; false when it had already started or finished.
   markRunning(tenantId: string, executionId: string): Promise<boolean>;
   complete(tenantId: string, executionId: string, outcome: CompletedRun): Promise<ExecutionRecord>;
+  // Newest first (created_at, then id), across tenants unless one is named.
+  list(filter: ExecutionFilter): Promise<ExecutionRecord[]>;
 }
 
 export const EXECUTIONS_REPOSITORY = Symbol('EXECUTIONS_REPOSITORY');

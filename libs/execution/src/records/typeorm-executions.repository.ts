@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { assertTenant } from '@drydock/core';
-import type { CompletedRun, ExecutionRecord, ExecutionsRepository } from './executions.repository.js';
+import type { CompletedRun, ExecutionFilter, ExecutionRecord, ExecutionsRepository } from './executions.repository.js';
 
 // Every statement here is on the execution hot path, so they are plain SQL with
 // RETURNING, sent straight to the pg pool under TypeORM as named (prepared once per
@@ -106,6 +106,32 @@ export class TypeOrmExecutionsRepository implements ExecutionsRepository {
 
   private get pool(): PgPool {
     return pgPoolOf(this.db);
+  }
+
+  // Unnamed on purpose: planned with the actual values, so absent filters drop out and
+  // the (tenant_id, created_at, id) or (created_at, id) index serves the keyset.
+  async list(filter: ExecutionFilter): Promise<ExecutionRecord[]> {
+    if (filter.tenantId !== undefined) assertTenant(filter.tenantId);
+    const { rows } = await this.pool.query<ExecutionRow>({
+      text: `SELECT ${COLUMNS} FROM executions
+        WHERE ($1::text IS NULL OR tenant_id = $1)
+          AND ($2::text IS NULL OR status = $2)
+          AND ($3::timestamptz IS NULL OR created_at >= $3)
+          AND ($4::timestamptz IS NULL OR created_at < $4)
+          AND ($5::timestamptz IS NULL OR (created_at, id) < ($5, $6::text))
+        ORDER BY created_at DESC, id DESC
+        LIMIT $7`,
+      values: [
+        filter.tenantId ?? null,
+        filter.status ?? null,
+        filter.from ?? null,
+        filter.to ?? null,
+        filter.before?.createdAt ?? null,
+        filter.before?.id ?? null,
+        filter.limit,
+      ],
+    });
+    return rows.map(toRecord);
   }
 
   async findById(tenantId: string, executionId: string): Promise<ExecutionRecord | null> {
