@@ -17,6 +17,8 @@ import { ArtifactLinks } from './artifacts/artifact-links.service.js';
 import { ArtifactsController, SignedArtifactsController } from './artifacts/artifacts.controller.js';
 import { AdminOperationsController } from './admin/admin-operations.controller.js';
 import { AdminExecutionsController } from './admin/admin-executions.controller.js';
+import { AdminUsageController } from './admin/admin-usage.controller.js';
+import { UsageRepository } from './admin/usage.repository.js';
 import { AdminTenantsController } from './admin/admin-tenants.controller.js';
 import { TenantLifecycleService } from './admin/tenant-lifecycle.service.js';
 import { AgentsController } from './agents/agents.controller.js';
@@ -53,6 +55,7 @@ export interface GatewayOptions {
     AdminTenantsController,
     AdminOperationsController,
     AdminExecutionsController,
+    AdminUsageController,
     SessionsController,
     DatasetsController,
     ExecutionsController,
@@ -71,6 +74,7 @@ export interface GatewayOptions {
     TenantsService,
     TenantRateLimiter,
     TenantLifecycleService,
+    UsageRepository,
     TenantCheckpointsRepository,
     SessionsService,
     SessionExecutionsService,

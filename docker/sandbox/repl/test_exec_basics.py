@@ -24,7 +24,7 @@ class TestBasics(ReplTestCase):
             set(done),
             {
                 "ev", "id", "status", "stdout", "stderr", "truncated", "result", "error",
-                "stateLost", "durationMs", "files", "artifacts", "figures", "trackingMs",
+                "stateLost", "durationMs", "cpuMs", "files", "artifacts", "figures", "trackingMs",
             },
         )
         self.assertIsInstance(done["durationMs"], float)
@@ -126,6 +126,15 @@ class TestBasics(ReplTestCase):
         self.assertEqual(done["result"]["text"], "'ünï'")
         done = self.repl.run("import sys; sys.stdout.buffer.write(b'bad \\xff byte\\n')")
         self.assertEqual(done["stdout"], "bad \ufffd byte\n")
+
+
+    def test_cpu_time_of_the_run_from_the_cgroup_counter(self) -> None:
+        busy = self.repl.run("x = 0\nfor i in range(3_000_000):\n    x += i\nx")
+        self.assertEqual(busy["status"], "ok")
+        # The counter is the cgroup's (the container's in production; here, whatever
+        # cgroup the test runs in): at least the busy loop's own CPU time.
+        self.assertIsInstance(busy["cpuMs"], float)
+        self.assertGreaterEqual(busy["cpuMs"], 0.5 * busy["durationMs"])
 
 
 if __name__ == "__main__":

@@ -96,4 +96,5 @@ export interface ItemOutcome {
   files: ExecutionFiles;
   artifacts: unknown[];
   durationMs: number;
+  cpuMs?: number | null;
 }

@@ -13,6 +13,7 @@ export function itemOutcomeOf(outcome: RunOutcome, artifacts: unknown[]): ItemOu
     files: outcome.files,
     artifacts,
     durationMs: outcome.durationMs,
+    cpuMs: outcome.cpuMs ?? null,
   };
 }
 

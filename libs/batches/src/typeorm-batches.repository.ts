@@ -36,7 +36,7 @@ function finishStatement(status: Exclude<FinishedItemStatus, 'cancelled'>) {
     text: `
       WITH item AS (
         UPDATE batch_items SET status = '${status}', stdout = $4, stderr = $5, truncated = $6, result = $7, error = $8,
-               files_report = $9, artifacts = $10, duration_ms = $11, finished_at = now()
+               files_report = $9, artifacts = $10, duration_ms = $11, cpu_ms = $13, finished_at = now()
          WHERE batch_id = $1 AND tenant_id = $2 AND item_index = $3 AND status = 'running'
         RETURNING 1
       )
@@ -409,6 +409,7 @@ export class TypeOrmBatchesRepository implements BatchesRepository {
         JSON.stringify(outcome.artifacts),
         Math.round(outcome.durationMs),
         retentionSeconds,
+        outcome.cpuMs ?? null,
       ],
     });
     return (rowCount ?? 0) > 0;

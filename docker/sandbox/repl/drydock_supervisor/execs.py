@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from .artifacts import ensure_artifacts_dir, list_artifacts
 from .capture import Capture
-from .processes import read_oom_kills
+from .processes import read_cpu_usec, read_oom_kills
 from .session_tree import (
     Snapshot,
     diff_snapshots,
@@ -37,6 +37,7 @@ class Exec:
     deadline: float = 0.0
     interrupted_at: float | None = None  # when SIGINT was sent on timeout
     oom_before: int | None = None
+    cpu_before: int | None = None  # the cgroup's CPU counter (µs) when the code was sent
     snapshot: Snapshot | None = None  # session dir before the cell (change report)
     # The host says it wrote nothing into the session dir since the last `done`.
     session_unchanged: bool = False
@@ -67,6 +68,7 @@ class ExecMixin:
             cur.dirty = False
         cur.tracking_ms = (time.perf_counter() - t0) * 1000.0
         cur.started = time.monotonic()
+        cur.cpu_before = read_cpu_usec()
         cur.deadline = cur.started + cur.timeout_ms / 1000.0
         self.send_command(
             kernel,
@@ -96,6 +98,8 @@ class ExecMixin:
                 self.send({"ev": "stream", "id": cur.id, "name": name, "text": tail})
         started = cur.started if cur.started is not None else time.monotonic()
         duration_ms = round((time.monotonic() - started) * 1000.0, 3)
+        cpu_after = read_cpu_usec() if cur.cpu_before is not None else None
+        cpu_ms = round((cpu_after - cur.cpu_before) / 1000.0, 3) if cpu_after is not None and cur.cpu_before is not None else None
         t0 = time.perf_counter()
         if cur.snapshot is None:
             files = empty_change_report()
@@ -120,6 +124,7 @@ class ExecMixin:
                 "error": error,
                 "stateLost": cur.state_lost,
                 "durationMs": duration_ms,
+                "cpuMs": cpu_ms,
                 "files": files,
                 "artifacts": artifacts,
                 "figures": figures or [],

@@ -184,6 +184,7 @@ class HostChannelMixin:
                 "error": {"name": name, "value": value, "traceback": ""},
                 "stateLost": False,
                 "durationMs": 0.0,
+                "cpuMs": None,
                 "files": empty_change_report(),
                 "artifacts": empty_artifacts_report(),
                 "figures": [],

@@ -1,4 +1,4 @@
-"""Process utilities: the memory cgroup's OOM counter, a /proc scan, and shielding the
+"""Process utilities: the cgroup's OOM and CPU counters, a /proc scan, and shielding the
 supervisor from same-uid processes."""
 
 from __future__ import annotations
@@ -24,6 +24,34 @@ def read_oom_kills(paths: tuple[str, ...]) -> int | None:
                     if len(parts) == 2 and parts[0] == "oom_kill":
                         return int(parts[1])
         except (OSError, ValueError):
+            continue
+    return None
+
+
+CPU_COUNTER_FILES = (
+    ("/sys/fs/cgroup/cpu.stat", 1),  # cgroup v2: "usage_usec N", microseconds
+    ("/sys/fs/cgroup/cpuacct/cpuacct.usage", 1000),  # cgroup v1: nanoseconds
+)
+
+
+def read_cpu_usec(paths: tuple[tuple[str, int], ...] = CPU_COUNTER_FILES) -> int | None:
+    """CPU time used by every process of the container so far (its cgroup's counter),
+    in microseconds, or None when no counter is readable."""
+    for path, divisor in paths:
+        try:
+            with open(path) as f:
+                text = f.read()
+        except OSError:
+            continue
+        try:
+            if divisor == 1:
+                for line in text.splitlines():
+                    parts = line.split()
+                    if len(parts) == 2 and parts[0] == "usage_usec":
+                        return int(parts[1])
+            else:
+                return int(text.strip()) // divisor
+        except ValueError:
             continue
     return None
 

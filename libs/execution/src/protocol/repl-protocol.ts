@@ -73,6 +73,10 @@ export interface DoneFrame {
   error: PythonError | null;
   stateLost: boolean;
   durationMs: number;
+  // CPU time of the whole container (its cgroup's counter) while the code ran, in ms;
+  // null when the supervisor could not read the counter or the code never ran. Absent
+  // from supervisors older than usage metering.
+  cpuMs?: number | null;
   files: SessionChangeReport;
   // Absent from supervisors older than the artifacts protocol.
   artifacts?: ArtifactListing;

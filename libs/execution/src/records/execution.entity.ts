@@ -75,6 +75,10 @@ export class ExecutionEntity {
   @Column({ name: 'duration_ms', type: 'integer', nullable: true })
   durationMs: number | null;
 
+  // CPU time of the sandbox while the code ran (its cgroup's counter), for usage.
+  @Column({ name: 'cpu_ms', type: 'double precision', nullable: true })
+  cpuMs: number | null;
+
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;
 

@@ -18,6 +18,8 @@ export interface ExecutionView {
   codeSha256: string;
   idempotencyKey: string | null;
   durationMs: number | null;
+  // CPU time of the sandbox while the code ran (its cgroup's counter); null when unknown.
+  cpuMs: number | null;
   createdAt: string;
   finishedAt: string | null;
 }
@@ -41,6 +43,7 @@ export function toExecutionView(record: ExecutionRecord): ExecutionView {
     codeSha256: record.codeSha256,
     idempotencyKey: record.idempotencyKey,
     durationMs: record.durationMs,
+    cpuMs: record.cpuMs ?? null,
     createdAt: new Date(record.createdAt).toISOString(),
     finishedAt: record.finishedAt ? new Date(record.finishedAt).toISOString() : null,
   };

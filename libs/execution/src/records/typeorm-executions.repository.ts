@@ -12,7 +12,7 @@ import type { CompletedRun, ExecutionFilter, ExecutionRecord, ExecutionsReposito
 const COLUMN_NAMES = [
   'id', 'tenant_id', 'session_id', 'thread_id', 'code_sha256', 'status', 'stdout', 'stderr', 'truncated',
   'result', 'error', 'state_lost', 'files', 'artifacts', 'artifacts_skipped', 'idempotency_key', 'timeout_ms',
-  'duration_ms', 'created_at', 'started_at', 'finished_at',
+  'duration_ms', 'cpu_ms', 'created_at', 'started_at', 'finished_at',
 ] as const;
 const COLUMNS = COLUMN_NAMES.join(', ');
 export const EXECUTION_COLUMNS = COLUMNS;
@@ -61,6 +61,7 @@ interface ExecutionRow {
   idempotency_key: string | null;
   timeout_ms: number;
   duration_ms: number | null;
+  cpu_ms: number | null;
   created_at: Date;
   started_at: Date | null;
   finished_at: Date | null;
@@ -90,6 +91,7 @@ function toRecord(row: ExecutionRow): ExecutionRecord {
     idempotencyKey: row.idempotency_key,
     timeoutMs: row.timeout_ms,
     durationMs: row.duration_ms,
+    cpuMs: row.cpu_ms,
     createdAt: row.created_at,
     startedAt: row.started_at,
     finishedAt: row.finished_at,
@@ -172,7 +174,7 @@ export class TypeOrmExecutionsRepository implements ExecutionsRepository {
       text: `UPDATE executions
           SET status = $3, stdout = $4, stderr = $5, truncated = $6, result = $7, error = $8,
               state_lost = $9, duration_ms = $10, files = $11, artifacts = $12, artifacts_skipped = $13,
-              finished_at = now()
+              cpu_ms = $14, finished_at = now()
         WHERE tenant_id = $1 AND id = $2
         RETURNING ${COLUMNS}`,
       values: [
@@ -189,6 +191,7 @@ export class TypeOrmExecutionsRepository implements ExecutionsRepository {
         JSON.stringify(outcome.files),
         JSON.stringify(outcome.artifacts),
         JSON.stringify(outcome.artifactsSkipped),
+        outcome.cpuMs ?? null,
       ],
     });
     return toRecord(rows[0]!);

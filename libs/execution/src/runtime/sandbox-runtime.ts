@@ -118,6 +118,7 @@ export function outcomeFromDone(done: DoneFrame): RunOutcome {
     error: done.error,
     stateLost: done.stateLost,
     durationMs: done.durationMs,
+    cpuMs: done.cpuMs ?? null,
     files: done.files ?? emptyChangeReport(),
     artifacts: done.artifacts ?? { files: [], skipped: [] },
     figures: done.figures ?? [],

@@ -25,3 +25,15 @@ export class AdminExecutionsQueryDto {
   @IsOptional() @IsString() @MaxLength(200)
   before?: string;
 }
+
+// GET /admin/usage?from=&to=&tenantId=
+export class AdminUsageQueryDto {
+  @IsOptional() @IsString() @Matches(/^ten_[0-9a-z]{20}$/, { message: 'tenantId must be a tenant id (ten_…)' })
+  tenantId?: string;
+
+  @IsOptional() @IsISO8601({ strict: true }, { message: 'from must be an ISO 8601 date or time' })
+  from?: string;
+
+  @IsOptional() @IsISO8601({ strict: true }, { message: 'to must be an ISO 8601 date or time' })
+  to?: string;
+}
