@@ -17,7 +17,7 @@ const OPS: ReplRequest['op'][] = ['exec', 'fs-delete', 'ping', 'shutdown', 'recy
 const EVENTS: ReplEvent['ev'][] = ['ready', 'pong', 'stream', 'done', 'fs-deleted', 'recycled', 'protocol_error'];
 const STATUSES: ExecutionStatus[] = ['ok', 'error', 'timeout', 'memory', 'killed'];
 const DONE_FIELDS: (keyof DoneFrame)[] = [
-  'ev', 'id', 'status', 'stdout', 'stderr', 'truncated', 'result', 'error', 'stateLost', 'durationMs', 'files', 'artifacts', 'figures',
+  'ev', 'id', 'status', 'stdout', 'stderr', 'truncated', 'result', 'error', 'stateLost', 'durationMs', 'cpuMs', 'files', 'artifacts', 'figures',
 ];
 const RECYCLED_FIELDS: (keyof RecycledEvent)[] = ['ev', 'id', 'clean', 'problems', 'durationMs'];
 
