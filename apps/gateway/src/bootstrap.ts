@@ -5,6 +5,7 @@ import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { APP_CONFIG, type AppConfig } from '@drydock/core';
 import { GatewayModule, type GatewayOptions } from './gateway.module.js';
+import { QueueDashboard } from './queue/queue-dashboard.js';
 
 const FILE_CONTENT_ROUTE = /^\/v1\/threads\/[^/]+\/files\/content(\?|$)/;
 const BATCH_SUBMIT_ROUTE = /^\/v1\/batches\/?(\?|$)/;
@@ -30,6 +31,7 @@ export async function createGateway(options: { logger?: false } & GatewayOptions
     type: (req: IncomingMessage) => !isFileUpload(req) && !isBatchSubmit(req) && isJson(req),
   });
   app.useGlobalPipes(new ValidationPipe({ whitelist: true, transform: true }));
+  app.get(QueueDashboard).mount(app);
   app.disable('x-powered-by');
   app.enableShutdownHooks();
   return app;

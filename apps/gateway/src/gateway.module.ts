@@ -30,6 +30,7 @@ import { FilesController } from './files/files.controller.js';
 import { HealthController } from './health/health.controller.js';
 import { ErrorResponseFilter } from './http/error-response.filter.js';
 import { BullMqJobDispatcher } from './queue/bullmq-job-dispatcher.js';
+import { QueueDashboard } from './queue/queue-dashboard.js';
 import { DatasetsController, SessionsController } from './sessions/sessions.controller.js';
 import { AGENT_RUNTIME, agentRuntimeProviders, type AgentRuntime, type ChatModelProvider } from '@drydock/agents';
 import { LANGGRAPH_CONTROLLERS, LANGGRAPH_PROVIDERS } from './langgraph/langgraph.providers.js';
@@ -71,6 +72,7 @@ export interface GatewayOptions {
     { provide: APP_FILTER, useClass: ErrorResponseFilter },
     BullMqJobDispatcher,
     { provide: JOB_DISPATCHER, useExisting: BullMqJobDispatcher },
+    QueueDashboard,
     TenantsService,
     TenantRateLimiter,
     TenantLifecycleService,

@@ -1,6 +1,7 @@
 import type { INestApplication, INestApplicationContext } from '@nestjs/common';
 import Docker from 'dockerode';
 import { randomBytes } from 'node:crypto';
+import { DataSource } from 'typeorm';
 import { createGateway } from '../../../apps/gateway/src/bootstrap.js';
 import type { GatewayOptions } from '../../../apps/gateway/src/gateway.module.js';
 import { createWorker } from '../../../apps/worker/src/bootstrap.js';
@@ -70,10 +71,15 @@ export async function startPlatform(
       if (res.status !== 201) throw new Error(`tenant create failed: ${JSON.stringify(res.body)}`);
       return Object.assign(new ApiClient(url, res.body.apiKey), { tenantId: res.body.id as string });
     },
+    // The container the session's row records (a sandbox taken from the warm pool keeps
+    // the labels it was started with, so labels do not name its session).
     async containerOf(sessionId) {
-      const [info] = await docker.listContainers({ filters: { label: [`drydock.session=${sessionId}`] } });
-      if (!info) throw new Error(`no running container for ${sessionId}`);
-      return docker.getContainer(info.Id).inspect();
+      const rows: { container_id: string | null }[] = await gateway
+        .get(DataSource)
+        .query('SELECT container_id FROM sessions WHERE id = $1', [sessionId]);
+      const id = rows[0]?.container_id;
+      if (!id) throw new Error(`no container recorded for ${sessionId}`);
+      return docker.getContainer(id).inspect();
     },
     async close() {
       await gateway.close();
