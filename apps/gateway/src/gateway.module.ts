@@ -1,5 +1,6 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
+import { TerminusModule } from '@nestjs/terminus';
 import { ConfigModule, RedisModule, TenantRateLimiter, TenantsService } from '@drydock/core';
 import { JOB_DISPATCHER } from '@drydock/execution';
 import { PlatformDataModule, SessionExecutionsService, SessionsService } from '@drydock/sessions';
@@ -28,6 +29,7 @@ import { TenantAuthGuard } from './auth/tenant-auth.guard.js';
 import { ExecutionsController } from './executions/executions.controller.js';
 import { FilesController } from './files/files.controller.js';
 import { HealthController } from './health/health.controller.js';
+import { PlatformHealthIndicators } from './health/platform-health.indicators.js';
 import { ErrorResponseFilter } from './http/error-response.filter.js';
 import { BullMqJobDispatcher } from './queue/bullmq-job-dispatcher.js';
 import { QueueDashboard } from './queue/queue-dashboard.js';
@@ -51,6 +53,7 @@ export interface GatewayOptions {
     ArtifactsModule.register({ imports: [PlatformDataModule] }),
     BatchesModule.register({ imports: [PlatformDataModule] }),
     AgentDefinitionsModule,
+    TerminusModule.forRoot({ logger: false }),
   ],
   controllers: [
     AdminTenantsController,
@@ -73,6 +76,7 @@ export interface GatewayOptions {
     BullMqJobDispatcher,
     { provide: JOB_DISPATCHER, useExisting: BullMqJobDispatcher },
     QueueDashboard,
+    PlatformHealthIndicators,
     TenantsService,
     TenantRateLimiter,
     TenantLifecycleService,

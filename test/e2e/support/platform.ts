@@ -78,8 +78,9 @@ export async function startPlatform(
         .get(DataSource)
         .query('SELECT container_id FROM sessions WHERE id = $1', [sessionId]);
       const id = rows[0]?.container_id;
-      if (!id) throw new Error(`no container recorded for ${sessionId}`);
-      return docker.getContainer(id).inspect();
+      const info = id ? await docker.getContainer(id).inspect().catch(() => null) : null;
+      if (!info?.State.Running) throw new Error(`no running container for ${sessionId}`);
+      return info;
     },
     async close() {
       await gateway.close();

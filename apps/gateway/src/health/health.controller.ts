@@ -1,8 +1,10 @@
-import { Controller, Get, Inject, Res } from '@nestjs/common';
+import { Controller, Get, Inject, Res, ServiceUnavailableException } from '@nestjs/common';
+import { HealthCheck, HealthCheckService } from '@nestjs/terminus';
 import type { Response } from 'express';
 import type { Redis } from 'ioredis';
 import { DatabaseProbe, REDIS } from '@drydock/core';
 import { WORKER_REGISTRY, type WorkerRegistry } from '@drydock/sessions';
+import { PlatformHealthIndicators } from './platform-health.indicators.js';
 
 type Check = { status: 'up' | 'down'; detail?: string };
 
@@ -12,7 +14,36 @@ export class HealthController {
     private readonly db: DatabaseProbe,
     @Inject(REDIS) private readonly redis: Redis,
     @Inject(WORKER_REGISTRY) private readonly workers: WorkerRegistry,
+    private readonly checks: HealthCheckService,
+    private readonly indicators: PlatformHealthIndicators,
   ) {}
+
+  // Liveness (Kubernetes livenessProbe): the process answers. Restarting the gateway
+  // would not bring PostgreSQL, Redis or a worker back, so they are not checked here.
+  @Get('live')
+  @HealthCheck()
+  live() {
+    return this.checks.check([]);
+  }
+
+  // Readiness (readinessProbe): send this gateway traffic only while PostgreSQL and Redis
+  // answer and an active worker reaches Docker; 503 with Terminus' report otherwise.
+  @Get('ready')
+  @HealthCheck()
+  async ready(@Res() res: Response) {
+    try {
+      res.status(200).json(
+        await this.checks.check([
+          () => this.indicators.database(),
+          () => this.indicators.redisServer(),
+          () => this.indicators.workersReachingDocker(),
+        ]),
+      );
+    } catch (error) {
+      if (!(error instanceof ServiceUnavailableException)) throw error;
+      res.status(503).json(error.getResponse());
+    }
+  }
 
   @Get()
   async health(@Res() res: Response) {
