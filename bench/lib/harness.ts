@@ -68,6 +68,8 @@ export async function startInProcess(
   // The gateway refuses to start without it.
   e.ARTIFACTS_SIGNING_SECRET ??= 'bench-signing-secret-0123456789abcdef0123';
   e.SANDBOX_IMAGE ??= 'drydock/sandbox:latest';
+  // The apps' JSON request logs would drown the figures.
+  e.LOG_LEVEL ??= 'silent';
   const workerId = `bench-${randomBytes(4).toString('hex')}`;
   Object.assign(e, env, { WORKER_ID: workerId, GATEWAY_PORT: '0', GATEWAY_HOST: '127.0.0.1' });
   const [{ createWorker }, { createGateway }] = await Promise.all([

@@ -4,7 +4,9 @@ import { ValidationPipe, type INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { APP_CONFIG, type AppConfig } from '@drydock/core';
+import { Logger } from 'nestjs-pino';
 import { GatewayModule, type GatewayOptions } from './gateway.module.js';
+import { requestContext } from './http/request-logging.js';
 import { QueueDashboard } from './queue/queue-dashboard.js';
 
 const FILE_CONTENT_ROUTE = /^\/v1\/threads\/[^/]+\/files\/content(\?|$)/;
@@ -14,8 +16,12 @@ const BATCH_SUBMIT_ROUTE = /^\/v1\/batches\/?(\?|$)/;
 export async function createGateway(options: { logger?: false } & GatewayOptions = {}): Promise<INestApplication> {
   const app = await NestFactory.create<NestExpressApplication>(GatewayModule.forRoot(options), {
     bodyParser: false,
+    // Buffered until the JSON logger takes over (below), so start-up lines are JSON too.
+    bufferLogs: options.logger !== false,
     logger: options.logger ?? ['log', 'warn', 'error'],
   });
+  if (options.logger !== false) app.useLogger(app.get(Logger));
+  app.use(requestContext);
   const config = app.get<AppConfig>(APP_CONFIG);
   // File uploads take the raw body (any Content-Type, up to the file size limit);
   // every other route takes JSON.

@@ -1,6 +1,8 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
 import { TerminusModule } from '@nestjs/terminus';
+import { LoggerModule } from 'nestjs-pino';
+import { gatewayLogging } from './http/request-logging.js';
 import { ConfigModule, RedisModule, TenantRateLimiter, TenantsService } from '@drydock/core';
 import { JOB_DISPATCHER } from '@drydock/execution';
 import { PlatformDataModule, SessionExecutionsService, SessionsService } from '@drydock/sessions';
@@ -54,6 +56,7 @@ export interface GatewayOptions {
     BatchesModule.register({ imports: [PlatformDataModule] }),
     AgentDefinitionsModule,
     TerminusModule.forRoot({ logger: false }),
+    LoggerModule.forRootAsync(gatewayLogging),
   ],
   controllers: [
     AdminTenantsController,

@@ -1,13 +1,16 @@
 import 'reflect-metadata';
 import type { INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import { Logger } from 'nestjs-pino';
 import { WorkerModule } from './worker.module.js';
 
 // The worker serves no HTTP: it is an application context that consumes its queue.
 export async function createWorker(options: { logger?: false } = {}): Promise<INestApplicationContext> {
   const app = await NestFactory.createApplicationContext(WorkerModule, {
+    bufferLogs: options.logger !== false,
     logger: options.logger ?? ['log', 'warn', 'error'],
   });
+  if (options.logger !== false) app.useLogger(app.get(Logger));
   app.enableShutdownHooks();
   return app;
 }

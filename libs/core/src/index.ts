@@ -14,5 +14,7 @@ export * from './database/database.module.js';
 export * from './database/database-probe.repository.js';
 export * from './redis/redis.module.js';
 export * from './rate-limits/tenant-rate-limiter.js';
+export * from './logging/log-context.js';
+export * from './logging/pino-options.js';
 import { TenantApiKeyEntity, TenantEntity } from './tenancy/tenant.entity.js';
 export const CORE_ENTITIES = [TenantEntity, TenantApiKeyEntity];

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
-import { APP_CONFIG, DrydockError, newId, TenantRateLimiter, type AppConfig, type TenantPrincipal } from '@drydock/core';
+import { addToLogContext, APP_CONFIG, DrydockError, newId, TenantRateLimiter, type AppConfig, type TenantPrincipal } from '@drydock/core';
 import {
   EXECUTIONS_REPOSITORY,
   failedRun,
@@ -70,6 +70,7 @@ export class SessionExecutionsService {
   ): Promise<ExecutionView> {
     const { tenantId } = principal;
     const { session, record, created } = await this.record(principal, sessionId, command);
+    addToLogContext({ sessionId: session.id, executionId: record.id });
     if (!created) {
       if (record.sessionId !== session.id || record.codeSha256 !== sha256(command.code)) {
         throw SessionsError.idempotencyConflict(command.idempotencyKey!);

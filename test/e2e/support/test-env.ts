@@ -7,4 +7,7 @@ export function applyTestEnv(): void {
   process.env.SANDBOX_IMAGE ??= 'drydock/sandbox:latest';
   process.env.ARTIFACTS_SIGNING_SECRET ??= 'test-signing-secret-0123456789abcdef0123';
   process.env.ARTIFACTS_DIR ??= 'var/test-artifacts';
+  // In-process apps log nothing (their request lines would fill the test output); apps
+  // started as processes (support/*-process.ts) log at info.
+  process.env.LOG_LEVEL ??= 'silent';
 }

@@ -23,7 +23,7 @@ export async function startWorkerProcess(env: Record<string, string> = {}): Prom
   if (!existsSync(WORKER_MAIN)) throw new Error(`${WORKER_MAIN} is missing: run "npm run build" first (scripts/test.sh does)`);
   const id = `test-proc-${randomBytes(4).toString('hex')}`;
   const child = spawn(process.execPath, ['--enable-source-maps', WORKER_MAIN], {
-    env: { ...process.env, WORKER_ID: id, WORKER_DRAIN_TIMEOUT_MS: '1000', WORKER_DRAIN_SETTLE_MS: '200', ...env },
+    env: { ...process.env, LOG_LEVEL: 'info', WORKER_ID: id, WORKER_DRAIN_TIMEOUT_MS: '1000', WORKER_DRAIN_SETTLE_MS: '200', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let log = '';

@@ -1,6 +1,6 @@
 import { type CanActivate, type ExecutionContext, Injectable } from '@nestjs/common';
 import type { Request } from 'express';
-import { TenantRateLimiter, TenantsService, type TenantPrincipal } from '@drydock/core';
+import { addToLogContext, TenantRateLimiter, TenantsService, type TenantPrincipal } from '@drydock/core';
 import { AuthError } from './auth.errors.js';
 import { bearerToken } from './bearer-token.js';
 
@@ -23,6 +23,7 @@ export class TenantAuthGuard implements CanActivate {
     if (!token) throw this.missing();
     const tenant = await this.tenants.authenticate(token);
     if (!tenant) throw AuthError.invalid();
+    addToLogContext({ tenantId: tenant.id });
     if (tenant.suspendedAt) throw AuthError.suspended();
     await this.rateLimits.admitRequest(tenant);
     req.principal = { tenantId: tenant.id, tenantName: tenant.name, limits: tenant.limits };

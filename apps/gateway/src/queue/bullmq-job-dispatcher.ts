@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
 import { Job, Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { APP_CONFIG, createRedis, REDIS, redisOptions, ServiceUnavailableError, type AppConfig } from '@drydock/core';
+import { APP_CONFIG, createRedis, logContext, REDIS, redisOptions, ServiceUnavailableError, type AppConfig } from '@drydock/core';
 import {
   executionStreamChannel,
   fromJobError,
@@ -68,7 +68,7 @@ export class BullMqJobDispatcher implements JobDispatcher, OnApplicationShutdown
     const channel = this.channel(workerId);
     await Promise.all([channel.ready, this.listenForReplies()]);
     const jobId = jobIdFor(name, data);
-    const payload: JobDataByName[N] & JobReplyRoute = { ...data, replyTo: this.replyChannel };
+    const payload: JobDataByName[N] & JobReplyRoute = { ...data, replyTo: this.replyChannel, requestId: logContext()?.requestId };
     return this.waitFor<R>(channel.queue, jobId, workerId, options.waitMs, () =>
       channel.queue.add(name, payload, {
         jobId,

@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { Queue, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { APP_CONFIG, DrydockError, redisOptions, REDIS, type AppConfig } from '@drydock/core';
+import { APP_CONFIG, DrydockError, redisOptions, REDIS, runWithLogContext, type AppConfig } from '@drydock/core';
 import {
   executionStreamChannel,
   JobName,
@@ -96,9 +96,17 @@ export class SessionJobsProcessor {
   // A failure travels typed ({code, status, message, details}): on the reply channel,
   // and in the job's data for a gateway that missed the reply.
   async process(job: Job): Promise<unknown> {
+    const { requestId, session, executionId } = job.data as JobReplyRoute & { session?: { tenantId?: string; sessionId?: string }; executionId?: string };
+    // Every line logged for this job carries the request that sent it and its ids.
+    return runWithLogContext({ requestId, tenantId: session?.tenantId, sessionId: session?.sessionId, executionId }, () => this.processInContext(job));
+  }
+
+  private async processInContext(job: Job): Promise<unknown> {
     const { replyTo } = job.data as JobReplyRoute;
+    const started = performance.now();
     try {
       const value = await this.handle(job);
+      this.logger.debug(`job ${job.name} ${job.id} done in ${Math.round(performance.now() - started)} ms`);
       if (replyTo) this.reply(replyTo, { jobId: job.id!, ok: true, value });
       return value;
     } catch (error) {

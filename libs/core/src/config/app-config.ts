@@ -17,6 +17,8 @@ const limitsSchema = z.object({
 
 export const configSchema = z.object({
   nodeEnv: z.enum(['development', 'test', 'production']).default('development'),
+  // JSON logs from this level up (LOG_LEVEL); `silent` logs nothing.
+  logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   databaseUrl: z.string().url(),
   redisUrl: z.string().url(),
   gateway: z.object({
@@ -202,6 +204,7 @@ export class ConfigError extends Error {
 
 const ENV_NAMES: Record<string, string> = {
   databaseUrl: 'DATABASE_URL',
+  logLevel: 'LOG_LEVEL',
   redisUrl: 'REDIS_URL',
   adminKey: 'DRYDOCK_ADMIN_KEY',
   'worker.id': 'WORKER_ID',
@@ -231,6 +234,7 @@ function parseFilesystemRoots(value: string | undefined, ctx: z.RefinementCtx): 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   const raw = {
     nodeEnv: env.NODE_ENV,
+    logLevel: env.LOG_LEVEL || undefined,
     databaseUrl: env.DATABASE_URL,
     redisUrl: env.REDIS_URL,
     gateway: {

@@ -81,6 +81,8 @@ export function jobIdFor<N extends JobName>(name: N, data: JobDataByName[N]): st
 // jobs queued before it existed (nobody waits on a reply for those).
 export interface JobReplyRoute {
   replyTo?: string;
+  // The HTTP request that sent the job (X-Request-Id), for the worker's logs.
+  requestId?: string;
 }
 
 // A failure is typed (job-errors.ts): the gateway rethrows the worker's DrydockError.

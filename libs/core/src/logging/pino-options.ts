@@ -1,0 +1,32 @@
+import { pino, type LoggerOptions } from 'pino';
+import type { AppConfig } from '../config/app-config.js';
+import { logContext } from './log-context.js';
+
+// Never logged, whatever a log call passes: credentials in request headers, and
+// settings or bodies that hold keys, secrets or passwords.
+export const REDACTED_PATHS = [
+  'req.headers.authorization',
+  'req.headers["x-api-key"]',
+  'req.headers.cookie',
+  'res.headers["set-cookie"]',
+  '*.apiKey',
+  '*.adminKey',
+  '*.password',
+  '*.signingSecret',
+  '*.databaseUrl',
+  '*.redisUrl',
+  '*.modelApiKey',
+];
+
+// One JSON object per line, for the gateway and the worker alike: ISO time, level as a
+// word, the service (and the worker's id), and the ids of the request or job at hand.
+export function pinoOptions(config: AppConfig, service: 'gateway' | 'worker'): LoggerOptions {
+  return {
+    level: config.logLevel,
+    base: { service, ...(service === 'worker' ? { workerId: config.worker.id } : {}) },
+    timestamp: pino.stdTimeFunctions.isoTime,
+    formatters: { level: (label) => ({ level: label }) },
+    mixin: () => ({ ...logContext() }),
+    redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
+  };
+}
