@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
 import { ArtifactIngester } from '@drydock/session-host';
-import { api, BenchError, fixed, startInProcess, summarize, table, timeMethod } from '../lib/harness.js';
+import { api, BenchError, containerOfSession, fixed, startInProcess, summarize, table, timeMethod } from '../lib/harness.js';
 
 const execFileAsync = promisify(execFile);
 const TARGET_RATIO = 1.5;
@@ -87,8 +87,7 @@ async function main(): Promise<void> {
     const session = await api(platform.url, key, 'POST', '/v1/sessions', { threadId: `bench-artifacts-${Date.now()}` });
     if (session.status !== 201) throw new BenchError(`creating a session failed: ${JSON.stringify(session.body)}`);
     const sessionId: string = session.body.id;
-    const container = await docker('ps', '-q', '--filter', `label=drydock.session=${sessionId}`);
-    if (!container) throw new BenchError(`no container labelled with session ${sessionId}`);
+    const container = await containerOfSession(platform.url, platform.adminKey, sessionId);
     const run = async (code: string, expectArtifacts: number) => {
       ingestMs = [];
       const res = await api(platform.url, key, 'POST', `/v1/sessions/${sessionId}/executions`, { code, timeoutMs: 600_000 });

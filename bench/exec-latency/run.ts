@@ -32,6 +32,7 @@ import { BullMqJobDispatcher } from '../../apps/gateway/src/queue/bullmq-job-dis
 import { SessionJobsProcessor } from '../../apps/worker/src/processors/session-jobs.processor.js';
 import { ExecutionRunner, RedisRunGuard, SessionFileSync } from '@drydock/session-host';
 import { runMigrations } from '../../migrations/index.js';
+import { containerOfSession } from '../lib/harness.js';
 
 const execFileAsync = promisify(execFile);
 
@@ -494,14 +495,14 @@ async function main(): Promise<number> {
       console.warn(`warning: the session was placed on worker ${placedOn}, not on this process's ${target.workerId}`);
     }
 
-    const [info] = await docker.listContainers({ filters: { label: [`drydock.session=${sessionId}`] } });
+    const containerId = await containerOfSession(target.url, target.adminKey, sessionId);
+    const [info] = await docker.listContainers({ filters: { id: [containerId] } });
     if (!info) {
       throw new BenchError(
-        `no running container labelled drydock.session=${sessionId} on this Docker host ` +
+        `container ${containerId} of ${sessionId} is not running on this Docker host ` +
           `(the worker of this gateway must run on the same host for the docker exec baseline)`,
       );
     }
-    const containerId = info.Id;
 
     console.log('Drydock exec-latency benchmark');
     console.log(`  target     ${target.mode}`);

@@ -30,6 +30,7 @@ import { DockerSandbox } from '@drydock/docker-sandbox';
 import { type ThreadScope, VfsService } from '@drydock/vfs';
 import { SessionFileSync } from '@drydock/session-host';
 import { runMigrations } from '../../migrations/index.js';
+import { containerOfSession } from '../lib/harness.js';
 
 const execFileAsync = promisify(execFile);
 
@@ -527,9 +528,7 @@ async function main(): Promise<number> {
       if (placedOn && placedOn !== platform.workerId) {
         console.warn(`warning: session ${sessionId} was placed on worker ${placedOn}, not on this process's ${platform.workerId}`);
       }
-      const [info] = await docker.listContainers({ filters: { label: [`drydock.session=${sessionId}`] } });
-      if (!info) throw new BenchError(`no running container labelled drydock.session=${sessionId} on this Docker host`);
-      const containerId = info.Id;
+      const containerId = await containerOfSession(platform.url, platform.adminKey, sessionId);
 
       // --- The first run must see the thread's files.
       const checkCode =

@@ -142,3 +142,14 @@ export function timeMethod(proto: object, method: string, record: (ms: number) =
     }
   };
 }
+
+// The Docker id of a live session's container, from GET /admin/sessions (a sandbox taken
+// from the warm pool keeps the labels it was started with, so labels do not name its
+// session).
+export async function containerOfSession(base: string, adminKey: string, sessionId: string): Promise<string> {
+  const res = await api(base, adminKey, 'GET', '/admin/sessions');
+  const session = (res.body?.sessions as { id: string; containerId: string | null }[] | undefined)?.find((s) => s.id === sessionId);
+  if (!session?.containerId) throw new BenchError(`GET /admin/sessions names no container for ${sessionId} (${res.status})`);
+  return session.containerId;
+}
+

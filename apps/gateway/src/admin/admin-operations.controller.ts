@@ -48,7 +48,7 @@ export class AdminOperationsController {
   async listSessions() {
     const sessions = await this.sessionsRepo.listAllLive(1000);
     return {
-      sessions: sessions.map((s) => ({ ...toSessionView(s, this.sessions.idleMs), tenantId: s.tenantId })),
+      sessions: sessions.map((s) => ({ ...toSessionView(s, this.sessions.idleMs), tenantId: s.tenantId, containerId: s.containerId })),
     };
   }
 
