@@ -31,6 +31,8 @@ import { TenantAuthGuard } from './auth/tenant-auth.guard.js';
 import { ExecutionsController } from './executions/executions.controller.js';
 import { FilesController } from './files/files.controller.js';
 import { HealthController } from './health/health.controller.js';
+import { DrydockMcpServer } from './mcp/drydock-mcp.server.js';
+import { McpController } from './mcp/mcp.controller.js';
 import { PlatformHealthIndicators } from './health/platform-health.indicators.js';
 import { ErrorResponseFilter } from './http/error-response.filter.js';
 import { BullMqJobDispatcher } from './queue/bullmq-job-dispatcher.js';
@@ -72,6 +74,7 @@ export interface GatewayOptions {
     BatchesController,
     HealthController,
     AgentsController,
+    McpController,
     ...LANGGRAPH_CONTROLLERS,
   ],
   providers: [
@@ -80,6 +83,7 @@ export interface GatewayOptions {
     { provide: JOB_DISPATCHER, useExisting: BullMqJobDispatcher },
     QueueDashboard,
     PlatformHealthIndicators,
+    DrydockMcpServer,
     TenantsService,
     TenantRateLimiter,
     TenantLifecycleService,

@@ -1,0 +1,191 @@
+import { Injectable } from '@nestjs/common';
+import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+import { DrydockError, THREAD_ID_PATTERN, type TenantPrincipal } from '@drydock/core';
+import { renderExecution, toExecuteResult } from '@drydock/agents';
+import { ArtifactsService } from '@drydock/artifacts';
+import { SessionExecutionsService, SessionsService } from '@drydock/sessions';
+import { VfsService, type ThreadScope } from '@drydock/vfs';
+
+// Artifacts served as MCP resources up to this size; larger ones name their REST route.
+const MAX_RESOURCE_BYTES = 10 * 1024 * 1024;
+const LISTED_ARTIFACTS = 50;
+
+const threadId = z
+  .string()
+  .regex(THREAD_ID_PATTERN, 'a thread id: letters, digits, "_", ".", ":" or "-", up to 128')
+  .describe('The conversation thread: its sandbox session and its files. Pick one per conversation and keep it.');
+
+const text = (value: string, isError = false): CallToolResult => ({ content: [{ type: 'text', text: value }], ...(isError ? { isError } : {}) });
+
+// What a failure reads like to the model: the stable code and the sentence.
+async function attempt(work: () => Promise<CallToolResult>): Promise<CallToolResult> {
+  try {
+    return await work();
+  } catch (error) {
+    if (error instanceof DrydockError) return text(`${error.code}: ${error.message}`, true);
+    throw error;
+  }
+}
+
+// The sandbox as MCP tools and resources, for one tenant (the API key's): Python in a
+// thread's session (variables persist between calls), the thread's files, and the
+// tenant's artifacts. A thread is the client's choice, within its tenant only.
+@Injectable()
+export class DrydockMcpServer {
+  constructor(
+    private readonly sessions: SessionsService,
+    private readonly executions: SessionExecutionsService,
+    private readonly vfs: VfsService,
+    private readonly artifacts: ArtifactsService,
+  ) {}
+
+  // A server for one request (stateless Streamable HTTP): it knows only this tenant.
+  create(principal: TenantPrincipal): McpServer {
+    const server = new McpServer({ name: 'drydock', version: '1.0.0' });
+    const scope = (thread: string): ThreadScope => ({ tenantId: principal.tenantId, threadId: thread });
+
+    server.registerTool(
+      'run_python',
+      {
+        title: 'Run Python',
+        description:
+          "Runs Python in the thread's sandbox. Variables, imports and functions persist between calls on the same thread; " +
+          'files are under /session (the thread\'s files); what the code writes to /session/artifacts/ becomes a downloadable artifact.',
+        inputSchema: {
+          thread_id: threadId,
+          code: z.string().min(1).max(1_048_576).describe('Python source; the value of a trailing expression is returned.'),
+          timeout_ms: z.number().int().min(100).max(86_400_000).optional().describe('Time limit of this run (clamped to the tenant\'s).'),
+        },
+      },
+      ({ thread_id, code, timeout_ms }) =>
+        attempt(async () => {
+          const { session } = await this.sessions.create(principal.tenantId, { threadId: thread_id });
+          const run = await this.executions.execute(principal, session.id, { code, timeoutMs: timeout_ms });
+          const [rendered, artifact] = renderExecution(toExecuteResult(run));
+          return text(rendered, artifact.isError === true);
+        }),
+    );
+
+    server.registerTool(
+      'list_files',
+      { title: 'List files', description: "The entries of a directory of the thread's files.", inputSchema: { thread_id: threadId, path: z.string().default('/') } },
+      ({ thread_id, path }) =>
+        attempt(async () => {
+          const entries = await this.vfs.ls(scope(thread_id), path);
+          return text(entries.length ? entries.map((e) => `${e.type === 'directory' ? 'dir ' : 'file'} ${e.path}${e.type === 'file' ? ` (${e.size} bytes)` : ''}`).join('\n') : '(empty)');
+        }),
+    );
+    server.registerTool(
+      'read_file',
+      {
+        title: 'Read a file',
+        description: 'Lines of a text file, numbered (cat -n); page with offset (0-based line) and limit.',
+        inputSchema: { thread_id: threadId, path: z.string(), offset: z.number().int().min(0).optional(), limit: z.number().int().min(1).max(10_000).optional() },
+      },
+      ({ thread_id, path, offset, limit }) => attempt(async () => text(await this.vfs.read(scope(thread_id), path, { offset, limit }))),
+    );
+    server.registerTool(
+      'write_file',
+      { title: 'Write a file', description: 'Creates or replaces a text file.', inputSchema: { thread_id: threadId, path: z.string(), content: z.string() } },
+      ({ thread_id, path, content }) =>
+        attempt(async () => {
+          const { info } = await this.vfs.write(scope(thread_id), path, content);
+          return text(`wrote ${info.path} (${info.size} bytes)`);
+        }),
+    );
+    server.registerTool(
+      'edit_file',
+      {
+        title: 'Edit a file',
+        description: 'Replaces an exact string in a text file (every occurrence with replace_all; otherwise it must occur once).',
+        inputSchema: { thread_id: threadId, path: z.string(), old_string: z.string(), new_string: z.string(), replace_all: z.boolean().default(false) },
+      },
+      ({ thread_id, path, old_string, new_string, replace_all }) =>
+        attempt(async () => {
+          const edited = await this.vfs.edit(scope(thread_id), path, old_string, new_string, replace_all);
+          return text(`edited ${edited.path} (${edited.occurrences} replaced)`);
+        }),
+    );
+    server.registerTool(
+      'glob',
+      { title: 'Find files', description: 'Paths matching a glob (*, **, ?, [...], {a,b}).', inputSchema: { thread_id: threadId, pattern: z.string(), path: z.string().default('/') } },
+      ({ thread_id, pattern, path }) =>
+        attempt(async () => {
+          const paths = await this.vfs.glob(scope(thread_id), pattern, path);
+          return text(paths.length ? paths.join('\n') : 'no match');
+        }),
+    );
+    server.registerTool(
+      'grep',
+      {
+        title: 'Search files',
+        description: 'Lines containing a literal (or, with regex, a regular expression), as path:line: text.',
+        inputSchema: { thread_id: threadId, pattern: z.string(), path: z.string().default('/'), glob: z.string().optional(), regex: z.boolean().default(false) },
+      },
+      ({ thread_id, pattern, path, glob, regex }) =>
+        attempt(async () => {
+          const found = await this.vfs.grep(scope(thread_id), pattern, { path, glob, regex, outputMode: 'content' });
+          const lines = (found.matches ?? []).map((m) => `${m.path}:${m.line}: ${m.text}`);
+          return text([...(lines.length ? lines : ['no match']), ...(found.note ? [found.note] : [])].join('\n'));
+        }),
+    );
+    server.registerTool(
+      'delete_file',
+      { title: 'Delete a file', description: 'Deletes a file, or a directory and everything under it.', inputSchema: { thread_id: threadId, path: z.string() } },
+      ({ thread_id, path }) =>
+        attempt(async () => {
+          const { deleted } = await this.vfs.delete(scope(thread_id), path);
+          return text(`deleted ${deleted.length} file(s)`);
+        }),
+    );
+    server.registerTool(
+      'list_artifacts',
+      {
+        title: 'List artifacts',
+        description: 'Files runs produced under /session/artifacts/, newest first, as drydock://artifacts/<id> resources.',
+        inputSchema: { thread_id: threadId.optional() },
+      },
+      ({ thread_id }) =>
+        attempt(async () => {
+          const found = await this.artifacts.list(principal.tenantId, { threadId: thread_id, limit: LISTED_ARTIFACTS });
+          return text(found.length ? found.map((a) => `drydock://artifacts/${a.id} ${a.name} (${a.mime}, ${a.size} bytes)`).join('\n') : 'no artifacts');
+        }),
+    );
+
+    server.registerResource(
+      'artifact',
+      new ResourceTemplate('drydock://artifacts/{id}', {
+        list: async () => ({
+          resources: (await this.artifacts.list(principal.tenantId, { limit: LISTED_ARTIFACTS })).map((a) => ({
+            uri: `drydock://artifacts/${a.id}`,
+            name: a.name,
+            mimeType: a.mime,
+            description: `${a.path} (${a.size} bytes)`,
+          })),
+        }),
+      }),
+      { title: 'Artifact', description: 'A file a run produced, by id.' },
+      async (uri, { id }) => {
+        const artifactId = String(id);
+        const record = await this.artifacts.get(principal.tenantId, artifactId);
+        if (record.size > MAX_RESOURCE_BYTES) {
+          return {
+            contents: [{ uri: uri.href, mimeType: 'text/plain', text: `${record.name} is ${record.size} bytes; download it from GET /v1/artifacts/${artifactId}/content.` }],
+          };
+        }
+        const bytes = await this.artifacts.readBytes(principal.tenantId, artifactId);
+        const textual = /^text\/|json|xml|csv|javascript/.test(record.mime);
+        return {
+          contents: [
+            textual
+              ? { uri: uri.href, mimeType: record.mime, text: bytes.toString('utf8') }
+              : { uri: uri.href, mimeType: record.mime, blob: bytes.toString('base64') },
+          ],
+        };
+      },
+    );
+    return server;
+  }
+}

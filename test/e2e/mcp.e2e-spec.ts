@@ -1,0 +1,76 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { startPlatform, type Platform } from './support/platform.js';
+
+// The MCP server at /mcp, driven by the official MCP client over Streamable HTTP: the
+// sandbox as tools (Python with state, the thread's files), artifacts as resources, one
+// tenant per API key, threads chosen by the client and never shared across tenants.
+describe('MCP server', () => {
+  let platform: Platform;
+  const clients: Client[] = [];
+
+  beforeAll(async () => {
+    platform = await startPlatform();
+  });
+
+  afterAll(async () => {
+    await Promise.allSettled(clients.map((c) => c.close()));
+    await platform?.close();
+  });
+
+  const connect = async (apiKey: string): Promise<Client> => {
+    const client = new Client({ name: 'drydock-e2e', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${platform.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${apiKey}` } } }));
+    clients.push(client);
+    return client;
+  };
+  const keyOf = (api: unknown) => (api as { key: string }).key;
+  const textOf = (result: unknown) => ((result as { content: { type: string; text?: string }[] }).content.map((c) => c.text ?? '').join('\n'));
+
+  it('should run Python with state, work on the thread\'s files, and serve artifacts as resources', async () => {
+    const tenant = await platform.newTenant();
+    const client = await connect(keyOf(tenant));
+    const tools = (await client.listTools()).tools.map((t) => t.name).sort();
+    expect(tools).toEqual(['delete_file', 'edit_file', 'glob', 'grep', 'list_artifacts', 'list_files', 'read_file', 'run_python', 'write_file']);
+
+    const call = (name: string, args: Record<string, unknown>) => client.callTool({ name, arguments: { thread_id: 'mcp-1', ...args } });
+    expect((await call('run_python', { code: 'x = 41' })).isError).toBeFalsy();
+    expect(textOf(await call('run_python', { code: 'x + 1' }))).toContain('42');
+    const failed = await call('run_python', { code: '1 / 0' });
+    expect([failed.isError, textOf(failed)]).toEqual([true, expect.stringContaining('ZeroDivisionError')]);
+
+    expect(textOf(await call('write_file', { path: '/notes/todo.md', content: 'ship it\nthen rest\n' }))).toContain('/notes/todo.md');
+    expect(textOf(await call('read_file', { path: '/notes/todo.md' }))).toContain('ship it');
+    expect(textOf(await call('grep', { pattern: 'rest' }))).toContain('/notes/todo.md:2: then rest');
+    expect(textOf(await call('run_python', { code: 'print(open("/session/notes/todo.md").read().split()[0])' }))).toContain('ship');
+    const missing = await call('read_file', { path: '/nope.txt' });
+    expect([missing.isError, textOf(missing)]).toEqual([true, expect.stringMatching(/^FILE_NOT_FOUND: /)]);
+
+    await call('run_python', { code: 'open("/session/artifacts/report.csv", "w").write("a,b\\n1,2\\n")' });
+    const resources = (await client.listResources()).resources;
+    const report = resources.find((r) => r.name === 'report.csv')!;
+    expect(report.uri).toMatch(/^drydock:\/\/artifacts\/art_/);
+    const read = await client.readResource({ uri: report.uri });
+    expect(read.contents[0]).toMatchObject({ uri: report.uri, mimeType: 'text/csv', text: 'a,b\n1,2\n' });
+  });
+
+  it('should keep each tenant to its own threads, and refuse a missing key and a GET', async () => {
+    const [a, b] = [await platform.newTenant(), await platform.newTenant()];
+    const [first, second] = [await connect(keyOf(a)), await connect(keyOf(b))];
+    await first.callTool({ name: 'run_python', arguments: { thread_id: 'shared-name', code: 'secret = "a"' } });
+    await first.callTool({ name: 'write_file', arguments: { thread_id: 'shared-name', path: '/a.txt', content: 'a' } });
+    const probe = await second.callTool({ name: 'run_python', arguments: { thread_id: 'shared-name', code: 'import os\nprint(os.path.exists("/session/a.txt"))\nsecret' } });
+    expect(probe.isError).toBe(true);
+    expect(textOf(probe)).toContain('False');
+    expect(textOf(probe)).toContain('NameError');
+
+    const anonymous = await fetch(`${platform.url}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
+    expect(anonymous.status).toBe(401);
+    const get = await fetch(`${platform.url}/mcp`, { headers: { authorization: `Bearer ${keyOf(a)}` } });
+    expect(get.status).toBe(405);
+  });
+});
