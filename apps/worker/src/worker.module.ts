@@ -1,7 +1,7 @@
 import { BullModule } from '@nestjs/bullmq';
 import { Module } from '@nestjs/common';
 import { LoggerModule } from 'nestjs-pino';
-import { APP_CONFIG, ConfigModule, pinoOptions, RedisModule, redisOptions, type AppConfig } from '@drydock/core';
+import { APP_CONFIG, ConfigModule, logDestination, pinoOptions, RedisModule, redisOptions, type AppConfig } from '@drydock/core';
 import { DockerSandboxRuntime } from '@drydock/docker-sandbox';
 import { MAINTENANCE_QUEUE } from '@drydock/execution';
 import { PlatformDataModule } from '@drydock/sessions';
@@ -27,7 +27,7 @@ const batches = BatchesModule.register({ imports: [PlatformDataModule] });
     ConfigModule,
     RedisModule,
     // JSON logs (no HTTP here: only Nest's logs, through pino).
-    LoggerModule.forRootAsync({ inject: [APP_CONFIG], useFactory: (config: AppConfig) => ({ pinoHttp: pinoOptions(config, 'worker') }) }),
+    LoggerModule.forRootAsync({ inject: [APP_CONFIG], useFactory: (config: AppConfig) => ({ pinoHttp: [pinoOptions(config, 'worker'), logDestination()] }) }),
     PlatformDataModule,
     SessionHostModule.register({
       runtime: DockerSandboxRuntime,

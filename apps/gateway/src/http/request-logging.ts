@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
 import type { Params } from 'nestjs-pino';
-import { APP_CONFIG, pinoOptions, runWithLogContext, type AppConfig } from '@drydock/core';
+import { APP_CONFIG, logDestination, pinoOptions, runWithLogContext, type AppConfig } from '@drydock/core';
 
 // A client's own request id is kept when it looks like one; otherwise the gateway makes
 // one. Either way it is answered in X-Request-Id and carried to the worker.
@@ -25,17 +25,20 @@ export function requestContext(req: Request, res: Response, next: NextFunction):
 export const gatewayLogging = {
   inject: [APP_CONFIG],
   useFactory: (config: AppConfig): Params => ({
-    pinoHttp: {
-      ...pinoOptions(config, 'gateway'),
-      genReqId: (req: IncomingMessage) => (req as WithId).id ?? randomUUID(),
-      quietReqLogger: true,
-      customLogLevel: (_req: IncomingMessage, res: ServerResponse, error?: Error) =>
-        error || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info',
-      autoLogging: { ignore: (req: IncomingMessage) => (req.url ?? '').startsWith('/health') },
-      serializers: {
-        req: (req: { id?: string; method?: string; url?: string }) => ({ id: req.id, method: req.method, path: (req.url ?? '').split('?')[0] }),
-        res: (res: { statusCode?: number }) => ({ statusCode: res.statusCode }),
+    pinoHttp: [
+      {
+        ...pinoOptions(config, 'gateway'),
+        genReqId: (req: IncomingMessage) => (req as WithId).id ?? randomUUID(),
+        quietReqLogger: true,
+        customLogLevel: (_req: IncomingMessage, res: ServerResponse, error?: Error) =>
+          error || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info',
+        autoLogging: { ignore: (req: IncomingMessage) => (req.url ?? '').startsWith('/health') },
+        serializers: {
+          req: (req: { id?: string; method?: string; url?: string }) => ({ id: req.id, method: req.method, path: (req.url ?? '').split('?')[0] }),
+          res: (res: { statusCode?: number }) => ({ statusCode: res.statusCode }),
+        },
       },
-    },
+      logDestination(),
+    ],
   }),
 };
