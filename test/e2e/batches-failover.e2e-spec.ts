@@ -18,7 +18,8 @@ describe('Batches when a worker is killed', () => {
 
   afterAll(async () => {
     await doomed?.kill('SIGKILL');
-    // The killed worker cannot remove its containers; nothing else does yet.
+    // The killed worker cannot remove its containers; the platform worker's orphan sweep
+    // would after the heartbeat TTL (orphans.e2e-spec.ts); remove them now.
     if (doomed) {
       const left = await platform.docker.listContainers({ all: true, filters: { label: [`drydock.worker=${doomed.id}`] } });
       await Promise.allSettled(left.map((c) => platform.docker.getContainer(c.Id).remove({ force: true })));

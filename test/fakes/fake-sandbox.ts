@@ -120,8 +120,11 @@ export class FakeRuntime implements SandboxRuntime {
   async releaseSession(sessionId: string) {
     this.released.push(sessionId);
   }
-  async removeOrphans() {
+  async removeOrphans(_workerId?: string, _keep?: ReadonlySet<string>) {
     return 0;
+  }
+  async sandboxWorkers() {
+    return [] as { workerId: string; newestCreatedAt: number }[];
   }
   async healthy() {
     return true;

@@ -141,6 +141,16 @@ export class DockerSandboxRuntime implements SandboxRuntime, OnModuleInit {
     return removed;
   }
 
+  async sandboxWorkers(): Promise<{ workerId: string; newestCreatedAt: number }[]> {
+    const containers = await this.docker.listContainers({ all: true, filters: { label: [LABEL_WORKER] } });
+    const newest = new Map<string, number>();
+    for (const info of containers) {
+      const workerId = info.Labels[LABEL_WORKER];
+      if (workerId) newest.set(workerId, Math.max(newest.get(workerId) ?? 0, info.Created * 1000));
+    }
+    return [...newest].map(([workerId, newestCreatedAt]) => ({ workerId, newestCreatedAt }));
+  }
+
   // Whether the daemon answers a ping within timeoutMs (the request is then aborted, so
   // a hung daemon does not leave sockets behind).
   async healthy(timeoutMs = 2_000): Promise<boolean> {

@@ -3,3 +3,4 @@ export * from './docker-sandbox.js';
 export * from './docker-sandbox.runtime.js';
 export * from './session-archive.js';
 export * from './seccomp/sandbox-seccomp.profile.js';
+export * from './replica-identity.js';

@@ -14,5 +14,6 @@ export * from './lifecycle/session-lifecycle.service.js';
 export * from './lifecycle/idle-reaper.js';
 export * from './lifecycle/abandoned-session.sweeper.js';
 export * from './presence/worker-heartbeat.js';
+export * from './presence/orphan-container.sweeper.js';
 export * from './batch-items/batch-item-runner.js';
 export * from './batch-items/batch-sandbox-pool.js';

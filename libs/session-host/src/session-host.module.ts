@@ -11,6 +11,7 @@ import { AbandonedSessionSweeper } from './lifecycle/abandoned-session.sweeper.j
 import { IdleReaper } from './lifecycle/idle-reaper.js';
 import { SessionActivity } from './lifecycle/session-activity.js';
 import { SessionLifecycle } from './lifecycle/session-lifecycle.service.js';
+import { OrphanContainerSweeper } from './presence/orphan-container.sweeper.js';
 import { WorkerHeartbeat } from './presence/worker-heartbeat.js';
 import { ExecutionRunner } from './runs/execution-runner.js';
 import { RedisRunGuard } from './runs/redis-run-guard.js';
@@ -19,7 +20,16 @@ import { DatasetStager } from './sandboxes/dataset-stager.js';
 import { SandboxProvisioner } from './sandboxes/sandbox-provisioner.js';
 import { WarmSandboxPool } from './sandboxes/warm-sandbox-pool.js';
 
-const EXPORTED = [ExecutionRunner, BatchItemRunner, SessionLifecycle, IdleReaper, AbandonedSessionSweeper, WorkerHeartbeat, HostedSessionRegistry];
+const EXPORTED = [
+  ExecutionRunner,
+  BatchItemRunner,
+  SessionLifecycle,
+  IdleReaper,
+  AbandonedSessionSweeper,
+  OrphanContainerSweeper,
+  WorkerHeartbeat,
+  HostedSessionRegistry,
+];
 
 // Everything a worker needs to host sessions. The app chooses the sandbox runtime (the
 // worker: the Docker one) and supplies, through `imports`, the modules that export the
@@ -43,6 +53,7 @@ export class SessionHostModule {
       ExecutionRunner,
       IdleReaper,
       AbandonedSessionSweeper,
+      OrphanContainerSweeper,
       WorkerHeartbeat,
       BatchSandboxPool,
       BatchItemRunner,

@@ -10,7 +10,7 @@ import type { Queue } from 'bullmq';
 import { APP_CONFIG, type AppConfig } from '@drydock/core';
 import { MAINTENANCE_QUEUE, MaintenanceJob, SANDBOX_RUNTIME, type SandboxRuntime } from '@drydock/execution';
 import { SESSIONS_REPOSITORY, WORKER_REGISTRY, type SessionsRepository, type WorkerRegistry } from '@drydock/sessions';
-import { IdleReaper, SessionLifecycle, WorkerHeartbeat } from '@drydock/session-host';
+import { IdleReaper, OrphanContainerSweeper, SessionLifecycle, WorkerHeartbeat } from '@drydock/session-host';
 import { BatchItemsProcessor } from '../processors/batch-items.processor.js';
 import { SessionJobsProcessor } from '../processors/session-jobs.processor.js';
 
@@ -22,6 +22,7 @@ export class WorkerLifecycleService implements OnApplicationBootstrap, BeforeApp
   private readonly logger = new Logger('Worker');
   private heartbeatTimer: NodeJS.Timeout | null = null;
   private reaperTimer: NodeJS.Timeout | null = null;
+  private orphanTimer: NodeJS.Timeout | null = null;
   private draining: Promise<void> | null = null;
 
   constructor(
@@ -31,6 +32,7 @@ export class WorkerLifecycleService implements OnApplicationBootstrap, BeforeApp
     @Inject(WORKER_REGISTRY) private readonly registry: WorkerRegistry,
     private readonly heartbeat: WorkerHeartbeat,
     private readonly reaper: IdleReaper,
+    private readonly orphans: OrphanContainerSweeper,
     private readonly lifecycle: SessionLifecycle,
     private readonly processor: SessionJobsProcessor,
     private readonly batchItems: BatchItemsProcessor,
@@ -41,11 +43,15 @@ export class WorkerLifecycleService implements OnApplicationBootstrap, BeforeApp
     const { id } = this.config.worker;
     const removed = await this.runtime.removeOrphans(id, new Set());
     if (removed) this.logger.log(`removed ${removed} containers left by a previous run of ${id}`);
-    this.lifecycle.open();
     // A drain requested of this worker's previous life is over: it starts afresh.
     await this.registry.clearDrainRequest(id);
     this.heartbeat.whenDrainRequested(() => void this.drain());
     await this.heartbeat.beat();
+    // Registered first: other workers' orphan sweeps leave a live worker's containers be.
+    this.lifecycle.open();
+    if (this.config.worker.orphanSweepMs > 0) {
+      this.orphanTimer = setInterval(() => void this.sweepOrphans(), this.config.worker.orphanSweepMs);
+    }
     this.heartbeatTimer = setInterval(() => void this.heartbeat.beat(), this.config.worker.heartbeatMs);
     this.reaperTimer = setInterval(() => void this.reap(), this.config.worker.reaperIntervalMs);
     // Every worker upserts the same schedulers: one run per period, on any worker.
@@ -102,8 +108,14 @@ export class WorkerLifecycleService implements OnApplicationBootstrap, BeforeApp
     await this.drain();
     if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
     if (this.reaperTimer) clearInterval(this.reaperTimer);
+    if (this.orphanTimer) clearInterval(this.orphanTimer);
     await this.heartbeat.deregister().catch(() => undefined);
     await Promise.all([this.processor.close(), this.batchItems.close()]);
+  }
+
+  private async sweepOrphans(): Promise<void> {
+    if (this.heartbeat.state !== 'active') return;
+    await this.orphans.sweep().catch((error: Error) => this.logger.warn(`orphan sweep: ${error.message}`));
   }
 
   private async reap(): Promise<void> {

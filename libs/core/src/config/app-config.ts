@@ -54,6 +54,9 @@ export const configSchema = z.object({
     // Started sandboxes (REPL ready, default limits, no tenant's data) kept for new
     // sessions, so a session start takes one instead of starting a container; 0: off.
     poolSize: z.coerce.number().int().min(0).max(100).default(2),
+    // How often a worker removes, from its Docker engine, the containers of workers that
+    // are gone (absent from the registry, containers older than the heartbeat TTL); 0: off.
+    orphanSweepMs: z.coerce.number().int().min(0).default(30_000),
   }),
   // Per-tenant defaults (tenant limits `requestsPerMinute`, `concurrentExecutions`
   // override them), enforced through Redis across gateways.
@@ -258,6 +261,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       drainTimeoutMs: env.WORKER_DRAIN_TIMEOUT_MS ?? env.WORKER_SHUTDOWN_GRACE_MS,
       drainSettleMs: env.WORKER_DRAIN_SETTLE_MS,
       poolSize: env.WORKER_POOL_SIZE,
+      orphanSweepMs: env.WORKER_ORPHAN_SWEEP_MS,
     },
     rateLimits: {
       requestsPerMinute: env.RATE_LIMIT_REQUESTS_PER_MINUTE,

@@ -102,6 +102,9 @@ export interface SandboxRuntime {
   releaseSession(sessionId: string): Promise<void>;
   // Removes containers labelled for this worker whose session is not in `keep`.
   removeOrphans(workerId: string, keep: ReadonlySet<string>): Promise<number>;
+  // The workers that have sandbox containers on this engine, each with its newest
+  // container's creation time (ms since the epoch).
+  sandboxWorkers(): Promise<{ workerId: string; newestCreatedAt: number }[]>;
   // Whether the container engine answers, within timeoutMs (the runtime's default).
   healthy(timeoutMs?: number): Promise<boolean>;
 }
