@@ -33,6 +33,9 @@ export default {
       displayName: 'e2e',
       testMatch: ['<rootDir>/test/e2e/**/*.e2e-spec.ts'],
     },
+    // Faults injected into the real deployment (processes, PostgreSQL and Redis restarts):
+    // files run one at a time like every other (maxWorkers), so no other suite sees them.
+    { ...common, displayName: 'faults', testMatch: ['<rootDir>/test/faults/**/*.fault-spec.ts'] },
   ],
   // e2e suites share one Docker engine and database; run files one at a time.
   maxWorkers: 1,

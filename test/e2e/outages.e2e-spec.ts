@@ -1,8 +1,6 @@
-import { execFileSync } from 'node:child_process';
-import { readdirSync } from 'node:fs';
-import { resolve } from 'node:path';
 import type { ApiResponse } from './support/api-client.js';
 import { startPlatform, type Platform } from './support/platform.js';
+import { postgres, redis } from './support/services.js';
 
 // PostgreSQL and Redis stopped under a running platform, as an operator's restart would:
 // requests answer 503 SERVICE_UNAVAILABLE with Retry-After, never a 500, and everything
@@ -62,20 +60,6 @@ describe('Outages of PostgreSQL and Redis', () => {
     expect(back.body).toMatchObject({ status: 'ok', result: { text: '2' } });
   });
 });
-
-function postgres(action: 'stop' | 'start') {
-  const version = readdirSync('/usr/lib/postgresql').sort((a, b) => Number(a) - Number(b)).pop()!;
-  execFileSync('pg_ctlcluster', [version, 'main', action, ...(action === 'stop' ? ['-m', 'fast'] : [])], { stdio: 'ignore' });
-}
-
-function redis(action: 'stop' | 'start') {
-  if (action === 'stop') {
-    execFileSync('redis-cli', ['-p', '6379', 'shutdown'], { stdio: 'ignore' });
-    return;
-  }
-  // Started again exactly as the test script starts it.
-  execFileSync('bash', ['-c', `ROOT=${resolve('.')}; source scripts/lib/services.sh; ensure_redis`], { stdio: 'ignore' });
-}
 
 // Retries a request until it stops answering 503 (clients reconnect on their own).
 async function eventually(request: () => Promise<ApiResponse>, timeoutMs = 30_000): Promise<ApiResponse> {

@@ -1,4 +1,4 @@
-import { DrydockError } from '@drydock/core';
+import { DrydockError, ServiceUnavailableError } from '@drydock/core';
 import { okOutcome as ok } from '../../../../test/fakes/fake-sandbox.js';
 import { executeJob as job, fakeSessions, hostWithFakes } from '../session-host.spec-helper.js';
 import { ExecutionRunner } from './execution-runner.js';
@@ -27,6 +27,31 @@ describe(ExecutionRunner.name, () => {
     expect(executions.records.get('exe_1')?.status).not.toBe('ok');
     // The session stays usable.
     expect((await sut.execute(job('exe_2'))).status).toBe('ok');
+  });
+
+  it('should record a run that happened once the database is back, and not give up on it', async () => {
+    const { runner: sut, runtime, executions } = hostWithFakes();
+    const complete = executions.complete;
+    let refusals = 0;
+    executions.complete = async (...args: Parameters<typeof complete>) => {
+      if (refusals++ < 2) throw new ServiceUnavailableError('database');
+      return complete(...args);
+    };
+    const view = await sut.execute(job('exe_1'));
+    expect([view.status, refusals]).toEqual(['ok', 3]);
+    expect(executions.records.get('exe_1')?.status).toBe('ok');
+    expect(runtime.created[0]!.runs).toHaveLength(1);
+  });
+
+  it('should not retry a failure that is not an outage', async () => {
+    const { runner: sut, executions } = hostWithFakes();
+    let calls = 0;
+    executions.complete = async () => {
+      calls++;
+      throw new Error('value too long for type');
+    };
+    await expect(sut.execute(job('exe_1'))).rejects.toThrow('value too long');
+    expect(calls).toBe(1);
   });
 
   it('should re-create a dead sandbox and tell the next run that state was lost', async () => {

@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { DrydockError } from '@drydock/core';
+import { DrydockError, outageOf } from '@drydock/core';
 import {
   EXECUTIONS_REPOSITORY,
   failedRun,
@@ -21,6 +21,11 @@ import { SandboxProvisioner } from '../sandboxes/sandbox-provisioner.js';
 import { RUN_GUARD, type RunGuard } from './run-guard.js';
 
 const RUNNING_MARK_DELAY_MS = 50;
+// Once the code has run, what it did is written down even across an outage of
+// PostgreSQL (or Redis) this long: the outcome, the files it wrote, its artifacts are in
+// this process's memory and in the sandbox, and would otherwise be lost, the execution
+// left `running` for good.
+const OUTAGE_PATIENCE_MS = 120_000;
 
 interface Prepared {
   sandbox: Sandbox;
@@ -81,7 +86,7 @@ export class ExecutionRunner {
         if ('ended' in prepared) {
           // Claimed, never run: the record says why, the caller gets the typed error.
           await marking;
-          await this.executions.complete(tenantId, data.executionId, prepared.ended.record);
+          await this.durably('recording', () => this.executions.complete(tenantId, data.executionId, prepared.ended.record));
           throw prepared.ended.error;
         }
         outcome = 'failed' in prepared ? prepared.failed : await this.run(hosted, data, prepared, onOutput);
@@ -89,7 +94,7 @@ export class ExecutionRunner {
         clearTimeout(markTimer);
       }
       await marking;
-      const record = await this.executions.complete(tenantId, data.executionId, outcome);
+      const record = await this.durably('recording', () => this.executions.complete(tenantId, data.executionId, outcome));
       this.activity.mark(sessionId);
       return toExecutionView(record);
     });
@@ -145,18 +150,38 @@ export class ExecutionRunner {
     // Read back before anything else: a file the code wrote is in the thread the
     // moment the run is reported.
     const files = sandbox.alive
-      ? await this.fileSync.pull(threadOf(spec), sandbox, fileState, outcome.files)
+      ? await this.durably('reading back the files', () => this.fileSync.pull(threadOf(spec), sandbox, fileState, outcome.files))
       : { changed: [], deleted: [], skipped: [] };
     const produced = sandbox.alive
-      ? await this.ingester.ingest(
-          sandbox,
-          spec.tenantId,
-          { threadId: spec.threadId, sessionId: spec.sessionId, executionId: data.executionId },
-          outcome.artifacts,
+      ? await this.durably('ingesting the artifacts', () =>
+          this.ingester.ingest(
+            sandbox,
+            spec.tenantId,
+            { threadId: spec.threadId, sessionId: spec.sessionId, executionId: data.executionId },
+            outcome.artifacts,
+          ),
         )
       : { artifacts: [], skipped: [] };
     if (!sandbox.alive) await this.provisioner.replaceDead(hosted, sandbox);
     const { artifacts: _listing, figures: _figures, trackingMs: _tracking, ...rest } = outcome;
     return { ...rest, files, artifacts: produced.artifacts, artifactsSkipped: produced.skipped };
+  }
+
+  // Runs `step` again while it fails because PostgreSQL or Redis is unavailable, for up
+  // to OUTAGE_PATIENCE_MS (back-off up to 2 s); any other failure, or a longer outage,
+  // is thrown as before.
+  private async durably<T>(what: string, step: () => Promise<T>): Promise<T> {
+    const deadline = Date.now() + OUTAGE_PATIENCE_MS;
+    for (let wait = 100, warned = false; ; wait = Math.min(wait * 2, 2_000)) {
+      try {
+        return await step();
+      } catch (error) {
+        const outage = outageOf(error);
+        if (!outage || Date.now() + wait > deadline) throw error;
+        if (!warned) this.logger.warn(`${what} waits for ${outage} to come back: ${(error as Error).message}`);
+        warned = true;
+        await new Promise((r) => setTimeout(r, wait));
+      }
+    }
   }
 }
