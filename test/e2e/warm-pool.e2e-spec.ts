@@ -83,6 +83,40 @@ describe('Warm sandbox pool', () => {
     expect((await pooledIds()).has(taken)).toBe(false);
   });
 
+  it('should give a pooled session the same isolation as a cold one, and nothing of an earlier holder', async () => {
+    await full();
+    const api = await platform.newTenant();
+    const [pooled, cold] = [await api.createSession({ threadId: 'pool-iso' }), await api.createSession({ threadId: 'cold-iso', limits: { memoryMb: 320 } })];
+    const [p, c] = [await platform.containerOf(pooled.id), await platform.containerOf(cold.id)];
+    // The same hardening; only the requested memory differs.
+    const hardening = (i: typeof p) => ({
+      user: i.Config.User,
+      readOnly: i.HostConfig.ReadonlyRootfs,
+      capDrop: i.HostConfig.CapDrop,
+      capAdd: i.HostConfig.CapAdd,
+      securityOpt: i.HostConfig.SecurityOpt,
+      network: i.HostConfig.NetworkMode,
+      pids: i.HostConfig.PidsLimit,
+      cpus: i.HostConfig.NanoCpus,
+      init: i.HostConfig.Init,
+      ipc: i.HostConfig.IpcMode,
+      env: i.Config.Env,
+    });
+    expect(hardening(p)).toEqual(hardening(c));
+    expect(p.HostConfig.Memory).toBe(512 * 1024 * 1024);
+    expect(c.HostConfig.Memory).toBe(320 * 1024 * 1024);
+    // Inside: no process but the REPL's own, no file, and its own namespaces.
+    const probe = [
+      'import os, json',
+      'procs = sorted(open(f"/proc/{p}/cmdline", "rb").read().replace(b"\\0", b" ").decode().strip() for p in os.listdir("/proc") if p.isdigit())',
+      'print(json.dumps({"tmp": os.listdir("/tmp"), "session": sorted(os.listdir("/session")), "artifacts": os.listdir("/session/artifacts"), "user": [p for p in procs if "sleep" in p or "python3 -c" in p]}))',
+    ].join('\n');
+    const inside = await api.execute(pooled.id, probe);
+    expect(JSON.parse(inside.body.stdout)).toEqual({ tmp: [], session: ['artifacts'], artifacts: [], user: [] });
+    const ns = async (id: string) => (await api.execute(id, 'import os\nprint(os.readlink("/proc/self/ns/pid"), os.readlink("/proc/self/ns/mnt"))')).body.stdout;
+    expect(await ns(pooled.id)).not.toBe(await ns(cold.id));
+  });
+
   it('should start a session the pool cannot serve cold, leaving the pool as it was', async () => {
     await full();
     const before = await pooledIds();

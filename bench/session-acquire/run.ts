@@ -1,8 +1,8 @@
-// bench/session-start: how long POST /v1/sessions takes with the warm pool, against a
+// bench/session-acquire: how long POST /v1/sessions takes with the warm pool, against a
 // cold start (a session whose limits the pool does not serve) and `docker run` of the
 // sandbox image, in the same run.
 //
-//   npm run build && npm run bench:session-start -- [options]
+//   npm run build && npm run bench:session-acquire -- [options]
 //
 // Each sample creates a session on a new thread, runs `print(1)` in it, and deletes it.
 // Warm samples use the default limits, so the worker hands them a pooled sandbox; before
@@ -16,7 +16,7 @@ import { execFile } from 'node:child_process';
 import { parseArgs } from 'node:util';
 import { api, BenchError, fixed, startInProcess, summarize, table, type Summary } from '../lib/harness.js';
 
-const USAGE = `usage: npm run bench:session-start -- [options]
+const USAGE = `usage: npm run bench:session-acquire -- [options]
   --n <n>             samples of each kind                   (default 30)
   --url <url>         bench this running gateway instead of one in this process
   --admin-key <key>   its admin key (else DRYDOCK_ADMIN_KEY)`;
@@ -48,12 +48,12 @@ async function main() {
       }));
   try {
     const admin: Call = (method, path, body) => api(platform.url, platform.adminKey, method, path, body);
-    const tenant = await admin('POST', '/admin/tenants', { name: `bench-session-start-${Date.now()}` });
+    const tenant = await admin('POST', '/admin/tenants', { name: `bench-session-acquire-${Date.now()}` });
     if (tenant.status !== 201) throw new BenchError(`creating a tenant failed: ${JSON.stringify(tenant.body)}`);
     const call: Call = (method, path, body) => api(platform.url, tenant.body.apiKey, method, path, body);
     const workers = (await admin('GET', '/admin/workers')).body.workers as { id: string; pool?: { size: number } }[];
     const poolSize = Math.max(0, ...workers.map((w) => w.pool?.size ?? 0));
-    console.log(`bench/session-start: ${platform.mode}; ${workers.length} worker(s), WORKER_POOL_SIZE ${poolSize}; ${n} samples each`);
+    console.log(`bench/session-acquire: ${platform.mode}; ${workers.length} worker(s), WORKER_POOL_SIZE ${poolSize}; ${n} samples each`);
     if (poolSize === 0) console.log('  (no worker has a pool: "warm" samples start cold too)');
 
     const poolFull = async () => {
@@ -127,6 +127,6 @@ function dockerRun(image: string): Promise<number> {
 }
 
 main().catch((error) => {
-  console.error(error instanceof BenchError ? `bench/session-start: ${error.message}` : error);
+  console.error(error instanceof BenchError ? `bench/session-acquire: ${error.message}` : error);
   process.exit(1);
 });
