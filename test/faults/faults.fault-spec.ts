@@ -26,7 +26,10 @@ const RETRYABLE = new Set([429, 502, 503, 504]);
 // or in the killed sandbox), and what a request may be refused with while a service is
 // down: 503 only, never another 5xx (docs/api.md).
 const ANSWERED_FAILURES = new Set(['killed']);
-const REFUSALS = new Set(['SERVICE_UNAVAILABLE', 'network']);
+// HTTP statuses a retried request may have met: 503 (whatever its code, e.g.
+// SERVICE_UNAVAILABLE, or NO_WORKER_AVAILABLE until the workers' heartbeats are back in a
+// restarted Redis), 429, or no answer.
+const REFUSALS = new Set(['503', '429', 'network']);
 
 interface Phase {
   fault: string;
@@ -34,6 +37,7 @@ interface Phase {
   ok: number;
   failed: Map<string, number>;
   retried: Map<string, number>;
+  refusedWith: Set<string>;
   lost: number;
   answered: { id: string; status: string }[];
   injectedAt: number;
@@ -113,6 +117,7 @@ describe('Fault injection', () => {
           }
           const code = res ? String(res.body?.error?.code ?? res.status) : 'network';
           phase.retried.set(code, (phase.retried.get(code) ?? 0) + 1);
+          phase.refusedWith.add(res ? String(res.status) : 'network');
           const retryAfter = Number(res?.headers.get('retry-after') ?? 0) * 1000;
           await sleep(Math.min(Math.max(wait, retryAfter), 2_000));
         }
@@ -136,7 +141,7 @@ describe('Fault injection', () => {
       }
     };
     const run = async (fault: string, inject: () => Promise<void>): Promise<Phase> => {
-      phase = { fault, attempted: 0, ok: 0, failed: new Map(), retried: new Map(), lost: 0, answered: [], injectedAt: Infinity, firstOkAfter: null, okAfterBy: new Set(), allOkAfter: null };
+      phase = { fault, attempted: 0, ok: 0, failed: new Map(), retried: new Map(), refusedWith: new Set(), lost: 0, answered: [], injectedAt: Infinity, firstOkAfter: null, okAfterBy: new Set(), allOkAfter: null };
       running = true;
       const clients = Array.from({ length: CLIENTS }, (_, i) => loop(i));
       await sleep(2_000);
@@ -222,7 +227,7 @@ describe('Fault injection', () => {
       expect([p.fault, 'recovered', p.allOkAfter !== null]).toEqual([p.fault, 'recovered', true]);
       expect(p.ok).toBeGreaterThan(0);
       for (const code of p.failed.keys()) expect([p.fault, code, ANSWERED_FAILURES.has(code)]).toEqual([p.fault, code, true]);
-      for (const code of p.retried.keys()) expect([p.fault, code, REFUSALS.has(code)]).toEqual([p.fault, code, true]);
+      for (const status of p.refusedWith) expect([p.fault, status, REFUSALS.has(status)]).toEqual([p.fault, status, true]);
     }
     expect(duplicated).toBe(0);
     expect(orphaned).toBe(0);
