@@ -57,7 +57,9 @@ mkdir -p "$DRYDOCK_VAR/run"
 # Each worker has a stable id (its queue and its containers' label carry it): a worker
 # restarted under the same id clears what its previous life left behind.
 for n in $(seq 1 "$WORKERS"); do
-  (cd "$ROOT" && WORKER_ID="worker-$n" exec node --enable-source-maps dist/apps/worker/src/main.js >>"$DRYDOCK_VAR/log/worker-$n.log" 2>&1) &
+  # Operator port (metrics, probes) 9400+n on 127.0.0.1 unless the settings name one.
+  (cd "$ROOT" && WORKER_ID="worker-$n" WORKER_METRICS_PORT="${WORKER_METRICS_PORT:-$((9400 + n))}" \
+    exec node --enable-source-maps dist/apps/worker/src/main.js >>"$DRYDOCK_VAR/log/worker-$n.log" 2>&1) &
   echo $! >"$DRYDOCK_VAR/run/worker-$n.pid"
 done
 log "started $WORKERS worker(s) (worker-1 ... worker-$WORKERS) and the gateway"

@@ -7,6 +7,8 @@ import { APP_CONFIG, type AppConfig } from '@drydock/core';
 import { Logger } from 'nestjs-pino';
 import { GatewayModule, type GatewayOptions } from './gateway.module.js';
 import { requestContext } from './http/request-logging.js';
+import { requestMetrics } from './metrics/request-metrics.js';
+import { PlatformMetrics } from '@drydock/metrics';
 import { QueueDashboard } from './queue/queue-dashboard.js';
 
 const FILE_CONTENT_ROUTE = /^\/v1\/threads\/[^/]+\/files\/content(\?|$)/;
@@ -22,6 +24,7 @@ export async function createGateway(options: { logger?: false } & GatewayOptions
   });
   if (options.logger !== false) app.useLogger(app.get(Logger));
   app.use(requestContext);
+  app.use(requestMetrics(app.get(PlatformMetrics)));
   const config = app.get<AppConfig>(APP_CONFIG);
   // File uploads take the raw body (any Content-Type, up to the file size limit);
   // every other route takes JSON.

@@ -32,6 +32,8 @@ import { ExecutionsController } from './executions/executions.controller.js';
 import { FilesController } from './files/files.controller.js';
 import { HealthController } from './health/health.controller.js';
 import { DrydockMcpServer } from './mcp/drydock-mcp.server.js';
+import { MetricsController } from './metrics/metrics.controller.js';
+import { PlatformMetrics } from '@drydock/metrics';
 import { McpController } from './mcp/mcp.controller.js';
 import { PlatformHealthIndicators } from './health/platform-health.indicators.js';
 import { ErrorResponseFilter } from './http/error-response.filter.js';
@@ -75,6 +77,7 @@ export interface GatewayOptions {
     HealthController,
     AgentsController,
     McpController,
+    MetricsController,
     ...LANGGRAPH_CONTROLLERS,
   ],
   providers: [
@@ -84,6 +87,7 @@ export interface GatewayOptions {
     QueueDashboard,
     PlatformHealthIndicators,
     DrydockMcpServer,
+    PlatformMetrics,
     TenantsService,
     TenantRateLimiter,
     TenantLifecycleService,

@@ -12,6 +12,7 @@ import { BatchesModule } from '@drydock/batches';
 import { BatchItemsProcessor } from './processors/batch-items.processor.js';
 import { MaintenanceProcessor } from './processors/maintenance.processor.js';
 import { SessionJobsProcessor } from './processors/session-jobs.processor.js';
+import { OperatorServer } from './operator/operator-server.js';
 import { WorkerLifecycleService } from './registry/worker-lifecycle.service.js';
 
 // Shared by the session host (artifact ingestion) and the maintenance processor
@@ -46,6 +47,6 @@ const batches = BatchesModule.register({ imports: [PlatformDataModule] });
     }),
     BullModule.registerQueue({ name: MAINTENANCE_QUEUE }),
   ],
-  providers: [SessionJobsProcessor, BatchItemsProcessor, WorkerLifecycleService, MaintenanceProcessor],
+  providers: [SessionJobsProcessor, BatchItemsProcessor, WorkerLifecycleService, MaintenanceProcessor, OperatorServer],
 })
 export class WorkerModule {}

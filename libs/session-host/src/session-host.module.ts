@@ -1,6 +1,7 @@
 import { type DynamicModule, Module, type ModuleMetadata, type Provider, type Type } from '@nestjs/common';
 import type { Redis } from 'ioredis';
 import { REDIS } from '@drydock/core';
+import { PlatformMetrics } from '@drydock/metrics';
 import { SANDBOX_RUNTIME, type SandboxRuntime } from '@drydock/execution';
 import { ArtifactIngester } from './artifacts/artifact-ingester.js';
 import { BatchItemRunner } from './batch-items/batch-item-runner.js';
@@ -29,6 +30,8 @@ const EXPORTED = [
   OrphanContainerSweeper,
   WorkerHeartbeat,
   HostedSessionRegistry,
+  WarmSandboxPool,
+  PlatformMetrics,
 ];
 
 // Everything a worker needs to host sessions. The app chooses the sandbox runtime (the
@@ -46,6 +49,7 @@ export class SessionHostModule {
       ArtifactIngester,
       HostedSessionRegistry,
       DatasetStager,
+      PlatformMetrics,
       WarmSandboxPool,
       SandboxProvisioner,
       SessionActivity,

@@ -14,6 +14,7 @@ import type { RunGuard } from './runs/run-guard.js';
 import { DatasetStager } from './sandboxes/dataset-stager.js';
 import { SandboxProvisioner } from './sandboxes/sandbox-provisioner.js';
 import { WarmSandboxPool } from './sandboxes/warm-sandbox-pool.js';
+import { PlatformMetrics } from '@drydock/metrics';
 
 // The session host wired with fakes of its ports: a FakeRuntime, in-memory sessions,
 // executions and thread files, a run guard in a Set. Artifact ingestion has its own
@@ -103,7 +104,7 @@ export function hostWithFakes(options: { sessions?: FakeSessions; env?: Record<s
   const provisioner = new SandboxProvisioner(config, runtime, sessions, registry, stager, pool);
   const fileSync = new SessionFileSync(files.vfs, files.config);
   const activity = new SessionActivity(sessions);
-  const runner = new ExecutionRunner(executions, guard, registry, provisioner, fileSync, noArtifacts, activity);
+  const runner = new ExecutionRunner(executions, guard, registry, provisioner, fileSync, noArtifacts, activity, new PlatformMetrics());
   const lifecycle = new SessionLifecycle(registry, provisioner, stager, fileSync, activity, pool);
   const reaper = new IdleReaper(config, sessions, registry, lifecycle);
   return { config, runtime, sessions, executions, guard, files, registry, stager, pool, provisioner, fileSync, activity, runner, lifecycle, reaper };

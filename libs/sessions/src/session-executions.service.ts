@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
+import { PlatformMetrics } from '@drydock/metrics';
 import { addToLogContext, APP_CONFIG, DrydockError, newId, TenantRateLimiter, type AppConfig, type TenantPrincipal } from '@drydock/core';
 import {
   EXECUTIONS_REPOSITORY,
@@ -43,6 +44,7 @@ export class SessionExecutionsService {
     @Inject(SESSIONS_REPOSITORY) private readonly repository: SessionsRepository,
     private readonly sessions: SessionsService,
     private readonly rateLimits: TenantRateLimiter,
+    @Optional() private readonly metrics?: PlatformMetrics,
   ) {}
 
   async execute(
@@ -56,7 +58,9 @@ export class SessionExecutionsService {
     const holdMs = Math.min((command.timeoutMs ?? this.config.defaultLimits.timeoutMs) + 60_000, this.config.gateway.maxWaitMs);
     const release = await this.rateLimits.acquireExecution({ id: principal.tenantId, limits: principal.limits }, newId('hold'), holdMs);
     try {
-      return await this.executeHolding(principal, sessionId, command, onOutput);
+      const view = await this.executeHolding(principal, sessionId, command, onOutput);
+      this.metrics?.executions.inc({ tenant: principal.tenantId, status: view.status });
+      return view;
     } finally {
       await release();
     }

@@ -17,6 +17,7 @@ import {
 } from '@drydock/execution';
 import { SessionsError } from '@drydock/sessions';
 import { ExecutionRunner, SessionLifecycle } from '@drydock/session-host';
+import { PlatformMetrics } from '@drydock/metrics';
 
 // Consumes this worker's own queue. The queue name includes the worker id, known only
 // at run time, which is why this builds a BullMQ Worker itself instead of using the
@@ -33,6 +34,7 @@ export class SessionJobsProcessor {
     @Inject(REDIS) private readonly redis: Redis,
     private readonly lifecycle: SessionLifecycle,
     private readonly runner: ExecutionRunner,
+    private readonly metrics: PlatformMetrics,
   ) {}
 
   start(): void {
@@ -104,6 +106,7 @@ export class SessionJobsProcessor {
   private async processInContext(job: Job): Promise<unknown> {
     const { replyTo } = job.data as JobReplyRoute;
     const started = performance.now();
+    if (job.name === JobName.Execute) this.metrics.stageSeconds.observe({ stage: 'queue_wait' }, Math.max(0, Date.now() - job.timestamp) / 1000);
     try {
       const value = await this.handle(job);
       this.logger.debug(`job ${job.name} ${job.id} done in ${Math.round(performance.now() - started)} ms`);

@@ -57,6 +57,10 @@ export const configSchema = z.object({
     // How often a worker removes, from its Docker engine, the containers of workers that
     // are gone (absent from the registry, containers older than the heartbeat TTL); 0: off.
     orphanSweepMs: z.coerce.number().int().min(0).default(30_000),
+    // The worker's operator port: Prometheus /metrics and /health/live, /health/ready.
+    // 0: none. It serves no public API; bind it where only Prometheus reaches it.
+    metricsPort: z.coerce.number().int().min(0).max(65535).default(0),
+    metricsHost: z.string().default('127.0.0.1'),
   }),
   // Per-tenant defaults (tenant limits `requestsPerMinute`, `concurrentExecutions`
   // override them), enforced through Redis across gateways.
@@ -262,6 +266,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       drainSettleMs: env.WORKER_DRAIN_SETTLE_MS,
       poolSize: env.WORKER_POOL_SIZE,
       orphanSweepMs: env.WORKER_ORPHAN_SWEEP_MS,
+      metricsPort: env.WORKER_METRICS_PORT,
+      metricsHost: env.WORKER_METRICS_HOST,
     },
     rateLimits: {
       requestsPerMinute: env.RATE_LIMIT_REQUESTS_PER_MINUTE,

@@ -4,6 +4,7 @@ import type { Sandbox } from '@drydock/execution';
 import { BatchItemLedger, failedItem, itemOutcomeOf, type BatchItemRef, type ItemOutcome, type StartedItem } from '@drydock/batches';
 import { ArtifactIngester } from '../artifacts/artifact-ingester.js';
 import { BatchSandboxPool, type Lease } from './batch-sandbox-pool.js';
+import { PlatformMetrics } from '@drydock/metrics';
 
 interface RunningItem {
   ref: BatchItemRef;
@@ -29,6 +30,7 @@ export class BatchItemRunner {
     private readonly pool: BatchSandboxPool,
     private readonly ledger: BatchItemLedger,
     private readonly ingester: ArtifactIngester,
+    private readonly metrics: PlatformMetrics,
   ) {}
 
   get size(): number {
@@ -50,7 +52,9 @@ export class BatchItemRunner {
       this.running.delete(key);
     }
     if (this.abandoning) throw new Error(`item ${key} given up by a draining worker; it runs again elsewhere`);
-    return this.ledger.finish(ref, item.clientId, outcome);
+    const recorded = await this.ledger.finish(ref, item.clientId, outcome);
+    if (recorded) this.metrics.batchItems.inc({ tenant: ref.tenantId, status: outcome.status });
+    return recorded;
   }
 
   // Stops every running item without recording it: another worker runs it again (its

@@ -25,6 +25,7 @@ export class WorkerHeartbeat {
   private beating = false;
   private flushing = false;
   private current: WorkerState = 'active';
+  private lastDockerHealthy = false;
   private onDrainRequested: (() => void) | null = null;
 
   constructor(
@@ -38,6 +39,11 @@ export class WorkerHeartbeat {
 
   get state(): WorkerState {
     return this.current;
+  }
+
+  // What the last beat found: whether Docker answered.
+  get dockerHealthy(): boolean {
+    return this.lastDockerHealthy;
   }
 
   // Announces the new state at once (placement reads it from the registry).
@@ -57,6 +63,7 @@ export class WorkerHeartbeat {
       try {
         const { heartbeatMs } = this.config.worker;
         const dockerHealthy = await withTimeout(this.runtime.healthy(heartbeatMs), heartbeatMs, false);
+        this.lastDockerHealthy = dockerHealthy;
         await this.workers.heartbeat(
           {
             id: this.config.worker.id,

@@ -11,6 +11,7 @@ import {
   type OutputListener,
   type Sandbox,
 } from '@drydock/execution';
+import { PlatformMetrics, type ExecutionStage } from '@drydock/metrics';
 import { SessionsError } from '@drydock/sessions';
 import { ArtifactIngester } from '../artifacts/artifact-ingester.js';
 import { SessionFileSync, type FileSyncState } from '../files/session-file-sync.js';
@@ -49,6 +50,7 @@ export class ExecutionRunner {
     private readonly fileSync: SessionFileSync,
     private readonly ingester: ArtifactIngester,
     private readonly activity: SessionActivity,
+    private readonly metrics: PlatformMetrics,
   ) {}
 
   async execute(data: ExecuteJobData, onOutput?: OutputListener): Promise<ExecutionView> {
@@ -123,7 +125,7 @@ export class ExecutionRunner {
     }
     const fileState = fileStateOf(hosted, sandbox);
     try {
-      await this.fileSync.push(threadOf(hosted.spec), sandbox, fileState);
+      await this.timed('file_push', () => this.fileSync.push(threadOf(hosted.spec), sandbox, fileState));
     } catch (error) {
       // The code would see stale or missing files: it does not run. The next run
       // pushes again from the last revision that made it in whole.
@@ -141,24 +143,27 @@ export class ExecutionRunner {
   private async run(hosted: HostedSession, data: ExecuteJobData, prepared: Prepared, onOutput?: OutputListener): Promise<CompletedRun> {
     const { sandbox, fileState } = prepared;
     const { spec } = hosted;
-    const outcome = await sandbox.run(
-      { id: data.executionId, code: data.code, timeoutMs: data.timeoutMs, maxOutputBytes: spec.limits.maxOutputBytes },
-      onOutput,
+    const outcome = await this.timed('run', () =>
+      sandbox.run({ id: data.executionId, code: data.code, timeoutMs: data.timeoutMs, maxOutputBytes: spec.limits.maxOutputBytes }, onOutput),
     );
     outcome.stateLost = outcome.stateLost || hosted.stateLostPending;
     hosted.stateLostPending = false;
     // Read back before anything else: a file the code wrote is in the thread the
     // moment the run is reported.
     const files = sandbox.alive
-      ? await this.durably('reading back the files', () => this.fileSync.pull(threadOf(spec), sandbox, fileState, outcome.files))
+      ? await this.timed('file_pull', () =>
+          this.durably('reading back the files', () => this.fileSync.pull(threadOf(spec), sandbox, fileState, outcome.files)),
+        )
       : { changed: [], deleted: [], skipped: [] };
     const produced = sandbox.alive
-      ? await this.durably('ingesting the artifacts', () =>
-          this.ingester.ingest(
-            sandbox,
-            spec.tenantId,
-            { threadId: spec.threadId, sessionId: spec.sessionId, executionId: data.executionId },
-            outcome.artifacts,
+      ? await this.timed('ingest', () =>
+          this.durably('ingesting the artifacts', () =>
+            this.ingester.ingest(
+              sandbox,
+              spec.tenantId,
+              { threadId: spec.threadId, sessionId: spec.sessionId, executionId: data.executionId },
+              outcome.artifacts,
+            ),
           ),
         )
       : { artifacts: [], skipped: [] };
@@ -182,6 +187,15 @@ export class ExecutionRunner {
         warned = true;
         await new Promise((r) => setTimeout(r, wait));
       }
+    }
+  }
+
+  private async timed<T>(stage: ExecutionStage, step: () => Promise<T>): Promise<T> {
+    const started = performance.now();
+    try {
+      return await step();
+    } finally {
+      this.metrics.stageSeconds.observe({ stage }, (performance.now() - started) / 1000);
     }
   }
 }

@@ -1,0 +1,43 @@
+import { Controller, Get, Inject, Res, UseGuards, type OnModuleInit } from '@nestjs/common';
+import type { Response } from 'express';
+import { PlatformMetrics } from '@drydock/metrics';
+import { WORKER_REGISTRY, type WorkerRegistry } from '@drydock/sessions';
+import { UsageRepository } from '../admin/usage.repository.js';
+import { AdminAuthGuard } from '../auth/admin-auth.guard.js';
+import { BullMqJobDispatcher } from '../queue/bullmq-job-dispatcher.js';
+
+// Prometheus text for this gateway (prom-client), behind the admin key: Prometheus sends
+// it as a bearer token (`authorization` in its scrape config). Queue depths and the bytes
+// each tenant stores are read when scraped.
+@Controller('metrics')
+@UseGuards(AdminAuthGuard)
+export class MetricsController implements OnModuleInit {
+  constructor(
+    private readonly metrics: PlatformMetrics,
+    private readonly dispatcher: BullMqJobDispatcher,
+    private readonly usage: UsageRepository,
+    @Inject(WORKER_REGISTRY) private readonly workers: WorkerRegistry,
+  ) {}
+
+  onModuleInit(): void {
+    this.metrics.onScrape(async () => {
+      const live = await this.workers.listLive();
+      for (const { queue, counts } of await this.dispatcher.queueCounts(live.map((w) => w.id))) {
+        for (const [state, n] of Object.entries(counts)) this.metrics.queueJobs.set({ queue, state }, n);
+      }
+    });
+    this.metrics.onScrape(async () => {
+      for (const stored of await this.usage.stored(null)) {
+        this.metrics.tenantBytes.set({ tenant: stored.tenantId, kind: 'thread_files' }, stored.threadFileBytes);
+        this.metrics.tenantBytes.set({ tenant: stored.tenantId, kind: 'artifacts' }, stored.artifactBytes);
+      }
+    });
+  }
+
+  @Get()
+  async scrape(@Res() res: Response): Promise<void> {
+    const { contentType, text } = await this.metrics.render();
+    res.setHeader('Content-Type', contentType);
+    res.send(text);
+  }
+}
