@@ -11,6 +11,7 @@ ensure_database drydock_test
 ensure_redis
 ensure_docker
 ensure_node_modules
+ensure_chromium
 build_images
 
 export NODE_ENV=test

@@ -77,6 +77,12 @@ ensure_database() { # ensure_database <name>
     su postgres -c "createdb -O drydock '$1'"
 }
 
+# Debian's headless-capable Chromium, for the test that renders /docs (the OpenAPI page).
+ensure_chromium() {
+  command -v chromium >/dev/null && return 0
+  apt_install chromium
+}
+
 ensure_node_modules() {
   local stamp="$ROOT/node_modules/.drydock-lock-hash"
   local hash; hash=$(sha256sum "$ROOT/package-lock.json" | cut -d' ' -f1)

@@ -10,6 +10,7 @@ import { requestContext } from './http/request-logging.js';
 import { requestMetrics } from './metrics/request-metrics.js';
 import { PlatformMetrics } from '@drydock/metrics';
 import { QueueDashboard } from './queue/queue-dashboard.js';
+import { mountOpenApiDocs } from './openapi/openapi.document.js';
 
 const FILE_CONTENT_ROUTE = /^\/v1\/threads\/[^/]+\/files\/content(\?|$)/;
 const BATCH_SUBMIT_ROUTE = /^\/v1\/batches\/?(\?|$)/;
@@ -41,6 +42,7 @@ export async function createGateway(options: { logger?: false } & GatewayOptions
   });
   app.useGlobalPipes(new ValidationPipe({ whitelist: true, transform: true }));
   app.get(QueueDashboard).mount(app);
+  mountOpenApiDocs(app);
   app.disable('x-powered-by');
   app.enableShutdownHooks();
   return app;

@@ -1,19 +1,25 @@
-import { Controller, Get, Inject, Query, UseGuards } from '@nestjs/common';
+import { Controller, Get, Inject, Query } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation } from '@nestjs/swagger';
 import { DrydockError } from '@drydock/core';
 import { EXECUTIONS_REPOSITORY, toExecutionView, type ExecutionRecord, type ExecutionsRepository } from '@drydock/execution';
-import { AdminAuthGuard } from '../auth/admin-auth.guard.js';
+import { ApiErrors, VALIDATION_ERRORS } from '../openapi/api-errors.js';
+import { AdminRoutes } from '../openapi/api-auth.js';
 import { AdminExecutionsQueryDto } from './dto/admin-executions.dto.js';
+import { AdminExecutionListResponse } from './dto/admin.response.js';
 
 const DEFAULT_LIMIT = 100;
 
 // Every tenant's executions for an operator, newest first, a page at a time.
 @Controller('admin/executions')
-@UseGuards(AdminAuthGuard)
+@AdminRoutes('admin')
 export class AdminExecutionsController {
   constructor(@Inject(EXECUTIONS_REPOSITORY) private readonly executions: ExecutionsRepository) {}
 
   @Get()
-  async list(@Query() query: AdminExecutionsQueryDto) {
+  @ApiOperation({ summary: "Every tenant's (or one tenant's) executions, newest first, a page at a time" })
+  @ApiOkResponse({ type: AdminExecutionListResponse })
+  @ApiErrors({ ...VALIDATION_ERRORS, 400: [...VALIDATION_ERRORS[400]!, 'INVALID_CURSOR'] })
+  async list(@Query() query: AdminExecutionsQueryDto): Promise<AdminExecutionListResponse> {
     const limit = query.limit ?? DEFAULT_LIMIT;
     const records = await this.executions.list({
       tenantId: query.tenantId,

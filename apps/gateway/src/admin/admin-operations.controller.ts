@@ -1,4 +1,5 @@
-import { Controller, Delete, Get, HttpCode, Inject, Param, Post, UseGuards } from '@nestjs/common';
+import { Controller, Delete, Get, HttpCode, Inject, Param, Post } from '@nestjs/common';
+import { ApiAcceptedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation } from '@nestjs/swagger';
 import { NotFoundError } from '@drydock/core';
 import {
   SESSIONS_REPOSITORY,
@@ -9,11 +10,18 @@ import {
   type SessionsRepository,
   type WorkerRegistry,
 } from '@drydock/sessions';
-import { AdminAuthGuard } from '../auth/admin-auth.guard.js';
+import { ApiErrors } from '../openapi/api-errors.js';
+import { AdminRoutes } from '../openapi/api-auth.js';
 import { BullMqJobDispatcher } from '../queue/bullmq-job-dispatcher.js';
+import {
+  AdminSessionListResponse,
+  DrainingWorkerResponse,
+  QueueListResponse,
+  WorkerListResponse,
+} from './dto/admin.response.js';
 
 @Controller('admin')
-@UseGuards(AdminAuthGuard)
+@AdminRoutes('admin')
 export class AdminOperationsController {
   constructor(
     @Inject(WORKER_REGISTRY) private readonly workers: WorkerRegistry,
@@ -23,7 +31,9 @@ export class AdminOperationsController {
   ) {}
 
   @Get('workers')
-  async listWorkers() {
+  @ApiOperation({ summary: 'The live workers, their load, state and warm pool' })
+  @ApiOkResponse({ type: WorkerListResponse })
+  async listWorkers(): Promise<WorkerListResponse> {
     return { workers: await this.workers.listLive() };
   }
 
@@ -31,7 +41,10 @@ export class AdminOperationsController {
   // finish, hands its sessions back and removes its containers (docs/operations.md).
   @Post('workers/:id/drain')
   @HttpCode(202)
-  async drainWorker(@Param('id') id: string) {
+  @ApiOperation({ summary: 'Drain a worker: it takes no new work, finishes what runs and hands its sessions back' })
+  @ApiAcceptedResponse({ type: DrainingWorkerResponse, description: 'The worker as it was, with drainRequested: true.' })
+  @ApiErrors({ 404: ['WORKER_NOT_FOUND'] })
+  async drainWorker(@Param('id') id: string): Promise<DrainingWorkerResponse> {
     const worker = (await this.workers.listLive()).find((w) => w.id === id);
     if (!worker) throw new NotFoundError('WORKER_NOT_FOUND', `No live worker with id ${id}.`);
     await this.workers.requestDrain(id);
@@ -39,13 +52,17 @@ export class AdminOperationsController {
   }
 
   @Get('queues')
-  async listQueues() {
+  @ApiOperation({ summary: "Job counts of each live worker's session queue" })
+  @ApiOkResponse({ type: QueueListResponse })
+  async listQueues(): Promise<QueueListResponse> {
     const workers = await this.workers.listLive();
     return { queues: await this.dispatcher.queueCounts(workers.map((w) => w.id)) };
   }
 
   @Get('sessions')
-  async listSessions() {
+  @ApiOperation({ summary: "Every tenant's live sessions, with their tenant and Docker container" })
+  @ApiOkResponse({ type: AdminSessionListResponse })
+  async listSessions(): Promise<AdminSessionListResponse> {
     const sessions = await this.sessionsRepo.listAllLive(1000);
     return {
       sessions: sessions.map((s) => ({ ...toSessionView(s, this.sessions.idleMs), tenantId: s.tenantId, containerId: s.containerId })),
@@ -54,7 +71,10 @@ export class AdminOperationsController {
 
   @Delete('sessions/:id')
   @HttpCode(204)
-  async deleteSession(@Param('id') id: string) {
+  @ApiOperation({ summary: "End any tenant's session" })
+  @ApiNoContentResponse({ description: 'Ended.' })
+  @ApiErrors({ 404: ['SESSION_NOT_FOUND'] })
+  async deleteSession(@Param('id') id: string): Promise<void> {
     const session = await this.sessionsRepo.findAnyById(id);
     if (!session) throw SessionsError.notFound(id);
     await this.sessions.delete(session.tenantId, id);

@@ -1,7 +1,10 @@
-import { Controller, Get, Query, UseGuards } from '@nestjs/common';
+import { Controller, Get, Query } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation } from '@nestjs/swagger';
 import { DrydockError } from '@drydock/core';
-import { AdminAuthGuard } from '../auth/admin-auth.guard.js';
+import { ApiErrors, VALIDATION_ERRORS } from '../openapi/api-errors.js';
+import { AdminRoutes } from '../openapi/api-auth.js';
 import { AdminUsageQueryDto } from './dto/admin-executions.dto.js';
+import { UsageResponse } from './dto/admin.response.js';
 import { UsageRepository } from './usage.repository.js';
 
 const DAY_MS = 86_400_000;
@@ -10,12 +13,15 @@ const MAX_DAYS = 366;
 
 // What tenants used, per tenant and UTC day, and what they store now.
 @Controller('admin/usage')
-@UseGuards(AdminAuthGuard)
+@AdminRoutes('admin')
 export class AdminUsageController {
   constructor(private readonly usage: UsageRepository) {}
 
   @Get()
-  async get(@Query() query: AdminUsageQueryDto) {
+  @ApiOperation({ summary: 'What tenants used per UTC day (executions, batch items) and what they store now' })
+  @ApiOkResponse({ type: UsageResponse })
+  @ApiErrors({ ...VALIDATION_ERRORS, 400: [...VALIDATION_ERRORS[400]!, 'INVALID_RANGE'] })
+  async get(@Query() query: AdminUsageQueryDto): Promise<UsageResponse> {
     const to = query.to ? new Date(query.to) : new Date();
     const from = query.from ? new Date(query.from) : new Date(to.getTime() - DEFAULT_DAYS * DAY_MS);
     if (from >= to) throw new DrydockError('INVALID_RANGE', 'from must be before to.', 400);

@@ -1,21 +1,32 @@
-import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Query, Req, Res, UseGuards } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Query, Req, Res } from '@nestjs/common';
+import { ApiBody, ApiHeader, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiPartialContentResponse, ApiProduces, ApiQuery, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { APP_CONFIG, type AppConfig, type TenantPrincipal, THREAD_ID_PATTERN } from '@drydock/core';
 import { ArtifactsError, ArtifactsService, toDescriptor, type ArtifactRecord } from '@drydock/artifacts';
 import { Principal } from '../auth/principal.decorator.js';
-import { TenantAuthGuard } from '../auth/tenant-auth.guard.js';
+import { TenantRoutes } from '../openapi/api-auth.js';
+import { ApiErrors } from '../openapi/api-errors.js';
+import { ArtifactListResponse, ArtifactResponse, SignedUrlResponse } from './artifact.response.js';
+
+const BYTES = { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } } as const;
 import { ArtifactLinks } from './artifact-links.service.js';
 
 // Artifacts (API.md "Artifacts"): listing, descriptors, downloads with the tenant key
 // and signed links that work without it. Another tenant's artifact is a 404.
 @Controller('v1/artifacts')
-@UseGuards(TenantAuthGuard)
+@TenantRoutes('artifacts')
 export class ArtifactsController {
   constructor(
     private readonly artifacts: ArtifactsService,
     private readonly links: ArtifactLinks,
   ) {}
 
+  @ApiOperation({ summary: "The tenant's artifacts, newest first" })
+  @ApiQuery({ name: 'threadId', required: false, type: String, description: 'Only those of this thread.' })
+  @ApiQuery({ name: 'batchId', required: false, type: String, description: 'Only those of this batch.' })
+  @ApiQuery({ name: 'limit', required: false, schema: { type: 'integer', minimum: 1 } })
+  @ApiOkResponse({ type: ArtifactListResponse })
+  @ApiErrors({ 400: ['INVALID_THREAD_ID', 'INVALID_BATCH_ID', 'VALIDATION_FAILED'] })
   @Get()
   async list(
     @Principal() p: TenantPrincipal,
@@ -37,22 +48,38 @@ export class ArtifactsController {
     return { artifacts: records.map(toDescriptor) };
   }
 
+  @ApiOperation({ summary: "An artifact's descriptor" })
+  @ApiOkResponse({ type: ArtifactResponse })
+  @ApiErrors({ 404: ['ARTIFACT_NOT_FOUND'] })
   @Get(':id')
   async get(@Principal() p: TenantPrincipal, @Param('id') id: string) {
     return toDescriptor(await this.artifacts.get(p.tenantId, id));
   }
 
+  @ApiOperation({ summary: "An artifact's bytes (Range requests supported)" })
+  @ApiHeader({ name: 'Range', required: false, description: 'bytes=a-b' })
+  @ApiProduces('application/octet-stream')
+  @ApiOkResponse({ description: 'The bytes, with Content-Type, Content-Disposition: attachment and ETag.', content: BYTES })
+  @ApiPartialContentResponse({ description: 'The range asked for, with Content-Range.', content: BYTES })
+  @ApiErrors({ 404: ['ARTIFACT_NOT_FOUND'], 416: ['RANGE_NOT_SATISFIABLE'] })
   @Get(':id/content')
   async content(@Principal() p: TenantPrincipal, @Param('id') id: string, @Req() req: Request, @Res() res: Response) {
     await sendArtifact(this.artifacts, await this.artifacts.get(p.tenantId, id), req, res);
   }
 
+  @ApiOperation({ summary: 'A signed download link that works without the API key until it expires' })
+  @ApiBody({ required: false, schema: { type: 'object', properties: { ttlSeconds: { type: 'integer', minimum: 1, description: 'Default ARTIFACTS_URL_TTL_S; at most ARTIFACTS_URL_MAX_TTL_S.' } } } })
+  @ApiOkResponse({ type: SignedUrlResponse })
+  @ApiErrors({ 400: ['TTL_OUT_OF_RANGE', 'INVALID_JSON'], 404: ['ARTIFACT_NOT_FOUND'] })
   @Post(':id/url')
   async sign(@Principal() p: TenantPrincipal, @Param('id') id: string, @Body() body: { ttlSeconds?: unknown } = {}) {
     const record = await this.artifacts.get(p.tenantId, id);
     return this.links.sign(record, body?.ttlSeconds);
   }
 
+  @ApiOperation({ summary: 'Delete an artifact (its bytes go when no artifact shares them)' })
+  @ApiNoContentResponse({ description: 'Deleted.' })
+  @ApiErrors({ 404: ['ARTIFACT_NOT_FOUND'] })
   @Delete(':id')
   @HttpCode(204)
   async remove(@Principal() p: TenantPrincipal, @Param('id') id: string): Promise<void> {
@@ -63,12 +90,22 @@ export class ArtifactsController {
 // Downloads through a signed link: no API key; the link names the tenant and is checked
 // before anything is looked up.
 @Controller('v1/signed/artifacts')
+@ApiTags('artifacts')
 export class SignedArtifactsController {
   constructor(
     private readonly artifacts: ArtifactsService,
     private readonly links: ArtifactLinks,
   ) {}
 
+  @ApiOperation({ summary: 'Download through a signed link (no API key)' })
+  @ApiQuery({ name: 'tenant', required: true, type: String })
+  @ApiQuery({ name: 'expires', required: true, schema: { type: 'integer' }, description: 'Unix seconds.' })
+  @ApiQuery({ name: 'signature', required: true, type: String })
+  @ApiHeader({ name: 'Range', required: false, description: 'bytes=a-b' })
+  @ApiProduces('application/octet-stream')
+  @ApiOkResponse({ description: 'The bytes.', content: BYTES })
+  @ApiPartialContentResponse({ description: 'The range asked for.', content: BYTES })
+  @ApiErrors({ 403: ['INVALID_SIGNATURE', 'URL_EXPIRED'], 416: ['RANGE_NOT_SATISFIABLE'], 503: ['SERVICE_UNAVAILABLE'] })
   @Get(':id')
   async content(
     @Param('id') id: string,

@@ -1,20 +1,47 @@
-import { Body, Controller, Get, Param, Post, Req, Res, UseGuards } from '@nestjs/common';
+import { Body, Controller, Get, Param, Post, Req, Res } from '@nestjs/common';
+import { ApiHeader, ApiOkResponse, ApiOperation, ApiProduces } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import type { TenantPrincipal } from '@drydock/core';
 import type { ExecutionView, StreamEvent } from '@drydock/execution';
 import { SessionExecutionsService } from '@drydock/sessions';
 import { Principal } from '../auth/principal.decorator.js';
-import { TenantAuthGuard } from '../auth/tenant-auth.guard.js';
+import { TenantRoutes } from '../openapi/api-auth.js';
+import { ApiErrors, VALIDATION_ERRORS } from '../openapi/api-errors.js';
+import { ExecutionResponse } from './dto/execution.response.js';
 import { ErrorResponseFilter } from '../http/error-response.filter.js';
 import { CreateExecutionDto } from './dto/create-execution.dto.js';
 import { SseWriter } from './sse-writer.js';
 
 @Controller('v1')
-@UseGuards(TenantAuthGuard)
+@TenantRoutes('executions')
 export class ExecutionsController {
   constructor(private readonly executions: SessionExecutionsService) {}
 
   @Post('sessions/:id/executions')
+  @ApiOperation({
+    summary: "Run Python in the session's REPL and answer the execution record",
+    description:
+      'With `Accept: text/event-stream` the answer is server-sent events instead: `stdout` and `stderr` ({text}) as the code prints, ' +
+      'then `result` and/or `error`, then `done` with the whole record. An error after the first event arrives as an `error` event ({code, message}).',
+  })
+  @ApiHeader({ name: 'Accept', required: false, description: '`text/event-stream` to stream the output.' })
+  @ApiProduces('application/json', 'text/event-stream')
+  @ApiOkResponse({
+    description: 'The finished run (any status: ok, error, timeout, memory, killed), or its event stream.',
+    content: {
+      'application/json': { schema: { $ref: '#/components/schemas/ExecutionResponse' } },
+      'text/event-stream': { schema: { type: 'string', description: 'event: stdout|stderr|result|error|done, data: JSON' } },
+    },
+  })
+  @ApiErrors({
+    ...VALIDATION_ERRORS,
+    404: ['SESSION_NOT_FOUND'],
+    409: ['SESSION_ENDED', 'IDEMPOTENCY_KEY_REUSED'],
+    429: ['RATE_LIMITED'],
+    502: ['WORKER_FAILED'],
+    503: ['NO_WORKER_AVAILABLE', 'SANDBOX_UNAVAILABLE', 'SESSION_MOVED'],
+    504: ['EXECUTION_WAIT_TIMEOUT'],
+  })
   async execute(
     @Principal() principal: TenantPrincipal,
     @Param('id') sessionId: string,
@@ -31,6 +58,9 @@ export class ExecutionsController {
   }
 
   @Get('executions/:id')
+  @ApiOperation({ summary: 'One execution record (e.g. after EXECUTION_WAIT_TIMEOUT)' })
+  @ApiOkResponse({ type: ExecutionResponse })
+  @ApiErrors({ 404: ['EXECUTION_NOT_FOUND'] })
   get(@Principal() principal: TenantPrincipal, @Param('id') id: string): Promise<ExecutionView> {
     return this.executions.get(principal.tenantId, id);
   }

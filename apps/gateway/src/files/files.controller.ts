@@ -1,9 +1,20 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query, Req, Res, UseGuards } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query, Req, Res } from '@nestjs/common';
+import { ApiBody, ApiConsumes, ApiCreatedResponse, ApiExtraModels, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiParam, ApiProduces, getSchemaPath } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import type { TenantPrincipal } from '@drydock/core';
 import { VfsService, type VfsEntry, type VfsFileInfo } from '@drydock/vfs';
 import { Principal } from '../auth/principal.decorator.js';
-import { TenantAuthGuard } from '../auth/tenant-auth.guard.js';
+import { TenantRoutes } from '../openapi/api-auth.js';
+import { ApiErrors, VALIDATION_ERRORS } from '../openapi/api-errors.js';
+import {
+  EditResultResponse,
+  FileEntriesResponse,
+  FileEntryResponse,
+  FileInfoResponse,
+  FileTextResponse,
+  GlobResultResponse,
+  GrepResultResponse,
+} from './dto/files.response.js';
 import { EditFileDto, GlobDto, GrepDto, ListQueryDto, PathQueryDto, ReadQueryDto } from './dto/files.dto.js';
 import { ThreadIdPipe } from './thread-id.pipe.js';
 
@@ -28,17 +39,27 @@ const fileView = (f: VfsFileInfo) => ({
 // A thread's files (API.md "Files"). Every route is scoped by the caller's tenant and
 // the thread in the URL; paths are normalised and checked by the VFS itself.
 @Controller('v1/threads/:threadId/files')
-@UseGuards(TenantAuthGuard)
+@TenantRoutes('files')
+@ApiParam({ name: 'threadId', description: `The thread; 1-128 letters, digits, _ . : - starting with a letter or digit.` })
+@ApiExtraModels(FileEntryResponse, FileInfoResponse)
+@ApiErrors({ ...VALIDATION_ERRORS, 400: [...VALIDATION_ERRORS[400]!, 'INVALID_THREAD_ID', 'INVALID_PATH'] })
 export class FilesController {
   constructor(private readonly vfs: VfsService) {}
 
   @Get()
+  @ApiOperation({ summary: 'List a directory of the thread (one level)' })
+  @ApiOkResponse({ type: FileEntriesResponse })
+  @ApiErrors({ 404: ['FILE_NOT_FOUND'] })
   async list(@Principal() p: TenantPrincipal, @Param('threadId', ThreadIdPipe) threadId: string, @Query() q: ListQueryDto) {
     const entries = await this.vfs.ls({ tenantId: p.tenantId, threadId }, q.path ?? '/');
     return { entries: entries.map(entryView) };
   }
 
   @Get('content')
+  @ApiOperation({ summary: "A file's bytes, with its Content-Type and ETag" })
+  @ApiProduces('application/octet-stream')
+  @ApiOkResponse({ description: 'The bytes.', content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } } })
+  @ApiErrors({ 404: ['FILE_NOT_FOUND'], 409: ['IS_A_DIRECTORY'] })
   async download(
     @Principal() p: TenantPrincipal,
     @Param('threadId', ThreadIdPipe) threadId: string,
@@ -57,6 +78,12 @@ export class FilesController {
   // The body is the file's bytes, whatever its Content-Type (the raw parser is
   // registered for this route only, see bootstrap.ts).
   @Put('content')
+  @ApiOperation({ summary: "Write a file (the body is its bytes; the Content-Type is kept unless application/octet-stream)" })
+  @ApiConsumes('application/octet-stream')
+  @ApiBody({ description: 'The file bytes, any Content-Type.', schema: { type: 'string', format: 'binary' } })
+  @ApiCreatedResponse({ type: FileInfoResponse, description: 'A new file.' })
+  @ApiOkResponse({ type: FileInfoResponse, description: 'An existing file replaced.' })
+  @ApiErrors({ 409: ['IS_A_DIRECTORY'], 413: ['FILE_TOO_LARGE'], 429: ['QUOTA_EXCEEDED'] })
   async upload(
     @Principal() p: TenantPrincipal,
     @Param('threadId', ThreadIdPipe) threadId: string,
@@ -74,12 +101,18 @@ export class FilesController {
   }
 
   @Get('read')
+  @ApiOperation({ summary: 'Read a text file as numbered lines (offset/limit)' })
+  @ApiOkResponse({ type: FileTextResponse })
+  @ApiErrors({ 404: ['FILE_NOT_FOUND'], 409: ['IS_A_DIRECTORY'], 422: ['NOT_A_TEXT_FILE'] })
   async read(@Principal() p: TenantPrincipal, @Param('threadId', ThreadIdPipe) threadId: string, @Query() q: ReadQueryDto) {
     const content = await this.vfs.read({ tenantId: p.tenantId, threadId }, q.path, { offset: q.offset, limit: q.limit });
     return { content };
   }
 
   @Get('stat')
+  @ApiOperation({ summary: 'Describe a file or a directory' })
+  @ApiOkResponse({ schema: { oneOf: [{ $ref: getSchemaPath(FileInfoResponse) }, { $ref: getSchemaPath(FileEntryResponse) }] }, description: 'A file (with sha256, version) or a directory.' })
+  @ApiErrors({ 404: ['FILE_NOT_FOUND'] })
   async stat(@Principal() p: TenantPrincipal, @Param('threadId', ThreadIdPipe) threadId: string, @Query() q: PathQueryDto) {
     const info = await this.vfs.stat({ tenantId: p.tenantId, threadId }, q.path);
     return 'sha256' in info ? fileView(info) : entryView(info);
@@ -87,18 +120,27 @@ export class FilesController {
 
   @Post('edit')
   @HttpCode(200)
+  @ApiOperation({ summary: 'Replace an exact string in a text file' })
+  @ApiOkResponse({ type: EditResultResponse })
+  @ApiErrors({ 404: ['FILE_NOT_FOUND'], 409: ['IS_A_DIRECTORY'], 413: ['FILE_TOO_LARGE'], 422: ['STRING_NOT_FOUND', 'AMBIGUOUS_MATCH', 'NOT_A_TEXT_FILE'], 429: ['QUOTA_EXCEEDED'] })
   edit(@Principal() p: TenantPrincipal, @Param('threadId', ThreadIdPipe) threadId: string, @Body() dto: EditFileDto) {
     return this.vfs.edit({ tenantId: p.tenantId, threadId }, dto.path, dto.oldString, dto.newString, dto.replaceAll ?? false);
   }
 
   @Post('glob')
   @HttpCode(200)
+  @ApiOperation({ summary: 'Files whose path matches a glob' })
+  @ApiOkResponse({ type: GlobResultResponse })
+  @ApiErrors({ 400: ['INVALID_PATTERN'], 404: ['FILE_NOT_FOUND'], 422: ['SEARCH_TIMEOUT'] })
   async glob(@Principal() p: TenantPrincipal, @Param('threadId', ThreadIdPipe) threadId: string, @Body() dto: GlobDto) {
     return { paths: await this.vfs.glob({ tenantId: p.tenantId, threadId }, dto.pattern, dto.path ?? '/') };
   }
 
   @Post('grep')
   @HttpCode(200)
+  @ApiOperation({ summary: 'Search text files for a string or regex' })
+  @ApiOkResponse({ type: GrepResultResponse })
+  @ApiErrors({ 400: ['INVALID_PATTERN'], 404: ['FILE_NOT_FOUND'], 422: ['SEARCH_TIMEOUT'] })
   grep(@Principal() p: TenantPrincipal, @Param('threadId', ThreadIdPipe) threadId: string, @Body() dto: GrepDto) {
     return this.vfs.grep({ tenantId: p.tenantId, threadId }, dto.pattern, {
       path: dto.path,
@@ -111,6 +153,9 @@ export class FilesController {
 
   @Delete()
   @HttpCode(204)
+  @ApiOperation({ summary: 'Delete a file, or a directory and everything under it' })
+  @ApiNoContentResponse({ description: 'Deleted.' })
+  @ApiErrors({ 404: ['FILE_NOT_FOUND'] })
   async remove(@Principal() p: TenantPrincipal, @Param('threadId', ThreadIdPipe) threadId: string, @Query() q: PathQueryDto) {
     await this.vfs.delete({ tenantId: p.tenantId, threadId }, q.path);
   }

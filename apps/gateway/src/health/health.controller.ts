@@ -1,14 +1,21 @@
 import { Controller, Get, Inject, Res, ServiceUnavailableException } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/swagger';
 import { HealthCheck, HealthCheckService } from '@nestjs/terminus';
 import type { Response } from 'express';
 import type { Redis } from 'ioredis';
 import { DatabaseProbe, REDIS } from '@drydock/core';
 import { WORKER_REGISTRY, type WorkerRegistry } from '@drydock/sessions';
+import { HealthCheckFailedResponse, HealthCheckResponse, PlatformHealthResponse } from './health.response.js';
 import { PlatformHealthIndicators } from './platform-health.indicators.js';
+
+// Terminus' own OpenAPI description is replaced by ours (health.response.ts); the
+// no-cache header it sets stays.
+const HEALTH_CHECK = { noCache: true, swaggerDocumentation: false };
 
 type Check = { status: 'up' | 'down'; detail?: string };
 
 @Controller('health')
+@ApiTags('health')
 export class HealthController {
   constructor(
     private readonly db: DatabaseProbe,
@@ -21,7 +28,9 @@ export class HealthController {
   // Liveness (Kubernetes livenessProbe): the process answers. Restarting the gateway
   // would not bring PostgreSQL, Redis or a worker back, so they are not checked here.
   @Get('live')
-  @HealthCheck()
+  @HealthCheck(HEALTH_CHECK)
+  @ApiOperation({ summary: 'Liveness probe: 200 while the process answers (no dependency is checked)' })
+  @ApiOkResponse({ type: HealthCheckResponse })
   live() {
     return this.checks.check([]);
   }
@@ -29,7 +38,10 @@ export class HealthController {
   // Readiness (readinessProbe): send this gateway traffic only while PostgreSQL and Redis
   // answer and an active worker reaches Docker; 503 with Terminus' report otherwise.
   @Get('ready')
-  @HealthCheck()
+  @HealthCheck(HEALTH_CHECK)
+  @ApiOperation({ summary: 'Readiness probe: 200 while PostgreSQL and Redis answer and an active worker reaches Docker' })
+  @ApiOkResponse({ type: HealthCheckResponse, description: 'Ready.' })
+  @ApiServiceUnavailableResponse({ type: HealthCheckFailedResponse, description: 'A dependency is down (or this gateway is shutting down): Terminus\' report.' })
   async ready(@Res() res: Response) {
     try {
       res.status(200).json(
@@ -46,6 +58,9 @@ export class HealthController {
   }
 
   @Get()
+  @ApiOperation({ summary: 'Platform health: PostgreSQL, Redis and a worker reaching Docker' })
+  @ApiOkResponse({ type: PlatformHealthResponse, description: 'Every check is up.' })
+  @ApiServiceUnavailableResponse({ type: PlatformHealthResponse, description: 'A check is down (status: degraded).' })
   async health(@Res() res: Response) {
     const database = await check(() => this.db.ping());
     const redis = await check(() => this.redis.ping());

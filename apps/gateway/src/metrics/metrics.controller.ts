@@ -1,16 +1,17 @@
-import { Controller, Get, Inject, Res, UseGuards, type OnModuleInit } from '@nestjs/common';
+import { Controller, Get, Inject, Res, type OnModuleInit } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation, ApiProduces } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { PlatformMetrics } from '@drydock/metrics';
 import { WORKER_REGISTRY, type WorkerRegistry } from '@drydock/sessions';
 import { UsageRepository } from '../admin/usage.repository.js';
-import { AdminAuthGuard } from '../auth/admin-auth.guard.js';
+import { AdminRoutes } from '../openapi/api-auth.js';
 import { BullMqJobDispatcher } from '../queue/bullmq-job-dispatcher.js';
 
 // Prometheus text for this gateway (prom-client), behind the admin key: Prometheus sends
 // it as a bearer token (`authorization` in its scrape config). Queue depths and the bytes
 // each tenant stores are read when scraped.
 @Controller('metrics')
-@UseGuards(AdminAuthGuard)
+@AdminRoutes('operations')
 export class MetricsController implements OnModuleInit {
   constructor(
     private readonly metrics: PlatformMetrics,
@@ -35,6 +36,15 @@ export class MetricsController implements OnModuleInit {
   }
 
   @Get()
+  @ApiOperation({ summary: "Prometheus metrics of this gateway (the admin key as the scrape's bearer token)" })
+  @ApiProduces('text/plain')
+  @ApiOkResponse({
+    description: 'The Prometheus text exposition format (`text/plain; version=0.0.4`), see docs/operations.md#metrics.',
+    schema: { type: 'string' },
+    example:
+      '# HELP drydock_queue_jobs Jobs in the platform queues, by queue and state (read when scraped).\n' +
+      '# TYPE drydock_queue_jobs gauge\ndrydock_queue_jobs{queue="…",state="waiting"} 0\n',
+  })
   async scrape(@Res() res: Response): Promise<void> {
     const { contentType, text } = await this.metrics.render();
     res.setHeader('Content-Type', contentType);

@@ -1,17 +1,31 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, Res, UseGuards } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
+import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiQuery } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { DrydockError, type TenantPrincipal } from '@drydock/core';
 import { DatasetRegistry, SessionsService, toSessionView, type DatasetEntry, type SessionView, type StagedDataset } from '@drydock/sessions';
 import { Principal } from '../auth/principal.decorator.js';
-import { TenantAuthGuard } from '../auth/tenant-auth.guard.js';
+import { ApiErrors, VALIDATION_ERRORS } from '../openapi/api-errors.js';
+import { TenantRoutes } from '../openapi/api-auth.js';
 import { CreateSessionDto, StageDatasetDto } from './dto/create-session.dto.js';
+import { DatasetListResponse, SessionListResponse, SessionResponse, StagedDatasetResponse } from './dto/session.response.js';
 
 @Controller('v1/sessions')
-@UseGuards(TenantAuthGuard)
+@TenantRoutes('sessions')
 export class SessionsController {
   constructor(private readonly sessions: SessionsService) {}
 
   @Post()
+  @ApiOperation({ summary: 'Start a session (a sandbox with a Python REPL) for a thread, or return its live one' })
+  @ApiCreatedResponse({ type: SessionResponse, description: 'A new session.' })
+  @ApiOkResponse({ type: SessionResponse, description: 'The thread already had a live session.' })
+  @ApiErrors({
+    ...VALIDATION_ERRORS,
+    400: [...VALIDATION_ERRORS[400]!, 'INVALID_DATASET_NAME', 'DUPLICATE_DATASET'],
+    403: ['NETWORK_FORBIDDEN'],
+    422: ['STORAGE_NOT_AVAILABLE', 'DATASETS_NOT_CONFIGURED', 'DATASET_NOT_FOUND', 'DATASET_TOO_LARGE'],
+    429: ['SESSION_QUOTA_EXCEEDED'],
+    503: ['NO_WORKER_AVAILABLE', 'SANDBOX_UNAVAILABLE'],
+  })
   async create(
     @Principal() principal: TenantPrincipal,
     @Body() dto: CreateSessionDto,
@@ -31,6 +45,9 @@ export class SessionsController {
   }
 
   @Get()
+  @ApiOperation({ summary: "The tenant's live sessions (and ended ones with includeEnded=true)" })
+  @ApiQuery({ name: 'includeEnded', required: false, enum: ['true', 'false'] })
+  @ApiOkResponse({ type: SessionListResponse })
   async list(
     @Principal() principal: TenantPrincipal,
     @Query('includeEnded') includeEnded?: string,
@@ -40,6 +57,9 @@ export class SessionsController {
   }
 
   @Get(':id')
+  @ApiOperation({ summary: 'One session' })
+  @ApiOkResponse({ type: SessionResponse })
+  @ApiErrors({ 404: ['SESSION_NOT_FOUND'] })
   async get(@Principal() principal: TenantPrincipal, @Param('id') id: string): Promise<SessionView> {
     return toSessionView(await this.sessions.get(principal.tenantId, id), this.sessions.idleMs);
   }
@@ -47,6 +67,15 @@ export class SessionsController {
   // Stages a dataset into the running session's /session/data/<name>.
   @Post(':id/datasets')
   @HttpCode(200)
+  @ApiOperation({ summary: "Copy a dataset into the running session's /session/data/<name>" })
+  @ApiOkResponse({ type: StagedDatasetResponse })
+  @ApiErrors({
+    ...VALIDATION_ERRORS,
+    404: ['SESSION_NOT_FOUND'],
+    409: ['SESSION_ENDED', 'DATASET_MOUNTED'],
+    422: ['DATASETS_NOT_CONFIGURED', 'DATASET_NOT_FOUND', 'DATASET_TOO_LARGE'],
+    503: ['NO_WORKER_AVAILABLE', 'SESSION_MOVED'],
+  })
   stageDataset(
     @Principal() principal: TenantPrincipal,
     @Param('id') id: string,
@@ -57,6 +86,9 @@ export class SessionsController {
 
   @Delete(':id')
   @HttpCode(204)
+  @ApiOperation({ summary: 'End a session: its container goes, its thread files stay' })
+  @ApiNoContentResponse({ description: 'Ended.' })
+  @ApiErrors({ 404: ['SESSION_NOT_FOUND'] })
   async delete(@Principal() principal: TenantPrincipal, @Param('id') id: string): Promise<void> {
     await this.sessions.delete(principal.tenantId, id);
   }
@@ -64,11 +96,14 @@ export class SessionsController {
 
 // The datasets a tenant may name when it creates a session.
 @Controller('v1/datasets')
-@UseGuards(TenantAuthGuard)
+@TenantRoutes('sessions')
 export class DatasetsController {
   constructor(private readonly datasets: DatasetRegistry) {}
 
   @Get()
+  @ApiOperation({ summary: 'The datasets this tenant may name when it creates a session' })
+  @ApiOkResponse({ type: DatasetListResponse })
+  @ApiErrors({ 422: ['DATASETS_NOT_CONFIGURED'] })
   async list(@Principal() principal: TenantPrincipal): Promise<{ datasets: DatasetEntry[] }> {
     return { datasets: await this.datasets.list(principal.tenantId) };
   }

@@ -1,3 +1,4 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { THREAD_ID_PATTERN, THREAD_ID_RULE } from '@drydock/core';
 import { DATASET_NAME_PATTERN } from '@drydock/sessions';
@@ -17,12 +18,15 @@ import {
 } from 'class-validator';
 
 export class SessionLimitsDto {
+  @ApiPropertyOptional({ type: 'integer', minimum: 32, maximum: 1_048_576, description: "Memory in MiB (clamped to the tenant's maximum)." })
   @IsOptional() @IsInt() @Min(32) @Max(1_048_576)
   memoryMb?: number;
 
+  @ApiPropertyOptional({ minimum: 0.05, maximum: 256, description: "CPUs (clamped to the tenant's maximum)." })
   @IsOptional() @IsNumber() @Min(0.05) @Max(256)
   cpus?: number;
 
+  @ApiPropertyOptional({ type: 'integer', minimum: 100, maximum: 86_400_000, description: 'Default time limit of one execution.' })
   @IsOptional() @IsInt() @Min(100) @Max(86_400_000)
   timeoutMs?: number;
 }
@@ -30,31 +34,39 @@ export class SessionLimitsDto {
 const DATASET_NAME_MESSAGE = 'dataset name must be 1-64 letters, digits, ".", "_" or "-", starting with a letter or digit';
 
 export class SessionDatasetDto {
+  @ApiProperty({ pattern: DATASET_NAME_PATTERN.source, description: 'A dataset of GET /v1/datasets.' })
   @IsString() @Matches(DATASET_NAME_PATTERN, { message: DATASET_NAME_MESSAGE })
   name: string;
 
+  @ApiProperty({ enum: ['local_ro', 'staged'], description: 'local_ro: read-only at /data/<name>; staged: copied into /session/data/<name>.' })
   @IsIn(['local_ro', 'staged'], { message: 'mode must be "local_ro" (read-only at /data/<name>) or "staged" (copied into /session/data/<name>)' })
   mode: 'local_ro' | 'staged';
 }
 
 export class StageDatasetDto {
+  @ApiProperty({ pattern: DATASET_NAME_PATTERN.source, description: 'A dataset of GET /v1/datasets.' })
   @IsString() @Matches(DATASET_NAME_PATTERN, { message: DATASET_NAME_MESSAGE })
   name: string;
 }
 
 export class CreateSessionDto {
+  @ApiPropertyOptional({ pattern: THREAD_ID_PATTERN.source, description: `The conversation thread; a live session of the thread is returned (200) instead of a new one. ${THREAD_ID_RULE}.` })
   @IsOptional() @IsString() @Matches(THREAD_ID_PATTERN, { message: `threadId must be ${THREAD_ID_RULE}` })
   threadId?: string;
 
+  @ApiPropertyOptional({ type: () => SessionLimitsDto })
   @IsOptional() @ValidateNested() @Type(() => SessionLimitsDto)
   limits?: SessionLimitsDto;
 
+  @ApiPropertyOptional({ enum: ['tmpfs', 'bind'], default: 'tmpfs', description: 'bind needs SESSION_BIND_DIR on the deployment.' })
   @IsOptional() @IsIn(['tmpfs', 'bind'])
   storage?: 'tmpfs' | 'bind';
 
+  @ApiPropertyOptional({ type: () => [SessionDatasetDto], maxItems: 32 })
   @IsOptional() @IsArray() @ArrayMaxSize(32) @ValidateNested({ each: true }) @Type(() => SessionDatasetDto)
   datasets?: SessionDatasetDto[];
 
+  @ApiPropertyOptional({ description: 'Sandboxes have no network; true is refused with 403 NETWORK_FORBIDDEN.', default: false })
   @IsOptional() @IsBoolean()
   network?: boolean;
 }

@@ -1,0 +1,56 @@
+import { ApiProperty } from '@nestjs/swagger';
+import type { EffectiveLimits } from '@drydock/execution';
+import type { DatasetEntry, SessionView, StagedDataset } from '@drydock/sessions';
+
+// The response shapes of /v1/sessions and /v1/datasets, for the OpenAPI document. Each
+// implements the view the controller returns, so the compiler keeps them in step.
+
+export class EffectiveLimitsResponse implements EffectiveLimits {
+  @ApiProperty({ type: 'integer' }) memoryMb: number;
+  @ApiProperty() cpus: number;
+  @ApiProperty({ type: 'integer' }) timeoutMs: number;
+  @ApiProperty({ type: 'integer' }) pids: number;
+  @ApiProperty({ type: 'integer' }) sessionDiskMb: number;
+  @ApiProperty({ type: 'integer' }) tmpDiskMb: number;
+  @ApiProperty({ type: 'integer' }) maxOutputBytes: number;
+}
+
+export class SessionDatasetResponse {
+  @ApiProperty() name: string;
+  @ApiProperty({ enum: ['local_ro', 'staged'] }) mode: 'local_ro' | 'staged';
+}
+
+export class SessionResponse implements SessionView {
+  @ApiProperty({ example: 'ses_01J…' }) id: string;
+  @ApiProperty() threadId: string;
+  @ApiProperty({ enum: ['starting', 'ready', 'lost', 'ended'] }) status: SessionView['status'];
+  @ApiProperty() workerId: string;
+  @ApiProperty({ type: () => EffectiveLimitsResponse }) limits: EffectiveLimitsResponse;
+  @ApiProperty({ enum: ['tmpfs', 'bind'] }) storage: SessionView['storage'];
+  @ApiProperty({ type: () => [SessionDatasetResponse] }) datasets: SessionDatasetResponse[];
+  @ApiProperty({ format: 'date-time' }) createdAt: string;
+  @ApiProperty({ format: 'date-time' }) lastUsedAt: string;
+  @ApiProperty({ type: 'string', format: 'date-time', nullable: true, description: 'When the idle reaper ends it; null once ended.' }) expiresAt: string | null;
+  @ApiProperty({ type: 'string', format: 'date-time', nullable: true }) endedAt: string | null;
+  @ApiProperty({ type: 'string', nullable: true, example: 'idle' }) endReason: string | null;
+}
+
+export class SessionListResponse {
+  @ApiProperty({ type: () => [SessionResponse] }) sessions: SessionResponse[];
+}
+
+export class DatasetEntryResponse implements DatasetEntry {
+  @ApiProperty() name: string;
+  @ApiProperty({ enum: ['tenant', 'shared'] }) scope: DatasetEntry['scope'];
+}
+
+export class DatasetListResponse {
+  @ApiProperty({ type: () => [DatasetEntryResponse] }) datasets: DatasetEntryResponse[];
+}
+
+export class StagedDatasetResponse implements StagedDataset {
+  @ApiProperty() name: string;
+  @ApiProperty({ enum: ['staged'] }) mode: 'staged';
+  @ApiProperty({ type: 'integer' }) files: number;
+  @ApiProperty({ type: 'integer' }) bytes: number;
+}
