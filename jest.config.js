@@ -19,6 +19,7 @@ const common = {
   extensionsToTreatAsEsm: ['.ts'],
   transform: { '^.+\\.ts$': swc },
   moduleNameMapper: {
+    '^@drydock/client$': '<rootDir>/packages/client/src/index.ts',
     '^@drydock/(.*)$': '<rootDir>/libs/$1/src/index.ts',
     '^(\\.{1,2}/.*)\\.js$': '$1',
   },
@@ -31,7 +32,8 @@ export default {
     {
       ...common,
       displayName: 'e2e',
-      testMatch: ['<rootDir>/test/e2e/**/*.e2e-spec.ts'],
+      // The client packages' suites run against the real platform too.
+      testMatch: ['<rootDir>/test/e2e/**/*.e2e-spec.ts', '<rootDir>/packages/*/test/**/*.e2e-spec.ts'],
     },
     // Faults injected into the real deployment (processes, PostgreSQL and Redis restarts):
     // files run one at a time like every other (maxWorkers), so no other suite sees them.

@@ -51,6 +51,9 @@ done
 # Some end-to-end tests run a worker as a process of its own, from the compiled tree.
 build_app
 
+log "client types match the OpenAPI document; @drydock/client compiles with browser types only"
+(cd "$ROOT" && bash scripts/client-types.sh --check && npx tsc -p packages/client/tsconfig.json --noEmit)
+
 log "unit and end-to-end tests (jest)"
 cd "$ROOT"
 JEST_JSON="$DRYDOCK_VAR/jest-results.json"

@@ -1,0 +1,62 @@
+import { posix } from 'node:path';
+import type { Command } from 'commander';
+import { threadId, type Context } from '../context.js';
+import { readLocal, STDIO, writeLocal } from '../local-files.js';
+import { formatBytes, printJson, table } from '../output.js';
+
+// Thread paths are absolute ("/data/x.csv" is /session/data/x.csv in the sandbox);
+// "data/x.csv" is taken to mean the same.
+export const threadPath = (path: string) => (path.startsWith('/') ? path : `/${path}`);
+
+export function registerFiles(program: Command, ctx: Context): void {
+  const files = program
+    .command('files')
+    .description("a thread's files (what its sandbox sees under /session)")
+    .addHelpText('after', '\nPaths are thread paths: /data/x.csv is /session/data/x.csv inside the sandbox.');
+
+  files
+    .command('ls')
+    .description('list a folder of the thread')
+    .argument('[path]', 'the folder', '/')
+    .requiredOption('-t, --thread <id>', 'the thread', threadId)
+    .action(async (path: string, _options: unknown, command: Command) => {
+      const options = ctx.options<{ thread: string }>(command);
+      const entries = await ctx.client(command).files(options.thread).ls(threadPath(path));
+      if (options.json) return printJson(ctx.io.stdout, entries);
+      if (entries.length === 0) return;
+      const rows = entries.map((e) => [e.type === 'directory' ? 'dir' : 'file', e.type === 'directory' ? '-' : formatBytes(e.size), e.modifiedAt ?? '-', e.path]);
+      ctx.io.stdout.write(table([['TYPE', 'SIZE', 'MODIFIED', 'PATH'], ...rows]));
+    });
+
+  files
+    .command('put')
+    .description('upload a local file (or - for stdin) to the thread')
+    .argument('<local>', 'the local file, or -')
+    .argument('<remote>', 'the thread path')
+    .requiredOption('-t, --thread <id>', 'the thread', threadId)
+    .action(async (local: string, remote: string, _options: unknown, command: Command) => {
+      const options = ctx.options<{ thread: string }>(command);
+      const thread = ctx.client(command).files(options.thread);
+      const info = await thread.write(threadPath(remote), await readLocal(local, ctx.io));
+      if (options.json) printJson(ctx.io.stdout, info);
+      else ctx.io.stdout.write(`${info.path}  ${formatBytes(info.size)}\n`);
+    });
+
+  files
+    .command('get')
+    .description('download a file of the thread')
+    .argument('<remote>', 'the thread path')
+    .argument('[local]', 'where to write it, - for stdout (default: its name in the current folder)')
+    .requiredOption('-t, --thread <id>', 'the thread', threadId)
+    .action(async (remote: string, local: string | undefined, _options: unknown, command: Command) => {
+      const options = ctx.options<{ thread: string }>(command);
+      const path = threadPath(remote);
+      const target = local ?? posix.basename(path);
+      const data = await ctx.client(command).files(options.thread).download(path);
+      await writeLocal(target, data, ctx.io);
+      // On stdout the bytes are the output: nothing else may be mixed in.
+      if (target === STDIO) return;
+      if (options.json) printJson(ctx.io.stdout, { path, local: target, size: data.byteLength });
+      else ctx.io.stderr.write(`${path} → ${target}  ${formatBytes(data.byteLength)}\n`);
+    });
+}

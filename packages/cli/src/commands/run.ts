@@ -1,0 +1,65 @@
+import { basename, extname } from 'node:path';
+import type { Command } from 'commander';
+import type { Execution } from '@drydock/client';
+import { positiveInt, threadId, type Context } from '../context.js';
+import { ExitCode } from '../exit-codes.js';
+import { readLocalText, STDIO } from '../local-files.js';
+import { printJson } from '../output.js';
+
+// The thread a script runs in unless --thread says otherwise: the file's name without
+// its extension (analysis.py → "analysis"), so running the same script again reuses its
+// session (variables and files); stdin runs in "stdin".
+export function threadForScript(script: string): string {
+  if (script === STDIO) return 'stdin';
+  const name = basename(script, extname(script))
+    .replace(/[^A-Za-z0-9_.:-]+/g, '-')
+    .replace(/^[^A-Za-z0-9]+/, '')
+    .slice(0, 128);
+  return name || 'script';
+}
+
+export function registerRun(program: Command, ctx: Context): void {
+  program
+    .command('run')
+    .description("run a Python script in a thread's session, streaming its output")
+    .argument('<script>', 'a .py file, or - for stdin')
+    .option('-t, --thread <id>', 'the thread (default: the script name without .py; "stdin" for -)', threadId)
+    .option('--timeout <ms>', "this run's time limit in milliseconds (default: the session's)", positiveInt('--timeout'))
+    .addHelpText('after', '\nExit code 0 when the code ran ok, 1 for a Python error, a timeout, out of memory or a killed run.')
+    .action(async (script: string, _options: unknown, command: Command) => {
+      const options = ctx.options<{ thread?: string; timeout?: number }>(command);
+      // Configuration first: a missing key must not wait for stdin to be read.
+      const client = ctx.client(command);
+      const code = await readLocalText(script, ctx.io);
+      // Creating a session for a thread that has a live one returns that one.
+      const session = await client.sessions.create({ threadId: options.thread ?? threadForScript(script) });
+      const { stdout, stderr } = ctx.io;
+      const execution = options.json
+        ? await session.run(code, { timeoutMs: options.timeout })
+        : await session.run(code, {
+            timeoutMs: options.timeout,
+            onStdout: (text) => stdout.write(text),
+            onStderr: (text) => stderr.write(text),
+          });
+      if (options.json) printJson(stdout, execution);
+      else printOutcome(execution, ctx);
+      if (execution.status !== 'ok') ctx.exitCode = ExitCode.Failed;
+    });
+}
+
+// What the stream does not carry: a trailing expression's value (as the REPL shows it)
+// and, for a failed run, the traceback or the reason it was stopped.
+function printOutcome(execution: Execution, ctx: Context): void {
+  const { stdout, stderr } = ctx.io;
+  if (execution.result?.text) stdout.write(line(execution.result.text));
+  if (execution.truncated) stderr.write('drydock: output was truncated at the session limit\n');
+  // Scripts of one thread may rely on each other's variables: say when they are gone.
+  if (execution.stateLost) stderr.write('drydock: the session was re-created before this run; variables from earlier runs are gone\n');
+  if (execution.status === 'ok') return;
+  const error = execution.error;
+  if (error?.traceback) stderr.write(line(error.traceback));
+  else if (error) stderr.write(`${error.name}: ${error.value}\n`);
+  else stderr.write(`drydock: the run ended with status ${execution.status}\n`);
+}
+
+const line = (text: string) => (text.endsWith('\n') ? text : text + '\n');

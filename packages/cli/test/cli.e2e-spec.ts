@@ -1,0 +1,318 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { startPlatform, type Platform } from '../../../test/e2e/support/platform.js';
+import { renderBar } from '../src/progress-bar.js';
+
+// The CLI as users run it: the built entry in a process of its own (npm run build first),
+// against a real platform. spawn, never spawnSync: the gateway runs in this process.
+const MAIN = resolve('dist/packages/cli/src/main.js');
+
+interface Chunk {
+  at: number;
+  stream: 'stdout' | 'stderr';
+  text: string;
+}
+
+interface Result {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  chunks: Chunk[];
+  exitedAt: number;
+}
+
+interface RunOptions {
+  env?: Record<string, string | undefined>;
+  input?: string;
+  cwd?: string;
+  // Called with each chunk as it arrives, and the process (to signal it).
+  onChunk?: (chunk: Chunk, child: ChildProcess) => void;
+}
+
+function run(command: string, args: string[], options: RunOptions = {}): Promise<Result> {
+  return new Promise((done, fail) => {
+    const child = spawn(command, args, { env: options.env as NodeJS.ProcessEnv, cwd: options.cwd, stdio: ['pipe', 'pipe', 'pipe'] });
+    const chunks: Chunk[] = [];
+    const record = (stream: Chunk['stream']) => (data: Buffer) => {
+      chunks.push({ at: Date.now(), stream, text: data.toString() });
+      options.onChunk?.(chunks.at(-1)!, child);
+    };
+    child.stdout.on('data', record('stdout'));
+    child.stderr.on('data', record('stderr'));
+    child.on('error', fail);
+    child.on('close', (code) => {
+      const text = (stream: Chunk['stream']) => chunks.filter((c) => c.stream === stream).map((c) => c.text).join('');
+      done({ code, stdout: text('stdout'), stderr: text('stderr'), chunks, exitedAt: Date.now() });
+    });
+    child.stdin.end(options.input ?? '');
+  });
+}
+
+const quote = (arg: string) => `'${arg.replace(/'/g, `'\\''`)}'`;
+
+describe('drydock CLI', () => {
+  let platform: Platform;
+  let apiKey: string;
+  let dir: string;
+  let env: Record<string, string | undefined>;
+  const drydock = (args: string[], options: Omit<RunOptions, 'cwd'> = {}) => run(process.execPath, [MAIN, ...args], { ...options, env: { ...env, ...options.env }, cwd: dir });
+  const script = async (name: string, code: string) => {
+    await writeFile(join(dir, name), code);
+    return name;
+  };
+
+  beforeAll(async () => {
+    platform = await startPlatform();
+    const tenant = await platform.admin.post('/admin/tenants', { name: `cli-${randomBytes(3).toString('hex')}` });
+    apiKey = tenant.body.apiKey;
+    dir = await mkdtemp(join(tmpdir(), 'drydock-cli-'));
+    env = { PATH: process.env.PATH, HOME: process.env.HOME, DRYDOCK_URL: platform.url, DRYDOCK_API_KEY: apiKey };
+  });
+
+  afterAll(async () => {
+    await platform?.close();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  describe('run', () => {
+    it('streams output as the code prints it and exits 0', async () => {
+      const file = await script('slow.py', 'import time\nprint("first")\ntime.sleep(2.5)\nprint("second")\n');
+      const result = await drydock(['run', file]);
+      expect(result.code).toBe(0);
+      expect(result.stdout).toBe('first\nsecond\n');
+      const first = result.chunks.find((c) => c.stream === 'stdout' && c.text.includes('first'))!;
+      expect(first.text).not.toContain('second');
+      // The first line was on the terminal while the code still slept.
+      expect(result.exitedAt - first.at).toBeGreaterThan(1500);
+    }, 60_000);
+
+    it('exits 1 and prints the traceback on stderr when the code raises', async () => {
+      const file = await script('boom.py', 'print("before")\nraise ValueError("bad input")\n');
+      const result = await drydock(['run', file]);
+      expect(result.code).toBe(1);
+      expect(result.stdout).toBe('before\n');
+      expect(result.stderr).toContain('Traceback (most recent call last)');
+      expect(result.stderr).toContain('ValueError: bad input');
+    }, 60_000);
+
+    it('keeps the thread of the script: variables persist between runs', async () => {
+      await script('state.py', 'counter = globals().get("counter", 0) + 1\nprint(counter)\n');
+      expect((await drydock(['run', 'state.py'])).stdout).toBe('1\n');
+      expect((await drydock(['run', 'state.py'])).stdout).toBe('2\n');
+      // Another thread is another session.
+      expect((await drydock(['run', 'state.py', '--thread', 'other-state'])).stdout).toBe('1\n');
+    }, 60_000);
+
+    it('prints the execution record with --json, reads stdin for -, and exits 1 on a timeout', async () => {
+      const result = await drydock(['run', '-', '--json'], { input: 'print(6 * 7)\n' });
+      expect(result.code).toBe(0);
+      const record = JSON.parse(result.stdout);
+      expect(record).toMatchObject({ status: 'ok', stdout: '42\n', threadId: 'stdin' });
+      expect(record.id).toMatch(/^exe_/);
+
+      const slow = await drydock(['--json', 'run', '-', '--timeout', '500'], { input: 'import time\ntime.sleep(5)\n' });
+      expect(slow.code).toBe(1);
+      expect(JSON.parse(slow.stdout)).toMatchObject({ status: 'timeout' });
+    }, 60_000);
+  });
+
+  describe('batch', () => {
+    it('draws a live progress bar on a terminal, then streams every result', async () => {
+      const items = Array.from({ length: 500 }, (_, i) => JSON.stringify({ code: `print(${i}*${i})`, id: `item-${i}` })).join('\n');
+      await writeFile(join(dir, 'items.jsonl'), items + '\n');
+      // util-linux `script` gives the CLI a pseudo-terminal; what it drew comes out on stdout.
+      const command = ['stty cols 120;', 'exec', quote(process.execPath), quote(MAIN), 'batch', 'submit', 'items.jsonl', '--concurrency', '4'].join(' ');
+      const shown = await run('script', ['-qfec', command, '/dev/null'], { env, cwd: dir });
+      expect(shown.code).toBe(0);
+
+      const id = /bat_[A-Za-z0-9_]+/.exec(shown.stdout)?.[0];
+      expect(id).toBeDefined();
+      // Each frame starts with \r; its "n/500 done" is the count when it was drawn.
+      const frames = shown.stdout.split('\r').map((frame) => /\[[█░]+\] (\d+)\/500 done {2}(\d+) failed/.exec(frame)).filter((m) => m !== null);
+      const counts = frames.map((m) => Number(m[1]));
+      expect(new Set(counts).size).toBeGreaterThanOrEqual(3);
+      expect(counts).toEqual([...counts].sort((a, b) => a - b));
+      expect(counts.at(-1)).toBe(500);
+      expect(frames.at(-1)![2]).toBe('0');
+      expect(shown.stdout).toMatch(/items\/s/);
+      expect(shown.stdout).toContain(`${id}  completed  500/500 done  ok 500`);
+
+      const results = await drydock(['batch', 'results', id!]);
+      expect(results.code).toBe(0);
+      const lines = results.stdout.trimEnd().split('\n').map((line) => JSON.parse(line));
+      expect(lines).toHaveLength(500);
+      lines.forEach((item, i) => expect(item).toMatchObject({ index: i, id: `item-${i}`, status: 'ok', stdout: `${i * i}\n` }));
+
+      // A reader that stops early (head) ends the stream quietly.
+      const head = await run('sh', ['-c', `${quote(process.execPath)} ${quote(MAIN)} batch results ${id} | head -n 1`], { env, cwd: dir });
+      expect(head).toMatchObject({ code: 0, stderr: '' });
+      expect(JSON.parse(head.stdout)).toMatchObject({ index: 0, stdout: '0\n' });
+
+      const status = await drydock(['batch', 'status', id!, '--json']);
+      expect(JSON.parse(status.stdout)).toMatchObject({ id, status: 'completed', total: 500, counts: { ok: 500 } });
+    }, 180_000);
+
+    it('prints plain progress lines when stderr is not a terminal and exits 1 when an item fails', async () => {
+      const items = [{ code: 'print("ok")' }, { code: 'raise RuntimeError("no")', id: 'bad' }].map((i) => JSON.stringify(i)).join('\n');
+      const result = await drydock(['batch', 'submit', '-'], { input: items });
+      expect(result.code).toBe(1);
+      expect(result.stdout).toMatch(/^bat_\S+\n$/);
+      expect(result.stderr).not.toContain('\r');
+      expect(result.stderr).toContain('progress: 2/2 done  1 failed');
+      expect(result.stderr).toMatch(/completed {2}2\/2 done {2}ok 1 {2}error 1/);
+
+      const results = await drydock(['batch', 'results', result.stdout.trim()]);
+      expect(results.stdout.trimEnd().split('\n').map((l) => JSON.parse(l).status)).toEqual(['ok', 'error']);
+    }, 60_000);
+
+    it('runs examples/cli-batch.sh: submit, then results, exit 1 for the item meant to fail', async () => {
+      const saved = join(dir, 'example-results.jsonl');
+      const result = await run('bash', [resolve('examples/cli-batch.sh'), resolve('examples/batch-items.jsonl'), saved], { env, cwd: dir });
+      expect(result.code).toBe(1);
+      const records = (await readFile(saved, 'utf8')).trimEnd().split('\n').map((line) => JSON.parse(line));
+      expect(records.map((r) => [r.id, r.status])).toEqual([['squares', 'ok'], ['mean', 'ok'], ['word-count', 'ok'], ['report', 'ok'], ['fails', 'error']]);
+      expect(records[2].stdout).toBe('9\n');
+      expect(result.stderr).toContain('items that did not end ok:');
+      expect(result.stderr).toContain('this item fails on purpose');
+    }, 60_000);
+
+    it('stops waiting on Ctrl-C with exit 130, leaving the batch running', async () => {
+      const items = Array.from({ length: 3 }, () => JSON.stringify({ code: 'import time\ntime.sleep(30)' })).join('\n');
+      const result = await drydock(['batch', 'submit', '-', '--concurrency', '1'], {
+        input: items,
+        onChunk: (chunk, child) => chunk.stream === 'stderr' && chunk.text.startsWith('progress:') && child.kill('SIGINT'),
+      });
+      expect(result.code).toBe(130);
+      const id = result.stdout.trim();
+      expect(result.stderr).toContain(`error INTERRUPTED: Stopped waiting; batch ${id} keeps running`);
+      expect((await drydock(['batch', 'status', id])).stdout).toMatch(new RegExp(`^${id}  running`));
+      expect((await drydock(['batch', 'cancel', id, '--kill'])).code).toBe(0);
+    }, 60_000);
+
+    it('returns at once with --no-wait and cancels with cancel --kill', async () => {
+      const items = Array.from({ length: 6 }, () => JSON.stringify({ code: 'import time\ntime.sleep(30)' })).join('\n');
+      const submitted = await drydock(['batch', 'submit', '-', '--no-wait', '--json', '--concurrency', '1'], { input: items });
+      expect(submitted.code).toBe(0);
+      const { id, total } = JSON.parse(submitted.stdout);
+      expect(total).toBe(6);
+      const cancelled = await drydock(['batch', 'cancel', id, '--kill']);
+      expect(cancelled.code).toBe(0);
+      expect(cancelled.stdout).toMatch(new RegExp(`^${id}  cancelled`));
+    }, 60_000);
+  });
+
+  describe('exit codes', () => {
+    it.each([
+      ['no command', []],
+      ['an unknown command', ['launch']],
+      ['run without a file', ['run']],
+      ['an unknown option', ['run', 'x.py', '--bogus']],
+      ['a subcommand group without its command', ['files']],
+      ['a bad option value', ['run', 'x.py', '--timeout', 'soon']],
+      ['a missing required option', ['files', 'ls']],
+    ])('%s prints usage on stderr and exits 2', async (_name, args) => {
+      const result = await drydock(args);
+      expect(result.code).toBe(2);
+      expect(result.stderr).toContain('Usage: drydock');
+      expect(result.stdout).toBe('');
+    });
+
+    it('--help and --version exit 0 on stdout', async () => {
+      const help = await drydock(['--help']);
+      expect(help.code).toBe(0);
+      expect(help.stdout).toContain('Exit codes');
+      expect((await drydock(['--version'])).stdout).toMatch(/^\d+\.\d+\.\d+\n$/);
+    });
+
+    it('exits 4 without an API key, before reading anything', async () => {
+      const result = await drydock(['run', '-'], { env: { DRYDOCK_API_KEY: undefined } });
+      expect(result.code).toBe(4);
+      expect(result.stderr).toContain('error MISSING_API_KEY');
+      const json = await drydock(['--json', 'files', 'ls', '--thread', 't'], { env: { DRYDOCK_API_KEY: '' } });
+      expect(json.code).toBe(4);
+      expect(JSON.parse(json.stderr)).toMatchObject({ error: { code: 'MISSING_API_KEY' } });
+    });
+
+    it('exits 3 with the code on stderr for a platform error', async () => {
+      const result = await drydock(['files', 'get', '/missing.txt', '-', '--thread', 'no-such-files']);
+      expect(result.code).toBe(3);
+      expect(result.stdout).toBe('');
+      expect(result.stderr).toMatch(/^error FILE_NOT_FOUND: /);
+      const json = await drydock(['files', 'get', '/missing.txt', '--thread', 'no-such-files', '--json']);
+      expect(json.code).toBe(3);
+      expect(JSON.parse(json.stderr)).toMatchObject({ error: { code: 'FILE_NOT_FOUND', message: expect.any(String) } });
+      const badKey = await drydock(['artifacts', 'ls'], { env: { DRYDOCK_API_KEY: 'ddk_not_a_key' } });
+      expect(badKey.code).toBe(3);
+      expect(badKey.stderr).toMatch(/^error INVALID_API_KEY: /);
+    });
+
+    it('exits 2 for a local file it cannot read or an items line that is not JSON', async () => {
+      expect((await drydock(['run', 'nope.py'])).code).toBe(2);
+      const bad = await drydock(['batch', 'submit', '-'], { input: '{"code":"print(1)"}\nnot json\n' });
+      expect(bad.code).toBe(2);
+      expect(bad.stderr).toContain('stdin line 2: not JSON');
+    });
+  });
+
+  describe('files, artifacts and tenants', () => {
+    it('puts, lists and gets thread files; the code sees them under /session', async () => {
+      await writeFile(join(dir, 'local.csv'), 'a,b\n1,2\n');
+      const put = await drydock(['files', 'put', 'local.csv', '/data/input.csv', '--thread', 'files-t']);
+      expect(put.code).toBe(0);
+      expect(put.stdout).toContain('/data/input.csv');
+
+      const ls = await drydock(['files', 'ls', '/data', '--thread', 'files-t', '--json']);
+      expect(JSON.parse(ls.stdout)).toEqual([expect.objectContaining({ path: '/data/input.csv', type: 'file', size: 8 })]);
+      expect((await drydock(['files', 'ls', '--thread', 'files-t'])).stdout).toMatch(/dir\s+-\s+\S+\s+\/data/);
+
+      const code = 'rows = open("/session/data/input.csv").read().splitlines()\nopen("/session/data/count.txt", "w").write(str(len(rows)))\n';
+      expect((await drydock(['run', '-', '--thread', 'files-t'], { input: code })).code).toBe(0);
+      const stdout = await drydock(['files', 'get', 'data/count.txt', '-', '--thread', 'files-t']);
+      expect(stdout).toMatchObject({ code: 0, stdout: '2' });
+      const copied = await drydock(['files', 'get', '/data/input.csv', 'copy.csv', '--thread', 'files-t']);
+      expect(copied.code).toBe(0);
+      expect(await readFile(join(dir, 'copy.csv'), 'utf8')).toBe('a,b\n1,2\n');
+    }, 60_000);
+
+    it('lists, downloads and links an artifact the code wrote', async () => {
+      const code = 'import os\nos.makedirs("/session/artifacts", exist_ok=True)\nopen("/session/artifacts/report.txt", "w").write("the report")\n';
+      expect((await drydock(['run', '-', '--thread', 'art-t'], { input: code })).code).toBe(0);
+      const ls = await drydock(['artifacts', 'ls', '--thread', 'art-t', '--json']);
+      const [artifact] = JSON.parse(ls.stdout);
+      expect(artifact).toMatchObject({ name: 'report.txt', threadId: 'art-t', size: 10 });
+      expect((await drydock(['artifacts', 'ls', '--thread', 'art-t'])).stdout).toContain(artifact.id);
+
+      expect((await drydock(['artifacts', 'get', artifact.id])).code).toBe(0);
+      expect(await readFile(join(dir, 'report.txt'), 'utf8')).toBe('the report');
+      expect((await drydock(['artifacts', 'get', artifact.id, '-'])).stdout).toBe('the report');
+
+      const url = (await drydock(['artifacts', 'url', artifact.id, '--ttl', '60'])).stdout.trim();
+      expect(await (await fetch(url)).text()).toBe('the report');
+    }, 60_000);
+
+    it('creates a tenant with the admin key, whose API key works', async () => {
+      const admin = { DRYDOCK_API_KEY: undefined, DRYDOCK_ADMIN_KEY: process.env.DRYDOCK_ADMIN_KEY };
+      expect((await drydock(['tenants', 'create', 'x'], { env: { DRYDOCK_ADMIN_KEY: undefined } })).code).toBe(4);
+      const created = await drydock(['tenants', 'create', `cli-made-${randomBytes(3).toString('hex')}`, '--json'], { env: admin });
+      expect(created.code).toBe(0);
+      const tenant = JSON.parse(created.stdout);
+      expect(tenant.id).toMatch(/^ten_/);
+      expect(tenant.apiKey).toMatch(/^ddk_/);
+      const text = await drydock(['tenants', 'create', `cli-text-${randomBytes(3).toString('hex')}`], { env: admin });
+      expect(text.stdout).toMatch(/^api key\s+ddk_\S+$/m);
+
+      const used = await drydock(['run', '-', '--json'], { input: 'print("new tenant")', env: { DRYDOCK_API_KEY: tenant.apiKey } });
+      expect(JSON.parse(used.stdout)).toMatchObject({ status: 'ok', stdout: 'new tenant\n' });
+    }, 60_000);
+  });
+
+  it('fits the bar to the terminal', () => {
+    const progress = { done: 250, failed: 3, cancelled: 0, total: 500 };
+    const line = renderBar(progress, 41.23, 6, 100);
+    expect(line).toMatch(/^\[█{20}░{20}\] 250\/500 done {2}3 failed {2}41 items\/s {2}ETA 6s$/);
+    expect(renderBar(progress, null, null, 30)).toBe('250/500 done  3 failed  -- it');
+  });
+});

@@ -1,0 +1,33 @@
+import { errorFromBody, unwrap, type Transport } from './http.js';
+import type { Artifact, SignedUrl } from './types.js';
+
+// Files the code left under /session/artifacts/: plots, CSVs, reports.
+export class Artifacts {
+  constructor(private readonly http: Transport) {}
+
+  async list(options: { threadId?: string; batchId?: string; limit?: number } = {}): Promise<Artifact[]> {
+    const body = await unwrap(this.http.api.GET('/v1/artifacts', { params: { query: options } }));
+    return body.artifacts;
+  }
+
+  async get(id: string): Promise<Artifact> {
+    return unwrap(this.http.api.GET('/v1/artifacts/{id}', { params: { path: { id } } }));
+  }
+
+  async download(id: string): Promise<Uint8Array> {
+    const { data, error, response } = await this.http.api.GET('/v1/artifacts/{id}/content', { params: { path: { id } }, parseAs: 'arrayBuffer' });
+    if (!response.ok) throw errorFromBody(error, response);
+    return new Uint8Array((data as ArrayBuffer | undefined) ?? new ArrayBuffer(0));
+  }
+
+  // A link that downloads the artifact without an API key until it expires (hand it to
+  // a browser or a user).
+  async signedUrl(id: string, options: { ttlSeconds?: number } = {}): Promise<SignedUrl> {
+    const signed = await unwrap(this.http.api.POST('/v1/artifacts/{id}/url', { params: { path: { id } }, body: options as never }));
+    return { ...signed, url: new URL(signed.url, this.http.baseUrl + '/').toString() };
+  }
+
+  async delete(id: string): Promise<void> {
+    await unwrap(this.http.api.DELETE('/v1/artifacts/{id}', { params: { path: { id } } }));
+  }
+}

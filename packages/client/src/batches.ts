@@ -1,0 +1,127 @@
+import { DrydockError } from './errors.js';
+import { errorFromBody, unwrap, type Transport } from './http.js';
+import { ndjson, serverSentEvents } from './streams.js';
+import type { Batch, BatchCounts, BatchItem, BatchItemInput, BatchOptions } from './types.js';
+
+export interface WaitOptions {
+  // Called with the batch (its counts) as they change, at most every 250 ms.
+  onProgress?: (batch: Batch) => void;
+  // Called as each item ends.
+  onItem?: (item: { index: number; id: string | null; status: string }) => void;
+  signal?: AbortSignal;
+}
+
+const FINISHED: readonly string[] = ['completed', 'cancelled'];
+
+// One batch: thousands of independent runs, each in a clean sandbox.
+export class BatchRun {
+  constructor(
+    private readonly http: Transport,
+    public info: { id: string; status: string; total: number },
+  ) {}
+
+  get id(): string {
+    return this.info.id;
+  }
+
+  async refresh(): Promise<Batch> {
+    const batch = await unwrap(this.http.api.GET('/v1/batches/{id}', { params: { path: { id: this.id } } }));
+    this.info = batch;
+    return batch;
+  }
+
+  // Follows the batch's event stream until it is done, and resolves to its final state.
+  async wait(options: WaitOptions = {}): Promise<Batch> {
+    const { response, error } = await this.http.api.GET('/v1/batches/{id}/events', {
+      params: { path: { id: this.id } },
+      parseAs: 'stream',
+      signal: options.signal,
+    });
+    if (!response.ok) throw errorFromBody(error, response);
+    if (!response.body) throw new DrydockError('INVALID_RESPONSE', 'The batch event stream had no body.', response.status);
+    for await (const { event, data } of serverSentEvents(response.body)) {
+      const payload = JSON.parse(data) as Record<string, unknown>;
+      if (event === 'progress') options.onProgress?.(payload as unknown as Batch);
+      else if (event === 'item') options.onItem?.(payload as { index: number; id: string | null; status: string });
+      else if (event === 'error' && typeof payload.code === 'string') throw new DrydockError(payload.code, String(payload.message), 0);
+      else if (event === 'done') break;
+    }
+    // The stream ends when nothing is queued or running; the record is the final word.
+    const batch = await this.refresh();
+    if (!FINISHED.includes(batch.status)) {
+      // The stream ended early (a gateway restart, a proxy timeout): follow it again.
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      return this.wait(options);
+    }
+    options.onProgress?.(batch);
+    return batch;
+  }
+
+  // Every finished item, in index order, streamed (a 100,000-item batch is never held
+  // in memory).
+  async *results(options: { signal?: AbortSignal } = {}): AsyncGenerator<BatchItem> {
+    const { response, error } = await this.http.api.GET('/v1/batches/{id}/results', {
+      params: { path: { id: this.id } },
+      parseAs: 'stream',
+      signal: options.signal,
+    });
+    if (!response.ok) throw errorFromBody(error, response);
+    if (!response.body) return;
+    yield* ndjson<BatchItem>(response.body);
+  }
+
+  // One page of items, optionally of one status.
+  async items(options: { status?: string; offset?: number; limit?: number } = {}): Promise<BatchItem[]> {
+    const body = await unwrap(this.http.api.GET('/v1/batches/{id}/items', { params: { path: { id: this.id }, query: options as never } }));
+    return body.items;
+  }
+
+  // Queued items become cancelled; running ones finish, or are killed with `kill`.
+  async cancel(options: { kill?: boolean } = {}): Promise<Batch> {
+    const batch = await unwrap(this.http.api.POST('/v1/batches/{id}/cancel', { params: { path: { id: this.id } }, body: options }));
+    this.info = batch;
+    return batch;
+  }
+}
+
+export type BatchSource = Iterable<BatchItemInput> | AsyncIterable<BatchItemInput>;
+
+export interface SubmitOptions extends BatchOptions, WaitOptions {}
+
+export class Batches {
+  constructor(private readonly http: Transport) {}
+
+  // Submits items (an array, or any iterable / async iterable, sent as NDJSON). With
+  // onProgress or onItem, resolves once the batch is done; otherwise once it is queued.
+  async submit(items: BatchSource, options: SubmitOptions = {}): Promise<BatchRun> {
+    const { onProgress, onItem, signal, ...batchOptions } = options;
+    const lines: string[] = [JSON.stringify(batchOptions)];
+    for await (const item of items as AsyncIterable<BatchItemInput>) lines.push(JSON.stringify(item));
+    // An idempotency key makes resubmitting safe, so the request may be retried then.
+    const api = batchOptions.idempotencyKey ? this.http.safeApi : this.http.api;
+    const submitted = await unwrap(
+      api.POST('/v1/batches', {
+        body: (lines.join('\n') + '\n') as never,
+        bodySerializer: (body: unknown) => body as string,
+        headers: { 'content-type': 'application/x-ndjson' },
+        signal,
+      }),
+    );
+    const batch = new BatchRun(this.http, submitted as { id: string; status: string; total: number });
+    if (onProgress || onItem) await batch.wait({ onProgress, onItem, signal });
+    return batch;
+  }
+
+  async get(id: string): Promise<BatchRun> {
+    const batch = new BatchRun(this.http, { id, status: 'queued', total: 0 });
+    await batch.refresh();
+    return batch;
+  }
+
+  async list(options: { offset?: number; limit?: number } = {}): Promise<Batch[]> {
+    const body = await unwrap(this.http.api.GET('/v1/batches', { params: { query: options as never } }));
+    return body.batches;
+  }
+}
+
+export const finished = (counts: BatchCounts): number => counts.ok + counts.error + counts.timeout + counts.memory + counts.killed + counts.cancelled;

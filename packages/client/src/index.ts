@@ -1,0 +1,11 @@
+export { Drydock, type DrydockOptions } from './drydock.js';
+export { DrydockError, isDrydockError } from './errors.js';
+export { Session, Sessions, type RunOptions } from './sessions.js';
+export { ThreadFiles, type FileData } from './files.js';
+export { Artifacts } from './artifacts.js';
+export { BatchRun, Batches, finished, type BatchSource, type SubmitOptions, type WaitOptions } from './batches.js';
+export { Agents } from './agents.js';
+export { Tenants } from './admin.js';
+export type { RetryPolicy } from './http.js';
+export type * from './types.js';
+export type { paths, components } from './generated/openapi.js';

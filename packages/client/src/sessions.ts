@@ -1,0 +1,102 @@
+import { DrydockError } from './errors.js';
+import { errorFromBody, unwrap, type Transport } from './http.js';
+import { ThreadFiles } from './files.js';
+import { serverSentEvents } from './streams.js';
+import type { CreateSessionOptions, Execution, SessionInfo } from './types.js';
+
+export interface RunOptions {
+  // This run's time limit (the session's default otherwise).
+  timeoutMs?: number;
+  // Repeating a run with the same key returns the first run's record instead of running
+  // the code again; with a key the client also retries the request through outages.
+  idempotencyKey?: string;
+  // Called with each chunk of output as the code prints it (the run is streamed then).
+  onStdout?: (text: string) => void;
+  onStderr?: (text: string) => void;
+  signal?: AbortSignal;
+}
+
+// A sandbox with a Python REPL for one thread: variables persist between runs; files
+// the code writes under /session are the thread's files.
+export class Session {
+  readonly files: ThreadFiles;
+
+  constructor(
+    private readonly http: Transport,
+    public info: SessionInfo,
+  ) {
+    this.files = new ThreadFiles(http, info.threadId);
+  }
+
+  get id(): string {
+    return this.info.id;
+  }
+
+  get threadId(): string {
+    return this.info.threadId;
+  }
+
+  // Runs code and resolves to the finished execution, whatever its status (ok, error,
+  // timeout, memory, killed): a Python exception is `execution.error`, not a throw.
+  async run(code: string, options: RunOptions = {}): Promise<Execution> {
+    const body = { code, timeoutMs: options.timeoutMs, idempotencyKey: options.idempotencyKey };
+    const api = options.idempotencyKey ? this.http.safeApi : this.http.api;
+    const params = { path: { id: this.id } };
+    if (!options.onStdout && !options.onStderr) {
+      // Without `Accept: text/event-stream` the answer is the JSON record.
+      return (await unwrap(api.POST('/v1/sessions/{id}/executions', { params, body, signal: options.signal }))) as Execution;
+    }
+    const { response, error } = await api.POST('/v1/sessions/{id}/executions', {
+      params,
+      body,
+      headers: { accept: 'text/event-stream' },
+      parseAs: 'stream',
+      signal: options.signal,
+    });
+    if (!response.ok) throw errorFromBody(error, response);
+    if (!response.body) throw new DrydockError('INVALID_RESPONSE', 'The execution stream had no body.', response.status);
+    let failure: DrydockError | undefined;
+    for await (const { event, data } of serverSentEvents(response.body)) {
+      const payload = JSON.parse(data) as Record<string, unknown>;
+      if (event === 'stdout') options.onStdout?.(String(payload.text));
+      else if (event === 'stderr') options.onStderr?.(String(payload.text));
+      else if (event === 'done') return payload as unknown as Execution;
+      // A platform failure after the stream began ({code, message}); a Python exception
+      // also arrives as `error` ({name, value, traceback}) and is part of `done`.
+      else if (event === 'error' && typeof payload.code === 'string') {
+        failure = new DrydockError(payload.code, String(payload.message), 0, payload.details as Record<string, unknown> | undefined);
+      }
+    }
+    throw failure ?? new DrydockError('INVALID_RESPONSE', 'The execution stream ended before its result.', response.status);
+  }
+
+  // The session's current state from the platform.
+  async refresh(): Promise<SessionInfo> {
+    this.info = await unwrap(this.http.api.GET('/v1/sessions/{id}', { params: { path: { id: this.id } } }));
+    return this.info;
+  }
+
+  // Ends the session: its container goes, the thread's files stay.
+  async delete(): Promise<void> {
+    await unwrap(this.http.api.DELETE('/v1/sessions/{id}', { params: { path: { id: this.id } } }));
+  }
+}
+
+export class Sessions {
+  constructor(private readonly http: Transport) {}
+
+  // Starts a session, or returns the thread's live one.
+  async create(options: CreateSessionOptions = {}): Promise<Session> {
+    return new Session(this.http, await unwrap(this.http.api.POST('/v1/sessions', { body: options })));
+  }
+
+  async get(id: string): Promise<Session> {
+    return new Session(this.http, await unwrap(this.http.api.GET('/v1/sessions/{id}', { params: { path: { id } } })));
+  }
+
+  async list(options: { includeEnded?: boolean } = {}): Promise<Session[]> {
+    const query = options.includeEnded ? { includeEnded: 'true' as const } : {};
+    const body = await unwrap(this.http.api.GET('/v1/sessions', { params: { query } }));
+    return body.sessions.map((info) => new Session(this.http, info));
+  }
+}

@@ -1,0 +1,27 @@
+import type { components } from './generated/openapi.js';
+
+// The platform's shapes, named for SDK users; all generated from the OpenAPI document.
+type Schemas = components['schemas'];
+export type SessionInfo = Schemas['SessionResponse'];
+export type SessionLimits = Schemas['SessionLimitsDto'];
+export type CreateSessionOptions = Schemas['CreateSessionDto'];
+export type Execution = Schemas['ExecutionResponse'];
+export type FileEntry = Schemas['FileEntryResponse'];
+export type FileInfo = Schemas['FileInfoResponse'];
+export type GrepResult = Schemas['GrepResultResponse'];
+export type GrepOptions = Omit<Schemas['GrepDto'], 'pattern'>;
+export type EditResult = Schemas['EditResultResponse'];
+export type Artifact = Schemas['ArtifactResponse'];
+export type SignedUrl = Schemas['SignedUrlResponse'];
+export type Agent = Schemas['AgentResponse'];
+export type CreateAgentOptions = Schemas['CreateAgentDto'];
+export type UpdateAgentOptions = Schemas['UpdateAgentDto'];
+export type AgentBundle = Schemas['AgentBundleResponse'];
+export type Batch = Schemas['BatchResponse'];
+export type BatchCounts = Schemas['BatchCountsResponse'];
+export type BatchItem = Schemas['BatchItemResponse'];
+export type BatchItemInput = Schemas['BatchItemDto'];
+export type BatchOptions = Omit<Schemas['SubmitBatchDto'], 'items'>;
+export type Tenant = Schemas['TenantResponse'];
+export type TenantWithKey = Schemas['TenantWithKeyResponse'];
+export type TenantLimits = Schemas['TenantLimitsDto'];

@@ -1,0 +1,240 @@
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer, request as httpRequest, type Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { build, stop as stopEsbuild } from 'esbuild';
+import { Drydock, DrydockError, isDrydockError } from '@drydock/client';
+import { startPlatform, type Platform } from '../../../test/e2e/support/platform.js';
+
+// @drydock/client against the real platform: every method, streaming callbacks that
+// fire while the code still runs, typed errors, retries, and the bundled client in a
+// browser.
+describe('@drydock/client', () => {
+  let platform: Platform;
+  let client: Drydock;
+  let apiKey: string;
+
+  beforeAll(async () => {
+    platform = await startPlatform();
+    const admin = new Drydock({ url: platform.url, apiKey: process.env.DRYDOCK_ADMIN_KEY! });
+    const tenant = await admin.tenants.create(`sdk-${randomBytes(3).toString('hex')}`);
+    expect(tenant.apiKey).toMatch(/^ddk_/);
+    expect((await admin.tenants.get(tenant.id)).name).toBe(tenant.name);
+    expect((await admin.tenants.list()).map((t) => t.id)).toContain(tenant.id);
+    apiKey = tenant.apiKey;
+    client = new Drydock({ url: platform.url, apiKey });
+  });
+
+  afterAll(async () => {
+    await platform?.close();
+  });
+
+  it('should create a session, keep variables between runs and end it', async () => {
+    const session = await client.sessions.create({ threadId: 'sdk-basics' });
+    expect(session.threadId).toBe('sdk-basics');
+    await session.run('x = 6 * 7');
+    const run = await session.run('x');
+    expect(run).toMatchObject({ status: 'ok', result: { text: '42' } });
+    const failed = await session.run('1 / 0');
+    expect(failed.status).toBe('error');
+    expect(failed.error?.name).toBe('ZeroDivisionError');
+    expect((await client.sessions.get(session.id)).id).toBe(session.id);
+    expect((await client.sessions.list()).map((s) => s.id)).toContain(session.id);
+    expect((await session.refresh()).status).toBe('ready');
+    await session.delete();
+    expect((await client.sessions.list({ includeEnded: true })).find((s) => s.id === session.id)?.info.status).toBe('ended');
+  });
+
+  it('should call onStdout while the code is still running', async () => {
+    const session = await client.sessions.create({ threadId: 'sdk-stream' });
+    const seen: { text: string; at: number }[] = [];
+    const stderr: string[] = [];
+    const started = Date.now();
+    const run = await session.run('import sys, time\nprint("first", flush=True)\ntime.sleep(1.5)\nprint("oops", file=sys.stderr, flush=True)\nprint("last")', {
+      onStdout: (text) => seen.push({ text, at: Date.now() }),
+      onStderr: (text) => stderr.push(text),
+    });
+    const ended = Date.now();
+    expect(run.status).toBe('ok');
+    expect(seen.map((s) => s.text).join('')).toBe('first\nlast\n');
+    // The first chunk came a whole sleep before the run ended.
+    expect(ended - seen[0].at).toBeGreaterThan(1000);
+    expect(seen[0].at - started).toBeLessThan(ended - started - 1000);
+    expect(stderr.join('')).toBe('oops\n');
+  });
+
+  it('should run once per idempotency key', async () => {
+    const session = await client.sessions.create({ threadId: 'sdk-idem' });
+    const first = await session.run('import random\nrandom.random()', { idempotencyKey: 'k-1' });
+    const again = await session.run('import random\nrandom.random()', { idempotencyKey: 'k-1' });
+    expect(again.id).toBe(first.id);
+    expect(again.result).toEqual(first.result);
+  });
+
+  it('should read and write thread files', async () => {
+    const files = client.files('sdk-files');
+    const info = await files.write('/notes/a.txt', 'alpha\nbeta\n');
+    expect(info).toMatchObject({ path: '/notes/a.txt', size: 11 });
+    await files.upload('/bin/data.bin', new Uint8Array([0, 1, 2, 255]));
+    expect([...(await files.download('/bin/data.bin'))]).toEqual([0, 1, 2, 255]);
+    expect(await files.readText('/notes/a.txt')).toBe('alpha\nbeta\n');
+    expect(await files.read('/notes/a.txt', { limit: 1 })).toContain('alpha');
+    expect((await files.ls('/')).map((e) => e.path).sort()).toEqual(['/bin', '/notes']);
+    expect(await files.stat('/notes/a.txt')).toMatchObject({ type: 'file', size: 11 });
+    expect(await files.edit('/notes/a.txt', 'beta', 'gamma')).toEqual({ path: '/notes/a.txt', occurrences: 1 });
+    expect(await files.glob('**/*.txt')).toEqual(['/notes/a.txt']);
+    expect(await files.grep('gam', { outputMode: 'content' })).toMatchObject({ matches: [{ path: '/notes/a.txt', line: 2, text: 'gamma' }] });
+    // The session of the thread sees the same files.
+    const session = await client.sessions.create({ threadId: 'sdk-files' });
+    expect((await session.run('print(open("/session/notes/a.txt").read())')).stdout).toBe('alpha\ngamma\n\n');
+    await session.run('open("/session/out.csv", "w").write("a,b\\n")');
+    expect(await session.files.readText('/out.csv')).toBe('a,b\n');
+    await files.delete('/notes');
+    expect((await files.ls('/')).map((e) => e.path)).not.toContain('/notes');
+  });
+
+  it('should throw typed errors with the stable code', async () => {
+    const error = await client.files('sdk-errors').readText('/missing.txt').catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(DrydockError);
+    expect(error).toMatchObject({ code: 'FILE_NOT_FOUND', status: 404 });
+    expect((error as DrydockError).requestId).toBeTruthy();
+    expect(isDrydockError(error, 'FILE_NOT_FOUND')).toBe(true);
+    await expect(client.sessions.get('ses_nope')).rejects.toMatchObject({ code: 'SESSION_NOT_FOUND', status: 404 });
+    await expect(new Drydock({ url: platform.url, apiKey: 'ddk_wrong' }).sessions.list()).rejects.toMatchObject({ code: 'INVALID_API_KEY', status: 401 });
+    await expect(client.sessions.create({ limits: { memoryMb: 1 } })).rejects.toMatchObject({ code: 'VALIDATION_FAILED', status: 400 });
+    expect(() => new Drydock({ url: '', apiKey })).toThrow(/url/);
+  });
+
+  it('should retry idempotent calls through 503s, and send other calls once', async () => {
+    let calls = 0;
+    const flaky: typeof fetch = async (input, init) => {
+      calls++;
+      if (calls <= 2) return new Response(JSON.stringify({ error: { code: 'SERVICE_UNAVAILABLE', message: 'down' } }), { status: 503, headers: { 'retry-after': '0' } });
+      return fetch(input, init);
+    };
+    const retrying = new Drydock({ url: platform.url, apiKey, fetch: flaky });
+    expect(Array.isArray(await retrying.sessions.list())).toBe(true);
+    expect(calls).toBe(3);
+    calls = 0;
+    await expect(retrying.sessions.create({ threadId: 'sdk-retry' })).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE', status: 503 });
+    expect(calls).toBe(1);
+  });
+
+  it('should list, download, sign and delete artifacts', async () => {
+    const session = await client.sessions.create({ threadId: 'sdk-artifacts' });
+    const run = await session.run('open("/session/artifacts/report.txt", "w").write("hello artifact")');
+    expect(run.artifacts).toHaveLength(1);
+    const [artifact] = await client.artifacts.list({ threadId: 'sdk-artifacts' });
+    expect(artifact).toMatchObject({ name: 'report.txt', size: 14, threadId: 'sdk-artifacts' });
+    expect(await client.artifacts.get(artifact.id)).toMatchObject({ id: artifact.id });
+    expect(new TextDecoder().decode(await client.artifacts.download(artifact.id))).toBe('hello artifact');
+    const signed = await client.artifacts.signedUrl(artifact.id, { ttlSeconds: 60 });
+    const res = await fetch(signed.url);
+    expect([res.status, await res.text()]).toEqual([200, 'hello artifact']);
+    await client.artifacts.delete(artifact.id);
+    await expect(client.artifacts.get(artifact.id)).rejects.toMatchObject({ code: 'ARTIFACT_NOT_FOUND' });
+  });
+
+  it('should submit a batch from an async iterable, report progress and stream its results', async () => {
+    async function* items() {
+      for (let i = 0; i < 12; i++) yield { id: `item-${i}`, code: i === 5 ? 'raise ValueError("five")' : `print(${i} * ${i})` };
+    }
+    const progress: number[] = [];
+    const batch = await client.batches.submit(items(), { concurrency: 4, onProgress: (b) => progress.push(b.counts.ok + b.counts.error) });
+    const done = await batch.refresh();
+    expect(done).toMatchObject({ status: 'completed', total: 12, counts: { ok: 11, error: 1 } });
+    expect(progress.at(-1)).toBe(12);
+    const results = [];
+    for await (const item of batch.results()) results.push(item);
+    expect(results.map((r) => r.index)).toEqual([...Array(12).keys()]);
+    expect(results[3]).toMatchObject({ id: 'item-3', status: 'ok', stdout: '9\n' });
+    expect(results[5]).toMatchObject({ status: 'error', error: { name: 'ValueError' } });
+    expect((await batch.items({ status: 'error' })).map((i) => i.index)).toEqual([5]);
+    expect((await client.batches.list()).map((b) => b.id)).toContain(batch.id);
+    expect((await client.batches.get(batch.id)).info.total).toBe(12);
+
+    const queued = await client.batches.submit([{ code: 'import time\ntime.sleep(30)' }, { code: 'print(1)' }], { concurrency: 1 });
+    const cancelled = await queued.cancel({ kill: true });
+    expect(['running', 'completed', 'cancelled']).toContain(cancelled.status);
+    const final = await queued.wait();
+    expect(final.counts.cancelled + final.counts.killed).toBe(2);
+  });
+
+  it('should create, export and import agents', async () => {
+    const agent = await client.agents.create({ name: 'sdk-agent', instructions: 'Be brief.' });
+    expect(agent.name).toBe('sdk-agent');
+    expect((await client.agents.update(agent.id, { instructions: 'Be briefer.' })).instructions).toBe('Be briefer.');
+    expect((await client.agents.list()).map((a) => a.id)).toContain(agent.id);
+    const bundle = await client.agents.export(agent.id);
+    await client.agents.delete(agent.id);
+    await expect(client.agents.get(agent.id)).rejects.toMatchObject({ code: 'AGENT_NOT_FOUND' });
+    const imported = await client.agents.import(bundle);
+    expect(imported).toMatchObject({ name: 'sdk-agent', instructions: 'Be briefer.' });
+  });
+
+  // The bundled client in headless Chromium: esbuild bundles it for the browser platform
+  // (a Node import would fail the build), a page runs a session with it and reports back.
+  // The page is served from the same origin as a proxy to the gateway.
+  it('should run a session from the bundled client in headless Chromium', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'drydock-browser-'));
+    try {
+      await build({ entryPoints: ['packages/client/src/index.ts'], bundle: true, format: 'esm', platform: 'browser', target: 'es2022', outfile: join(dir, 'drydock.js'), logLevel: 'silent' });
+      await stopEsbuild();
+      const bundle = readFileSync(join(dir, 'drydock.js'), 'utf8');
+      expect(bundle).not.toMatch(/from ["']node:/);
+      const page = `<!doctype html><meta charset="utf-8"><script type="module">
+        import { Drydock } from './drydock.js';
+        const report = (body) => fetch('/report', { method: 'POST', body: JSON.stringify(body) });
+        try {
+          const client = new Drydock({ url: location.origin, apiKey: ${JSON.stringify(apiKey)} });
+          const session = await client.sessions.create({ threadId: 'sdk-browser' });
+          const chunks = [];
+          const run = await session.run('print("from the browser")\\n21 * 2', { onStdout: (t) => chunks.push(t) });
+          await session.files.write('/hello.txt', 'hi');
+          const missing = await session.files.readText('/nope').catch((e) => e.code);
+          report({ status: run.status, result: run.result.text, streamed: chunks.join(''), files: (await session.files.ls('/')).map((e) => e.path), missing, node: typeof process !== 'undefined' });
+        } catch (e) { report({ failure: String(e && e.stack || e) }); }
+      </script>`;
+      let resolveReport: (value: Record<string, unknown>) => void;
+      const reported = new Promise<Record<string, unknown>>((resolve) => (resolveReport = resolve));
+      const gateway = new URL(platform.url);
+      const server: Server = createServer((req, res) => {
+        if (req.url === '/') return void res.writeHead(200, { 'content-type': 'text/html' }).end(page);
+        if (req.url === '/drydock.js') return void res.writeHead(200, { 'content-type': 'text/javascript' }).end(bundle);
+        if (req.url === '/report') {
+          let body = '';
+          req.on('data', (c) => (body += c)).on('end', () => {
+            res.end();
+            resolveReport(JSON.parse(body));
+          });
+          return;
+        }
+        const upstream = httpRequest({ host: gateway.hostname, port: gateway.port, path: req.url, method: req.method, headers: req.headers, agent: false }, (up) => {
+          res.writeHead(up.statusCode ?? 502, up.headers);
+          up.pipe(res);
+        });
+        req.pipe(upstream);
+      });
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      const { port } = server.address() as { port: number };
+      const browser = spawn('chromium', ['--headless', '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', `--user-data-dir=${dir}/profile`, `http://127.0.0.1:${port}/`], { stdio: 'ignore', detached: true });
+      const exited = new Promise((resolve) => browser.once('exit', resolve));
+      try {
+        let timer: NodeJS.Timeout | undefined;
+        const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error('the page never reported')), 60_000)));
+        const result = await Promise.race([reported, timeout]).finally(() => clearTimeout(timer));
+        expect(result).toEqual({ status: 'ok', result: '42', streamed: 'from the browser\n', files: ['/hello.txt'], missing: 'FILE_NOT_FOUND', node: false });
+      } finally {
+        // Chromium's helpers are in its process group: end them all before removing its profile.
+        process.kill(-browser.pid!, 'SIGKILL');
+        await exited;
+        server.closeAllConnections();
+        server.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
+});
