@@ -1,5 +1,5 @@
 import { readFile, writeFile } from 'node:fs/promises';
-import { buffer, text } from 'node:stream/consumers';
+import { buffer } from 'node:stream/consumers';
 import { usageError } from './exit-codes.js';
 import type { Io } from './io.js';
 import { writeChunk } from './output.js';
@@ -19,7 +19,7 @@ export async function readLocal(path: string, io: Io): Promise<Buffer> {
 }
 
 export async function readLocalText(path: string, io: Io): Promise<string> {
-  return path === STDIO ? text(io.stdin) : (await readLocal(path, io)).toString('utf8');
+  return (await readLocal(path, io)).toString('utf8');
 }
 
 export async function writeLocal(path: string, data: Uint8Array, io: Io): Promise<void> {

@@ -1,4 +1,4 @@
-import { errorFromBody, unwrap, type Transport } from './http.js';
+import { unwrap, unwrapBytes, type Transport } from './http.js';
 import type { Artifact, SignedUrl } from './types.js';
 
 // Files the code left under /session/artifacts/: plots, CSVs, reports.
@@ -15,9 +15,7 @@ export class Artifacts {
   }
 
   async download(id: string): Promise<Uint8Array> {
-    const { data, error, response } = await this.http.api.GET('/v1/artifacts/{id}/content', { params: { path: { id } }, parseAs: 'arrayBuffer' });
-    if (!response.ok) throw errorFromBody(error, response);
-    return new Uint8Array((data as ArrayBuffer | undefined) ?? new ArrayBuffer(0));
+    return unwrapBytes(this.http.api.GET('/v1/artifacts/{id}/content', { params: { path: { id } }, parseAs: 'arrayBuffer' }));
   }
 
   // A link that downloads the artifact without an API key until it expires (hand it to

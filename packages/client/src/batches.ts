@@ -1,5 +1,5 @@
 import { DrydockError } from './errors.js';
-import { errorFromBody, unwrap, type Transport } from './http.js';
+import { unwrap, unwrapStream, type Transport } from './http.js';
 import { ndjson, serverSentEvents } from './streams.js';
 import type { Batch, BatchCounts, BatchItem, BatchItemInput, BatchOptions } from './types.js';
 
@@ -32,42 +32,36 @@ export class BatchRun {
 
   // Follows the batch's event stream until it is done, and resolves to its final state.
   async wait(options: WaitOptions = {}): Promise<Batch> {
-    const { response, error } = await this.http.api.GET('/v1/batches/{id}/events', {
-      params: { path: { id: this.id } },
-      parseAs: 'stream',
-      signal: options.signal,
-    });
-    if (!response.ok) throw errorFromBody(error, response);
-    if (!response.body) throw new DrydockError('INVALID_RESPONSE', 'The batch event stream had no body.', response.status);
-    for await (const { event, data } of serverSentEvents(response.body)) {
+    for (;;) {
+      // `done` carries the final state; a stream that ended without it (a gateway
+      // restart, a proxy timeout) is followed again.
+      const batch = (await this.follow(options)) ?? (await this.refresh());
+      if (FINISHED.includes(batch.status)) {
+        this.info = batch;
+        return batch;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+  }
+
+  // One connection to the event stream: the batch of its `done` event, or null when the
+  // stream ended before it.
+  private async follow(options: WaitOptions): Promise<Batch | null> {
+    const stream = await unwrapStream(this.http.api.GET('/v1/batches/{id}/events', { params: { path: { id: this.id } }, parseAs: 'stream', signal: options.signal }));
+    for await (const { event, data } of serverSentEvents(stream)) {
       const payload = JSON.parse(data) as Record<string, unknown>;
       if (event === 'progress') options.onProgress?.(payload as unknown as Batch);
       else if (event === 'item') options.onItem?.(payload as { index: number; id: string | null; status: string });
       else if (event === 'error' && typeof payload.code === 'string') throw new DrydockError(payload.code, String(payload.message), 0);
-      else if (event === 'done') break;
+      else if (event === 'done') return payload as unknown as Batch;
     }
-    // The stream ends when nothing is queued or running; the record is the final word.
-    const batch = await this.refresh();
-    if (!FINISHED.includes(batch.status)) {
-      // The stream ended early (a gateway restart, a proxy timeout): follow it again.
-      await new Promise((resolve) => setTimeout(resolve, 500));
-      return this.wait(options);
-    }
-    options.onProgress?.(batch);
-    return batch;
+    return null;
   }
 
   // Every finished item, in index order, streamed (a 100,000-item batch is never held
   // in memory).
   async *results(options: { signal?: AbortSignal } = {}): AsyncGenerator<BatchItem> {
-    const { response, error } = await this.http.api.GET('/v1/batches/{id}/results', {
-      params: { path: { id: this.id } },
-      parseAs: 'stream',
-      signal: options.signal,
-    });
-    if (!response.ok) throw errorFromBody(error, response);
-    if (!response.body) return;
-    yield* ndjson<BatchItem>(response.body);
+    yield* ndjson<BatchItem>(await unwrapStream(this.http.api.GET('/v1/batches/{id}/results', { params: { path: { id: this.id } }, parseAs: 'stream', signal: options.signal })));
   }
 
   // One page of items, optionally of one status.
@@ -98,13 +92,13 @@ export class Batches {
     const lines: string[] = [JSON.stringify(batchOptions)];
     for await (const item of items as AsyncIterable<BatchItemInput>) lines.push(JSON.stringify(item));
     // An idempotency key makes resubmitting safe, so the request may be retried then.
-    const api = batchOptions.idempotencyKey ? this.http.safeApi : this.http.api;
     const submitted = await unwrap(
-      api.POST('/v1/batches', {
+      this.http.api.POST('/v1/batches', {
         body: (lines.join('\n') + '\n') as never,
         bodySerializer: (body: unknown) => body as string,
         headers: { 'content-type': 'application/x-ndjson' },
         signal,
+        ...(batchOptions.idempotencyKey ? { fetch: this.http.safeFetch } : {}),
       }),
     );
     const batch = new BatchRun(this.http, submitted as { id: string; status: string; total: number });
@@ -113,9 +107,7 @@ export class Batches {
   }
 
   async get(id: string): Promise<BatchRun> {
-    const batch = new BatchRun(this.http, { id, status: 'queued', total: 0 });
-    await batch.refresh();
-    return batch;
+    return new BatchRun(this.http, await unwrap(this.http.api.GET('/v1/batches/{id}', { params: { path: { id } } })));
   }
 
   async list(options: { offset?: number; limit?: number } = {}): Promise<Batch[]> {

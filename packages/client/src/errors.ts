@@ -16,21 +16,6 @@ export class DrydockError extends Error {
   ) {
     super(message);
   }
-
-  // Builds the error from a non-2xx answer (its body may be JSON or not).
-  static async fromResponse(response: Response): Promise<DrydockError> {
-    const requestId = response.headers.get('x-request-id') ?? undefined;
-    const text = await response.text().catch(() => '');
-    try {
-      const body = JSON.parse(text) as { error?: { code?: unknown; message?: unknown; details?: Record<string, unknown> } };
-      if (body.error && typeof body.error.code === 'string') {
-        return new DrydockError(body.error.code, String(body.error.message ?? body.error.code), response.status, body.error.details, requestId);
-      }
-    } catch {
-      // not JSON: below
-    }
-    return new DrydockError('HTTP_ERROR', `HTTP ${response.status}${text ? `: ${text.slice(0, 200)}` : ''}`, response.status, undefined, requestId);
-  }
 }
 
 export const isDrydockError = (error: unknown, code?: string): error is DrydockError =>

@@ -1,5 +1,5 @@
 import type { Transport } from './http.js';
-import { errorFromBody, unwrap } from './http.js';
+import { unwrap, unwrapBytes } from './http.js';
 import type { EditResult, FileEntry, FileInfo, GrepOptions, GrepResult } from './types.js';
 
 export type FileData = string | Uint8Array | ArrayBuffer | Blob;
@@ -37,25 +37,20 @@ export class ThreadFiles {
 
   // The file's bytes.
   async download(path: string): Promise<Uint8Array> {
-    const { data, response, error } = await this.http.api.GET('/v1/threads/{threadId}/files/content', {
-      params: { path: this.path, query: { path } },
-      parseAs: 'arrayBuffer',
-    });
-    if (!response.ok) throw errorFromBody(error, response);
-    return new Uint8Array((data as ArrayBuffer | undefined) ?? new ArrayBuffer(0));
+    return unwrapBytes(this.http.api.GET('/v1/threads/{threadId}/files/content', { params: { path: this.path, query: { path } }, parseAs: 'arrayBuffer' }));
   }
 
   // Writes a file (creating its directories); a string is stored as UTF-8 text.
   async write(path: string, data: FileData, contentType?: string): Promise<FileInfo> {
     const type = contentType ?? (typeof data === 'string' ? 'text/plain; charset=utf-8' : data instanceof Blob && data.type ? data.type : 'application/octet-stream');
-    const { data: info, error, response } = await this.http.api.PUT('/v1/threads/{threadId}/files/content', {
-      params: { path: this.path, query: { path } },
-      body: data as never,
-      bodySerializer: (body: unknown) => body as never,
-      headers: { 'content-type': type },
-    });
-    if (!response.ok) throw errorFromBody(error, response);
-    return info as FileInfo;
+    return unwrap(
+      this.http.api.PUT('/v1/threads/{threadId}/files/content', {
+        params: { path: this.path, query: { path } },
+        body: data as never,
+        bodySerializer: (body: unknown) => body as never,
+        headers: { 'content-type': type },
+      }),
+    );
   }
 
   // Same as write, for bytes read elsewhere (a browser File, a Node Buffer).

@@ -49,25 +49,18 @@ export function retryingFetch(base: typeof fetch, policy: RetryPolicy, safe = fa
 
 export interface Transport {
   api: Api;
-  // The same client, retrying its POSTs too (only for requests that are safe to repeat).
-  safeApi: Api;
+  // Pass as a request's `fetch` to retry a POST too: only for requests that are safe to
+  // repeat (an idempotency key).
+  safeFetch: (request: Request) => Promise<Response>;
   baseUrl: string;
-  headers: Record<string, string>;
-  fetch: typeof fetch;
 }
 
 export function createTransport(options: { url: string; key: string; fetch?: typeof fetch; retry?: Partial<RetryPolicy> }): Transport {
   const baseUrl = options.url.replace(/\/+$/, '');
-  const headers = { authorization: `Bearer ${options.key}` };
   const base = options.fetch ?? globalThis.fetch.bind(globalThis);
   const policy = { ...DEFAULT_RETRY, ...options.retry };
-  return {
-    api: createClient<paths>({ baseUrl, headers, fetch: retryingFetch(base, policy) }),
-    safeApi: createClient<paths>({ baseUrl, headers, fetch: retryingFetch(base, policy, true) }),
-    baseUrl,
-    headers,
-    fetch: base,
-  };
+  const api = createClient<paths>({ baseUrl, headers: { authorization: `Bearer ${options.key}` }, fetch: retryingFetch(base, policy) });
+  return { api, safeFetch: retryingFetch(base, policy, true), baseUrl };
 }
 
 // The data of a 2xx answer, or the platform's error thrown as a DrydockError
@@ -75,7 +68,7 @@ export function createTransport(options: { url: string; key: string; fetch?: typ
 export async function unwrap<T>(call: Promise<{ data?: T; error?: unknown; response: Response }>): Promise<T> {
   const { data, error, response } = await call;
   if (response.ok) return data as T;
-  return Promise.reject(errorFromBody(error, response));
+  throw errorFromBody(error, response);
 }
 
 export function errorFromBody(body: unknown, response: Response): DrydockError {
@@ -85,4 +78,19 @@ export function errorFromBody(body: unknown, response: Response): DrydockError {
     return new DrydockError(envelope.error.code, String(envelope.error.message ?? envelope.error.code), response.status, envelope.error.details, requestId);
   }
   return new DrydockError('HTTP_ERROR', `HTTP ${response.status}`, response.status, undefined, requestId);
+}
+
+// The bytes of a 2xx answer asked with `parseAs: 'arrayBuffer'`.
+export async function unwrapBytes(call: Promise<{ data?: unknown; error?: unknown; response: Response }>): Promise<Uint8Array> {
+  const { data, error, response } = await call;
+  if (!response.ok) throw errorFromBody(error, response);
+  return new Uint8Array((data as ArrayBuffer | undefined) ?? new ArrayBuffer(0));
+}
+
+// The body of a 2xx answer asked with `parseAs: 'stream'` (server-sent events, NDJSON).
+export async function unwrapStream(call: Promise<{ error?: unknown; response: Response }>): Promise<ReadableStream<Uint8Array>> {
+  const { error, response } = await call;
+  if (!response.ok) throw errorFromBody(error, response);
+  if (!response.body) throw new DrydockError('INVALID_RESPONSE', 'The streamed answer had no body.', response.status);
+  return response.body;
 }

@@ -1,5 +1,5 @@
 import { DrydockError } from './errors.js';
-import { errorFromBody, unwrap, type Transport } from './http.js';
+import { unwrap, unwrapStream, type Transport } from './http.js';
 import { ThreadFiles } from './files.js';
 import { serverSentEvents } from './streams.js';
 import type { CreateSessionOptions, Execution, SessionInfo } from './types.js';
@@ -39,24 +39,22 @@ export class Session {
   // Runs code and resolves to the finished execution, whatever its status (ok, error,
   // timeout, memory, killed): a Python exception is `execution.error`, not a throw.
   async run(code: string, options: RunOptions = {}): Promise<Execution> {
-    const body = { code, timeoutMs: options.timeoutMs, idempotencyKey: options.idempotencyKey };
-    const api = options.idempotencyKey ? this.http.safeApi : this.http.api;
-    const params = { path: { id: this.id } };
+    const request = {
+      params: { path: { id: this.id } },
+      body: { code, timeoutMs: options.timeoutMs, idempotencyKey: options.idempotencyKey },
+      signal: options.signal,
+      // With a key, repeating the request returns the first run: safe to retry.
+      ...(options.idempotencyKey ? { fetch: this.http.safeFetch } : {}),
+    };
     if (!options.onStdout && !options.onStderr) {
       // Without `Accept: text/event-stream` the answer is the JSON record.
-      return (await unwrap(api.POST('/v1/sessions/{id}/executions', { params, body, signal: options.signal }))) as Execution;
+      return (await unwrap(this.http.api.POST('/v1/sessions/{id}/executions', request))) as Execution;
     }
-    const { response, error } = await api.POST('/v1/sessions/{id}/executions', {
-      params,
-      body,
-      headers: { accept: 'text/event-stream' },
-      parseAs: 'stream',
-      signal: options.signal,
-    });
-    if (!response.ok) throw errorFromBody(error, response);
-    if (!response.body) throw new DrydockError('INVALID_RESPONSE', 'The execution stream had no body.', response.status);
+    const stream = await unwrapStream(
+      this.http.api.POST('/v1/sessions/{id}/executions', { ...request, headers: { accept: 'text/event-stream' }, parseAs: 'stream' }),
+    );
     let failure: DrydockError | undefined;
-    for await (const { event, data } of serverSentEvents(response.body)) {
+    for await (const { event, data } of serverSentEvents(stream)) {
       const payload = JSON.parse(data) as Record<string, unknown>;
       if (event === 'stdout') options.onStdout?.(String(payload.text));
       else if (event === 'stderr') options.onStderr?.(String(payload.text));
@@ -67,7 +65,7 @@ export class Session {
         failure = new DrydockError(payload.code, String(payload.message), 0, payload.details as Record<string, unknown> | undefined);
       }
     }
-    throw failure ?? new DrydockError('INVALID_RESPONSE', 'The execution stream ended before its result.', response.status);
+    throw failure ?? new DrydockError('INVALID_RESPONSE', 'The execution stream ended before its result.', 200);
   }
 
   // The session's current state from the platform.

@@ -33,10 +33,10 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
 }
 
 // Serves the interactive page at /docs and the document at /docs/openapi.json, both
-// without authentication (the document holds no secret, only the API's shape).
+// without authentication (the document holds no secret, only the API's shape). The
+// document is built on the first request for it (then kept), not at every start.
 export function mountOpenApiDocs(app: INestApplication): void {
-  const document = buildOpenApiDocument(app);
-  SwaggerModule.setup(DOCS_PATH, app, document, {
+  SwaggerModule.setup(DOCS_PATH, app, () => buildOpenApiDocument(app), {
     jsonDocumentUrl: DOCUMENT_PATH,
     raw: ['json'],
     customSiteTitle: 'Drydock API',
