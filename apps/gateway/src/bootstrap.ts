@@ -6,7 +6,7 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import { APP_CONFIG, type AppConfig } from '@drydock/core';
 import { Logger } from 'nestjs-pino';
 import { GatewayModule, type GatewayOptions } from './gateway.module.js';
-import { requestContext } from './http/request-logging.js';
+import { requestLogging } from './http/request-logging.js';
 import { requestMetrics } from './metrics/request-metrics.js';
 import { PlatformMetrics } from '@drydock/metrics';
 import { QueueDashboard } from './queue/queue-dashboard.js';
@@ -24,7 +24,7 @@ export async function createGateway(options: { logger?: false } & GatewayOptions
     logger: options.logger ?? ['log', 'warn', 'error'],
   });
   if (options.logger !== false) app.useLogger(app.get(Logger));
-  app.use(requestContext);
+  app.use(requestLogging(app.get<AppConfig>(APP_CONFIG)));
   app.use(requestMetrics(app.get(PlatformMetrics)));
   const config = app.get<AppConfig>(APP_CONFIG);
   // File uploads take the raw body (any Content-Type, up to the file size limit);
