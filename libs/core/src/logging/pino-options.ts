@@ -33,12 +33,20 @@ export function pinoOptions(config: AppConfig, service: 'gateway' | 'worker'): L
 
 let destination: DestinationStream | null = null;
 
+// How long a log line may wait in the buffer before it is written.
+const FLUSH_EVERY_MS = 100;
+
 // stdout, written asynchronously (pino's sonic-boom): a log line never holds the event
 // loop while the terminal or the file behind stdout is slow. Logging every request
-// synchronously cost a fifth of the throughput under load; pino flushes what is left
-// when the process exits.
+// synchronously cost a fifth of the throughput under load. Lines are gathered up to 4 KiB
+// (a write system call per request was ~75 µs of the gateway's CPU) and written at the
+// latest FLUSH_EVERY_MS later; pino flushes what is left when the process exits.
 export function logDestination(): DestinationStream {
-  destination ??= pino.destination({ dest: 1, sync: false });
+  if (!destination) {
+    const boom = pino.destination({ dest: 1, sync: false, minLength: 4096 });
+    setInterval(() => boom.flush(), FLUSH_EVERY_MS).unref();
+    destination = boom;
+  }
   return destination;
 }
 
