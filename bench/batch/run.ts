@@ -14,7 +14,7 @@ import { execFile } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { parseArgs } from 'node:util';
-import { api, BenchError, fixed, startInProcess, summarize, table, type Summary } from '../lib/harness.js';
+import { api, BenchError, createTenant, fixed, openTarget, summarize, table, TARGET_ARGS, type Summary } from '../lib/harness.js';
 
 const USAGE = `usage: npm run bench:batch -- [options]
   --items <n>         trivial items (print(i))                 (default 1000)
@@ -54,8 +54,7 @@ async function main() {
       pandas: { type: 'string' },
       concurrency: { type: 'string' },
       'docker-n': { type: 'string' },
-      url: { type: 'string' },
-      'admin-key': { type: 'string' },
+      ...TARGET_ARGS,
       json: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -75,14 +74,7 @@ async function main() {
   const dockerN = count('docker-n', values['docker-n'], 40, 1);
   const image = process.env.SANDBOX_IMAGE ?? 'drydock/sandbox:latest';
 
-  const platform = values.url
-    ? {
-        url: values.url.replace(/\/+$/, ''),
-        adminKey: values['admin-key'] ?? process.env.DRYDOCK_ADMIN_KEY ?? 'dev-admin-key-0123456789abcdef',
-        mode: `running gateway ${values.url}`,
-        close: async () => undefined,
-      }
-    : await startInProcess({ WORKER_BATCH_CONCURRENCY: String(concurrency) }).then((p) => ({ ...p, mode: `in-process gateway + worker ${p.workerId}` }));
+  const platform = await openTarget({ url: values.url, adminKey: values['admin-key'] }, { WORKER_BATCH_CONCURRENCY: String(concurrency) });
   const workloads: Workload[] = [
     { name: 'print(i)', code: (i: number) => `print(${i})`, expected: (i: number) => `${i}\n`, n: items },
     { name: 'pandas', code: PANDAS, expected: pandasExpected, n: pandas },
@@ -96,12 +88,7 @@ async function main() {
 
   const results: Figures[] = [];
   try {
-    const tenant = await api(platform.url, platform.adminKey, 'POST', '/admin/tenants', {
-      name: `bench-batch-${Date.now().toString(36)}`,
-      limits: { batchConcurrency: concurrency },
-    });
-    if (tenant.status !== 201) throw new BenchError(`creating the bench tenant failed: ${JSON.stringify(tenant.body)}`);
-    const key: string = tenant.body.apiKey;
+    const { apiKey: key } = await createTenant(platform, { name: `bench-batch-${Date.now().toString(36)}`, limits: { batchConcurrency: concurrency } });
     for (const workload of workloads) {
       // A short warm-up batch: image layers and the first container cost once.
       await runBatch(platform.url, key, workload, Math.min(concurrency, workload.n), concurrency);

@@ -9,7 +9,7 @@
 // running deployment (gateway and worker as separate processes).
 import { parseArgs } from 'node:util';
 import { Drydock } from '@drydock/client';
-import { api, BenchError, fixed, startInProcess, summarize, table } from '../lib/harness.js';
+import { BenchError, createTenant, fixed, openTarget, summarize, table, TARGET_ARGS } from '../lib/harness.js';
 
 const USAGE = `usage: npm run bench:client -- [options]
   --n <n>             samples of each kind                   (default 300)
@@ -17,17 +17,13 @@ const USAGE = `usage: npm run bench:client -- [options]
   --admin-key <key>   its admin key (else DRYDOCK_ADMIN_KEY)`;
 
 async function main() {
-  const { values } = parseArgs({ options: { n: { type: 'string' }, url: { type: 'string' }, 'admin-key': { type: 'string' }, help: { type: 'boolean', short: 'h' } } });
+  const { values } = parseArgs({ options: { n: { type: 'string' }, ...TARGET_ARGS, help: { type: 'boolean', short: 'h' } } });
   if (values.help) return console.log(USAGE);
   const n = Number(values.n ?? 300);
   if (!Number.isInteger(n) || n < 1) throw new BenchError(`--n must be a positive whole number\n${USAGE}`);
-  const platform = values.url
-    ? { url: values.url, adminKey: values['admin-key'] ?? process.env.DRYDOCK_ADMIN_KEY ?? '', mode: `running deployment at ${values.url}`, close: async () => undefined }
-    : await startInProcess({}).then((p) => ({ ...p, mode: `in-process gateway + worker ${p.workerId}` }));
+  const platform = await openTarget({ url: values.url, adminKey: values['admin-key'] });
   try {
-    const tenant = await api(platform.url, platform.adminKey, 'POST', '/admin/tenants', { name: `bench-client-${Date.now()}`, limits: { requestsPerMinute: 1_000_000 } });
-    if (tenant.status !== 201) throw new BenchError(`creating a tenant failed: ${JSON.stringify(tenant.body)}`);
-    const key: string = tenant.body.apiKey;
+    const { apiKey: key } = await createTenant(platform, { name: `bench-client-${Date.now()}`, limits: { requestsPerMinute: 1_000_000 } });
     const client = new Drydock({ url: platform.url, apiKey: key });
     const session = await client.sessions.create({ threadId: 'bench-client' });
     const url = `${platform.url}/v1/sessions/${session.id}/executions`;

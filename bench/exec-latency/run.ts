@@ -11,16 +11,14 @@
 // the PostgreSQL / Redis / Docker named by the environment; with --url it benches an
 // already-running gateway instead.
 import 'reflect-metadata';
-import type { INestApplication, INestApplicationContext } from '@nestjs/common';
-import Docker from 'dockerode';
+import type { INestApplication } from '@nestjs/common';
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import http from 'node:http';
 import { cpus } from 'node:os';
-import { parseArgs, promisify } from 'node:util';
+import { promisify } from 'node:util';
 import { Queue } from 'bullmq';
 import { DataSource } from 'typeorm';
 import { REDIS } from '@drydock/core';
@@ -31,8 +29,28 @@ import { TenantAuthGuard } from '../../apps/gateway/src/auth/tenant-auth.guard.j
 import { BullMqJobDispatcher } from '../../apps/gateway/src/queue/bullmq-job-dispatcher.js';
 import { SessionJobsProcessor } from '../../apps/worker/src/processors/session-jobs.processor.js';
 import { ExecutionRunner, RedisRunGuard, SessionFileSync } from '@drydock/session-host';
-import { runMigrations } from '../../migrations/index.js';
-import { containerOfSession } from '../lib/harness.js';
+import {
+  api,
+  BenchError,
+  containerOfSession,
+  createSession,
+  createTenant,
+  dockerVersion,
+  fixed,
+  localContainerImage,
+  openTarget,
+  readArgs,
+  runMain,
+  request,
+  summarize,
+  summaryRow,
+  SUMMARY_HEADERS,
+  table,
+  TARGET_ARGS,
+  timeMethod,
+  wholeNumber,
+  type Summary,
+} from '../lib/harness.js';
 
 const execFileAsync = promisify(execFile);
 
@@ -57,8 +75,8 @@ const USAGE = `Usage: node dist/bench/exec-latency/run.js [options]
   -h, --help
 
 In-process mode reads DATABASE_URL, REDIS_URL, DRYDOCK_ADMIN_KEY and SANDBOX_IMAGE
-(defaults: the local dev services, see bench/README.md). The container is found by its
-drydock.session label on the local Docker daemon (DOCKER_SOCKET, default /var/run/docker.sock).`;
+(defaults: the local dev services, see bench/README.md). The session's container (named
+by GET /admin/sessions) must run on the local Docker host, for the docker exec baseline.`;
 
 // ---------------------------------------------------------------------------------------
 // Options
@@ -75,50 +93,28 @@ interface Options {
   json: string | null;
 }
 
-function parseOptions() {
-  return parseArgs({
-    options: {
+function readOptions(): Options {
+  const values = readArgs(
+    {
       n: { type: 'string' },
       'docker-n': { type: 'string' },
       warmup: { type: 'string' },
       'docker-warmup': { type: 'string' },
-      url: { type: 'string' },
-      'admin-key': { type: 'string' },
+      ...TARGET_ARGS,
       'no-breakdown': { type: 'boolean' },
       client: { type: 'string' },
       json: { type: 'string' },
-      help: { type: 'boolean', short: 'h' },
     },
-    strict: true,
-    allowPositionals: false,
-  });
-}
-
-function readOptions(): Options {
-  let values: ReturnType<typeof parseOptions>['values'];
-  try {
-    ({ values } = parseOptions());
-  } catch (error) {
-    throw new BenchError(`${(error as Error).message}\n\n${USAGE}`);
-  }
-  if (values.help) {
-    console.log(USAGE);
-    process.exit(0);
-  }
-  const count = (name: string, raw: string | undefined, def: number, min: number): number => {
-    if (raw === undefined || raw === '') return def;
-    const value = Number(raw);
-    if (!Number.isInteger(value) || value < min) throw new BenchError(`${name} must be an integer >= ${min} (got "${raw}")`);
-    return value;
-  };
+    USAGE,
+  );
   const env = process.env;
   return {
-    n: count('--n / BENCH_N', values.n ?? env.BENCH_N, 200, 1),
-    dockerN: count('--docker-n / BENCH_DOCKER_N', values['docker-n'] ?? env.BENCH_DOCKER_N, 30, 1),
-    warmup: count('--warmup / BENCH_WARMUP', values.warmup ?? env.BENCH_WARMUP, 20, 0),
-    dockerWarmup: count('--docker-warmup / BENCH_DOCKER_WARMUP', values['docker-warmup'] ?? env.BENCH_DOCKER_WARMUP, 3, 0),
+    n: wholeNumber('--n / BENCH_N', values.n ?? env.BENCH_N, 200, 1),
+    dockerN: wholeNumber('--docker-n / BENCH_DOCKER_N', values['docker-n'] ?? env.BENCH_DOCKER_N, 30, 1),
+    warmup: wholeNumber('--warmup / BENCH_WARMUP', values.warmup ?? env.BENCH_WARMUP, 20, 0),
+    dockerWarmup: wholeNumber('--docker-warmup / BENCH_DOCKER_WARMUP', values['docker-warmup'] ?? env.BENCH_DOCKER_WARMUP, 3, 0),
     url: (values.url ?? env.BENCH_URL ?? '').replace(/\/+$/, '') || null,
-    adminKey: values['admin-key'] ?? env.BENCH_ADMIN_KEY ?? env.DRYDOCK_ADMIN_KEY ?? 'dev-admin-key-0123456789abcdef',
+    adminKey: values['admin-key'] ?? '',
     breakdown: !values['no-breakdown'],
     client: clientOption(values.client ?? env.BENCH_CLIENT),
     json: values.json ?? null,
@@ -130,60 +126,6 @@ function clientOption(raw: string | undefined): 'http' | 'fetch' {
   if (raw === 'fetch') return 'fetch';
   throw new BenchError(`--client / BENCH_CLIENT must be "http" or "fetch" (got "${raw}")`);
 }
-
-class BenchError extends Error {}
-
-// ---------------------------------------------------------------------------------------
-// Statistics
-
-interface Summary {
-  n: number;
-  min: number;
-  p50: number;
-  p90: number;
-  p99: number;
-  max: number;
-  mean: number;
-  stdev: number;
-}
-
-// Nearest-rank percentile of an ascending array.
-function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) return NaN;
-  const rank = Math.ceil((p / 100) * sorted.length);
-  return sorted[Math.min(sorted.length, Math.max(1, rank)) - 1]!;
-}
-
-function summarize(samples: number[]): Summary {
-  const sorted = [...samples].sort((a, b) => a - b);
-  const n = sorted.length;
-  const mean = sorted.reduce((s, x) => s + x, 0) / n;
-  const variance = n > 1 ? sorted.reduce((s, x) => s + (x - mean) ** 2, 0) / (n - 1) : 0;
-  return {
-    n,
-    min: sorted[0]!,
-    p50: percentile(sorted, 50),
-    p90: percentile(sorted, 90),
-    p99: percentile(sorted, 99),
-    max: sorted[n - 1]!,
-    mean,
-    stdev: Math.sqrt(variance),
-  };
-}
-
-const ms = (x: number, digits = 2) => (Number.isFinite(x) ? x.toFixed(digits) : '-');
-
-function table(headers: string[], rows: string[][]): string {
-  const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (cells: string[]) =>
-    cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
-  return [line(headers), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
-}
-
-function summaryRow(label: string, s: Summary): string[] {
-  return [label, String(s.n), ms(s.min), ms(s.p50), ms(s.p90), ms(s.p99), ms(s.max), ms(s.mean), ms(s.stdev)];
-}
-const SUMMARY_HEADERS = ['(ms)', 'n', 'min', 'p50', 'p90', 'p99', 'max', 'mean', 'stdev'];
 
 // ---------------------------------------------------------------------------------------
 // In-process stage timing: wraps a few methods (prototype level, after boot) so each
@@ -241,27 +183,17 @@ class StageRecorder {
     key: StageKey,
     extra: { onResult?: (result: unknown) => void; start?: MarkKey; end?: MarkKey } = {},
   ): void {
-    const target = proto as Record<string, unknown>;
-    const original = target[method];
-    if (typeof original !== 'function') {
+    if (typeof (proto as Record<string, unknown>)[method] !== 'function') {
       // The code moved on: time the rest rather than give up the whole run.
       console.warn(`note: stage "${key}" is not timed (no method ${method} to wrap)`);
       return;
     }
-    const recorder = this;
-    target[method] = async function (this: unknown, ...args: unknown[]) {
-      const started = performance.now();
-      if (extra.start) recorder.mark(extra.start, started);
-      try {
-        const result = await (original as (...a: unknown[]) => unknown).apply(this, args);
-        extra.onResult?.(result);
-        return result;
-      } finally {
-        const ended = performance.now();
-        recorder.add(key, ended - started);
-        if (extra.end) recorder.mark(extra.end, ended);
-      }
-    };
+    timeMethod(proto, method, (elapsed, result, startedAt) => {
+      if (extra.start) this.mark(extra.start, startedAt);
+      if (result !== undefined) extra.onResult?.(result);
+      this.add(key, elapsed);
+      if (extra.end) this.mark(extra.end, startedAt + elapsed);
+    });
   }
 }
 
@@ -317,93 +249,30 @@ const BREAKDOWN: Array<[string, (s: StageSample, total: number) => number | unde
 ];
 
 // ---------------------------------------------------------------------------------------
-// The platform: in-process, or a running gateway.
+// In-process only: the primitives the hot path is made of.
 
-interface Target {
-  url: string;
-  adminKey: string;
-  mode: string;
-  workerId: string | null;
-  httpServer?: Server;
-  primitives?: () => Promise<Array<[string, number[]]>>;
-  close(): Promise<void>;
-}
-
-async function startInProcess(): Promise<Target> {
-  const env = process.env;
-  env.DATABASE_URL ??= 'postgres://drydock:drydock@127.0.0.1:5432/drydock';
-  env.REDIS_URL ??= 'redis://127.0.0.1:6379/0';
-  env.DRYDOCK_ADMIN_KEY ??= 'dev-admin-key-0123456789abcdef';
-  // The gateway refuses to start without it; benches sign no links.
-  env.ARTIFACTS_SIGNING_SECRET ??= 'bench-signing-secret-0123456789abcdef0123';
-  env.SANDBOX_IMAGE ??= 'drydock/sandbox:latest';
-  const workerId = `bench-${randomBytes(4).toString('hex')}`;
-  Object.assign(env, { WORKER_ID: workerId, GATEWAY_PORT: '0', GATEWAY_HOST: '127.0.0.1' });
-  // Loaded only here: the app modules register their TypeORM data source when imported,
-  // which `--url` mode has no use for.
-  const [{ createWorker }, { createGateway }] = await Promise.all([
-    import('../../apps/worker/src/bootstrap.js'),
-    import('../../apps/gateway/src/bootstrap.js'),
-  ]);
-
-  await runMigrations(env.DATABASE_URL).catch((error: Error) => {
-    throw new BenchError(`migrating ${env.DATABASE_URL} failed (is PostgreSQL up?): ${error.message}`);
-  });
-  const worker: INestApplicationContext = await createWorker({ logger: false });
-  let gateway: INestApplication;
-  try {
-    gateway = await createGateway({ logger: false });
-    await gateway.listen(0, '127.0.0.1');
-  } catch (error) {
-    await worker.close();
-    throw error;
-  }
-  const { port } = gateway.getHttpServer().address() as AddressInfo;
-
-  return {
-    url: `http://127.0.0.1:${port}`,
-    adminKey: env.DRYDOCK_ADMIN_KEY,
-    mode: `in-process gateway + worker ${workerId}`,
-    workerId,
-    httpServer: gateway.getHttpServer() as Server,
-    // Cost of the primitives the hot path is made of, through the apps' own clients.
-    async primitives() {
-      const db = gateway.get(DataSource);
-      const redis = gateway.get<symbol, { ping(): Promise<string> }>(REDIS);
-      const time = async (fn: () => Promise<unknown>, n = 100) => {
-        for (let i = 0; i < 10; i++) await fn();
-        const out: number[] = [];
-        for (let i = 0; i < n; i++) {
-          const t0 = performance.now();
-          await fn();
-          out.push(performance.now() - t0);
-        }
-        return out;
-      };
-      return [
-        ['PostgreSQL SELECT 1 (TypeORM pool)', await time(() => db.query('SELECT 1'))],
-        ['Redis PING (ioredis)', await time(() => redis.ping())],
-      ];
-    },
-    async close() {
-      await gateway.close();
-      await worker.close();
-    },
+// Their round trips, through the in-process apps' own clients.
+async function primitives(gateway: INestApplication): Promise<Array<[string, number[]]>> {
+  const db = gateway.get(DataSource);
+  const redis = gateway.get<symbol, { ping(): Promise<string> }>(REDIS);
+  const time = async (fn: () => Promise<unknown>, n = 100) => {
+    for (let i = 0; i < 10; i++) await fn();
+    const out: number[] = [];
+    for (let i = 0; i < n; i++) {
+      const t0 = performance.now();
+      await fn();
+      out.push(performance.now() - t0);
+    }
+    return out;
   };
+  return [
+    ['PostgreSQL SELECT 1 (TypeORM pool)', await time(() => db.query('SELECT 1'))],
+    ['Redis PING (ioredis)', await time(() => redis.ping())],
+  ];
 }
 
 // ---------------------------------------------------------------------------------------
 // HTTP
-
-// fetch() that says which URL it could not reach and why (undici hides it in `cause`).
-async function request(url: string, init: RequestInit): Promise<Response> {
-  try {
-    return await fetch(url, init);
-  } catch (error) {
-    const cause = (error as { cause?: { message?: string } }).cause?.message;
-    throw new BenchError(`${init.method ?? 'GET'} ${url} failed: ${cause ?? (error as Error).message}`);
-  }
-}
 
 // One POST over node:http with a keep-alive agent: the lightest client Node has, so the
 // timed loop spends little of the shared thread's CPU on the client's side.
@@ -426,32 +295,6 @@ async function fetchPost(url: string, headers: Record<string, string>, body: str
   return { status: res.status, text: await res.text() };
 }
 
-async function api(
-  base: string,
-  key: string,
-  method: string,
-  path: string,
-  body?: unknown,
-): Promise<{ status: number; body: any }> {
-  const res = await request(base + path, {
-    method,
-    headers: {
-      authorization: `Bearer ${key}`,
-      accept: 'application/json',
-      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-    },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  let parsed: unknown = text;
-  try {
-    parsed = text ? JSON.parse(text) : null;
-  } catch {
-    /* not JSON: keep the text for the error message */
-  }
-  return { status: res.status, body: parsed };
-}
-
 // ---------------------------------------------------------------------------------------
 // Main
 
@@ -460,44 +303,30 @@ interface DrydockSample {
   replMs: number | null;
 }
 
-async function main(): Promise<number> {
+async function main(): Promise<void> {
   const options = readOptions();
-  const docker = new Docker({ socketPath: process.env.DOCKER_SOCKET ?? '/var/run/docker.sock' });
+  const dockerCli = await dockerVersion('for the baseline');
+  const target = await openTarget(options);
+  const gateway = target.local?.gateway;
+  const httpServer = gateway?.getHttpServer() as Server | undefined;
 
-  const dockerCli = await execFileAsync('docker', ['version', '--format', '{{.Server.Version}}']).catch((error: Error) => {
-    throw new BenchError(`the docker CLI is needed for the baseline and failed: ${error.message.split('\n')[0]}`);
-  });
-
-  const target: Target = options.url
-    ? { url: options.url, adminKey: options.adminKey, mode: `gateway at ${options.url}`, workerId: null, close: async () => {} }
-    : await startInProcess();
-
-  const recorder = options.breakdown && target.httpServer ? new StageRecorder() : null;
+  const recorder = options.breakdown && httpServer ? new StageRecorder() : null;
   let tenantKey: string | null = null;
   let sessionId: string | null = null;
   let failed = false;
   try {
     // Tenant and warm session.
-    const tenant = await api(target.url, target.adminKey, 'POST', '/admin/tenants', {
-      name: `bench-${randomBytes(3).toString('hex')}`,
-    });
-    if (tenant.status !== 201 || typeof tenant.body?.apiKey !== 'string') {
-      throw new BenchError(`POST /admin/tenants answered ${tenant.status}: ${JSON.stringify(tenant.body)} (is the admin key right?)`);
-    }
-    tenantKey = tenant.body.apiKey as string;
-    const session = await api(target.url, tenantKey, 'POST', '/v1/sessions', {});
-    if ((session.status !== 201 && session.status !== 200) || typeof session.body?.id !== 'string') {
-      throw new BenchError(`POST /v1/sessions answered ${session.status}: ${JSON.stringify(session.body)}`);
-    }
-    sessionId = session.body.id as string;
-    const placedOn = session.body.workerId as string | undefined;
-    if (target.workerId && placedOn && placedOn !== target.workerId) {
-      console.warn(`warning: the session was placed on worker ${placedOn}, not on this process's ${target.workerId}`);
+    tenantKey = (await createTenant(target, { name: `bench-${randomBytes(3).toString('hex')}` })).apiKey;
+    const session = await createSession(target.url, tenantKey);
+    sessionId = session.id;
+    const placedOn = session.view.workerId as string | undefined;
+    if (target.local && placedOn && placedOn !== target.local.workerId) {
+      console.warn(`warning: the session was placed on worker ${placedOn}, not on this process's ${target.local.workerId}`);
     }
 
     const containerId = await containerOfSession(target.url, target.adminKey, sessionId);
-    const [info] = await docker.listContainers({ filters: { id: [containerId] } });
-    if (!info) {
+    const image = await localContainerImage(containerId);
+    if (image === null) {
       throw new BenchError(
         `container ${containerId} of ${sessionId} is not running on this Docker host ` +
           `(the worker of this gateway must run on the same host for the docker exec baseline)`,
@@ -507,17 +336,17 @@ async function main(): Promise<number> {
     console.log('Drydock exec-latency benchmark');
     console.log(`  target     ${target.mode}`);
     console.log(`  session    ${sessionId} on worker ${placedOn ?? '?'}`);
-    console.log(`  container  ${containerId.slice(0, 12)} (${info.Image})`);
+    console.log(`  container  ${containerId.slice(0, 12)} (${image})`);
     console.log(`  code       ${CODE}  -> expects stdout ${JSON.stringify(EXPECTED_STDOUT)}`);
     console.log(
       `  runs       drydock ${options.warmup} warm-up + ${options.n} timed; ` +
         `docker exec ${options.dockerWarmup} warm-up + ${options.dockerN} timed (sequential)`,
     );
-    console.log(`  host       node ${process.version}, ${cpus().length} CPUs, docker ${dockerCli.stdout.trim()}`);
+    console.log(`  host       node ${process.version}, ${cpus().length} CPUs, docker ${dockerCli}`);
     console.log('');
 
     // --- Drydock: POST /v1/sessions/:id/executions
-    if (recorder) instrument(recorder, target.httpServer!);
+    if (recorder) instrument(recorder, httpServer!);
     const execPath = `/v1/sessions/${sessionId}/executions`;
     const execBody = JSON.stringify({ code: CODE });
     const headers = { authorization: `Bearer ${tenantKey}`, 'content-type': 'application/json', accept: 'application/json' };
@@ -585,8 +414,8 @@ async function main(): Promise<number> {
     rows.push(summaryRow('docker exec python3 -c', baseline));
     console.log(table(SUMMARY_HEADERS, rows));
     console.log(
-      `Node CPU per Drydock request: ${ms(cpuPerRequestMs)} ms ` +
-        `(${target.httpServer ? 'client + gateway + worker, one thread' : 'the client only'}; ` +
+      `Node CPU per Drydock request: ${fixed(cpuPerRequestMs)} ms ` +
+        `(${httpServer ? 'client + gateway + worker, one thread' : 'the client only'}; ` +
         `${((cpuPerRequestMs / total.mean) * 100).toFixed(0)}% of the mean wall time)`,
     );
     console.log('');
@@ -603,20 +432,20 @@ async function main(): Promise<number> {
         if (values.length === 0) continue;
         const s = summarize(values);
         breakdownJson[label.trim()] = s;
-        bRows.push([label, ms(s.p50, 3), ms(s.mean, 3), ms(s.p99, 3), `${((s.mean / total.mean) * 100).toFixed(1)}%`]);
+        bRows.push([label, fixed(s.p50, 3), fixed(s.mean, 3), fixed(s.p99, 3), `${((s.mean / total.mean) * 100).toFixed(1)}%`]);
       }
       console.log(table(['stage (ms)', 'p50', 'mean', 'p99', '% of mean'], bRows));
       console.log('');
     }
 
     let primitivesJson: Record<string, Summary> | undefined;
-    if (recorder && target.primitives) {
+    if (recorder && gateway) {
       primitivesJson = {};
       const pRows: string[][] = [];
-      for (const [label, values] of await target.primitives()) {
+      for (const [label, values] of await primitives(gateway)) {
         const s = summarize(values);
         primitivesJson[label] = s;
-        pRows.push([label, ms(s.p50, 3), ms(s.mean, 3), ms(s.p99, 3)]);
+        pRows.push([label, fixed(s.p50, 3), fixed(s.mean, 3), fixed(s.p99, 3)]);
       }
       console.log('Round trip of the primitives on the path (for scale):');
       console.log(table(['primitive (ms)', 'p50', 'mean', 'p99'], pRows));
@@ -626,9 +455,9 @@ async function main(): Promise<number> {
     const ratio = baseline.p50 / total.p50;
     const p50Ok = total.p50 < TARGET_P50_MS;
     const ratioOk = ratio >= TARGET_RATIO;
-    console.log(`targets: drydock p50 < ${TARGET_P50_MS} ms: ${p50Ok ? 'MET' : 'MISSED'} (${ms(total.p50)} ms); ` +
+    console.log(`targets: drydock p50 < ${TARGET_P50_MS} ms: ${p50Ok ? 'MET' : 'MISSED'} (${fixed(total.p50)} ms); ` +
       `docker exec p50 / drydock p50 >= ${TARGET_RATIO}x: ${ratioOk ? 'MET' : 'MISSED'} (${ratio.toFixed(1)}x)`);
-    console.log(`drydock p50 ${ms(total.p50)} ms | docker exec p50 ${ms(baseline.p50)} ms | ratio ${ratio.toFixed(1)}x`);
+    console.log(`drydock p50 ${fixed(total.p50)} ms | docker exec p50 ${fixed(baseline.p50)} ms | ratio ${ratio.toFixed(1)}x`);
 
     if (options.json) {
       await writeFile(
@@ -665,15 +494,6 @@ async function main(): Promise<number> {
     }
     await target.close().catch((e: Error) => console.warn(`warning: closing the apps failed: ${e.message}`));
   }
-  return 0;
 }
 
-main().then(
-  (code) => {
-    process.exitCode = code;
-  },
-  (error: unknown) => {
-    console.error(`\nexec-latency benchmark aborted: ${error instanceof BenchError ? error.message : (error as Error)?.stack ?? error}`);
-    process.exitCode = 1;
-  },
-);
+runMain('exec-latency benchmark', main);

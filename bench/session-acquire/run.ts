@@ -14,7 +14,7 @@
 // `--url` benches a running deployment.
 import { execFile } from 'node:child_process';
 import { parseArgs } from 'node:util';
-import { api, BenchError, fixed, startInProcess, summarize, table, type Summary } from '../lib/harness.js';
+import { api, BenchError, createTenant, fixed, openTarget, summarize, table, TARGET_ARGS, type Summary } from '../lib/harness.js';
 
 const USAGE = `usage: npm run bench:session-acquire -- [options]
   --n <n>             samples of each kind                   (default 30)
@@ -27,30 +27,18 @@ async function main() {
   const { values } = parseArgs({
     options: {
       n: { type: 'string' },
-      url: { type: 'string' },
-      'admin-key': { type: 'string' },
+      ...TARGET_ARGS,
       help: { type: 'boolean', short: 'h' },
     },
   });
   if (values.help) return console.log(USAGE);
   const n = Number(values.n ?? 30);
   if (!Number.isInteger(n) || n < 1) throw new BenchError(`--n must be a positive whole number\n${USAGE}`);
-  const platform = values.url
-    ? {
-        url: values.url,
-        adminKey: values['admin-key'] ?? process.env.DRYDOCK_ADMIN_KEY ?? 'dev-admin-key-0123456789abcdef',
-        mode: `running deployment at ${values.url}`,
-        close: async () => undefined,
-      }
-    : await startInProcess({ WORKER_POOL_SIZE: process.env.WORKER_POOL_SIZE ?? '2' }).then((p) => ({
-        ...p,
-        mode: `in-process gateway + worker ${p.workerId}`,
-      }));
+  const platform = await openTarget({ url: values.url, adminKey: values['admin-key'] }, { WORKER_POOL_SIZE: process.env.WORKER_POOL_SIZE ?? '2' });
   try {
     const admin: Call = (method, path, body) => api(platform.url, platform.adminKey, method, path, body);
-    const tenant = await admin('POST', '/admin/tenants', { name: `bench-session-acquire-${Date.now()}` });
-    if (tenant.status !== 201) throw new BenchError(`creating a tenant failed: ${JSON.stringify(tenant.body)}`);
-    const call: Call = (method, path, body) => api(platform.url, tenant.body.apiKey, method, path, body);
+    const tenant = await createTenant(platform, { name: `bench-session-acquire-${Date.now()}` });
+    const call: Call = (method, path, body) => api(platform.url, tenant.apiKey, method, path, body);
     const workers = (await admin('GET', '/admin/workers')).body.workers as { id: string; pool?: { size: number } }[];
     const poolSize = Math.max(0, ...workers.map((w) => w.pool?.size ?? 0));
     console.log(`bench/session-acquire: ${platform.mode}; ${workers.length} worker(s), WORKER_POOL_SIZE ${poolSize}; ${n} samples each`);

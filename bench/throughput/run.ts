@@ -12,7 +12,7 @@
 import { execFile } from 'node:child_process';
 import { Agent, request } from 'node:http';
 import { parseArgs } from 'node:util';
-import { api, BenchError, containerOfSession, fixed, startInProcess, summarize, table } from '../lib/harness.js';
+import { api, BenchError, containerOfSession, createSession, createTenant, fixed, openTarget, summarize, table, TARGET_ARGS } from '../lib/harness.js';
 
 const USAGE = `usage: npm run bench:throughput -- [options]
   --sessions <n>        sessions the load is spread over        (default 16)
@@ -29,8 +29,7 @@ async function main() {
       clients: { type: 'string' },
       seconds: { type: 'string' },
       'docker-seconds': { type: 'string' },
-      url: { type: 'string' },
-      'admin-key': { type: 'string' },
+      ...TARGET_ARGS,
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -44,28 +43,18 @@ async function main() {
   const clients = whole('clients', values.clients, 16);
   const seconds = whole('seconds', values.seconds, 10);
   const dockerSeconds = whole('docker-seconds', values['docker-seconds'], 5);
-  const platform = values.url
-    ? {
-        url: values.url,
-        adminKey: values['admin-key'] ?? process.env.DRYDOCK_ADMIN_KEY ?? 'dev-admin-key-0123456789abcdef',
-        mode: `running deployment at ${values.url}`,
-        close: async () => undefined,
-      }
-    : await startInProcess().then((p) => ({ ...p, mode: `in-process gateway + worker ${p.workerId}` }));
+  const platform = await openTarget({ url: values.url, adminKey: values['admin-key'] });
   try {
-    const tenant = await api(platform.url, platform.adminKey, 'POST', '/admin/tenants', {
+    const { apiKey: key } = await createTenant(platform, {
       name: `bench-throughput-${Date.now()}`,
       limits: { maxSessions: sessionsN + 4, concurrentExecutions: clients * 2, requestsPerMinute: 10_000_000 },
     });
-    if (tenant.status !== 201) throw new BenchError(`creating a tenant failed: ${JSON.stringify(tenant.body)}`);
-    const key: string = tenant.body.apiKey;
     const sessions: { id: string; container: string }[] = [];
     for (let i = 0; i < sessionsN; i++) {
-      const created = await api(platform.url, key, 'POST', '/v1/sessions', { threadId: `bench-throughput-${i}` });
-      if (created.status !== 201 && created.status !== 200) throw new BenchError(`POST /v1/sessions answered ${created.status}: ${JSON.stringify(created.body)}`);
-      const warm = await api(platform.url, key, 'POST', `/v1/sessions/${created.body.id}/executions`, { code: 'print(1)' });
+      const { id } = await createSession(platform.url, key, { threadId: `bench-throughput-${i}` });
+      const warm = await api(platform.url, key, 'POST', `/v1/sessions/${id}/executions`, { code: 'print(1)' });
       if (warm.body?.stdout !== '1\n') throw new BenchError(`warm-up run answered ${JSON.stringify(warm.body)}`);
-      sessions.push({ id: created.body.id, container: await containerOfSession(platform.url, platform.adminKey, created.body.id) });
+      sessions.push({ id, container: await containerOfSession(platform.url, platform.adminKey, id) });
     }
     console.log(`bench/throughput: ${platform.mode}; ${sessionsN} sessions, ${clients} clients, ${seconds} s (docker exec ${dockerSeconds} s)`);
 
