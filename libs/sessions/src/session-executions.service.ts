@@ -73,7 +73,7 @@ export class SessionExecutionsService {
     onOutput?: (event: StreamEvent) => void,
   ): Promise<ExecutionView> {
     const { tenantId } = principal;
-    const { session, record, created } = await this.record(principal, sessionId, command);
+    const { session, record, created, threadRevision } = await this.record(principal, sessionId, command);
     addToLogContext({ sessionId: session.id, executionId: record.id });
     if (!created) {
       if (record.sessionId !== session.id || record.codeSha256 !== sha256(command.code)) {
@@ -87,7 +87,7 @@ export class SessionExecutionsService {
       let placed = session;
       for (let attempt = 1; ; attempt++) {
         try {
-          return await this.dispatch(placed, record, command, onOutput !== undefined);
+          return await this.dispatch(placed, record, command, onOutput !== undefined, threadRevision);
         } catch (error) {
           // Its worker drained while the job waited: place the session again, resend.
           if (error instanceof DrydockError && error.code === 'SESSION_MOVED' && attempt < MAX_MOVES) {
@@ -113,11 +113,17 @@ export class SessionExecutionsService {
     }
   }
 
-  private dispatch(session: SessionRecord, record: ExecutionRecord, command: ExecuteCommand, stream: boolean): Promise<ExecutionView> {
+  private dispatch(
+    session: SessionRecord,
+    record: ExecutionRecord,
+    command: ExecuteCommand,
+    stream: boolean,
+    threadRevision: number | undefined,
+  ): Promise<ExecutionView> {
     return this.dispatcher.dispatch<typeof JobName.Execute, ExecutionView>(
       session.workerId,
       JobName.Execute,
-      { session: specOf(session), executionId: record.id, code: command.code, timeoutMs: record.timeoutMs, stream },
+      { session: specOf(session), executionId: record.id, code: command.code, timeoutMs: record.timeoutMs, stream, threadRevision },
       { waitMs: Math.min(record.timeoutMs + 60_000, this.config.gateway.maxWaitMs) },
     );
   }
@@ -129,7 +135,7 @@ export class SessionExecutionsService {
     principal: Pick<TenantPrincipal, 'tenantId' | 'limits'>,
     sessionId: string,
     command: ExecuteCommand,
-  ): Promise<{ session: SessionRecord; record: ExecutionRecord; created: boolean }> {
+  ): Promise<{ session: SessionRecord; record: ExecutionRecord; created: boolean; threadRevision?: number }> {
     const { tenantId } = principal;
     const draft: SessionExecutionDraft = {
       id: newId('exe'),
@@ -149,13 +155,13 @@ export class SessionExecutionsService {
       if (first.execution?.created) await this.executions.discardQueued(tenantId, first.execution.record.id);
       throw error;
     }
-    if (first.execution) return { session: placed, ...first.execution };
+    if (first.execution) return { session: placed, ...first.execution, threadRevision: first.threadRevision };
     // It was lost and is placed again now.
     const second = await this.repository.findWithNewExecution(tenantId, sessionId, draft);
     if (!second.session) throw SessionsError.notFound(sessionId);
     if (second.session.status === 'ended') throw SessionsError.ended(sessionId);
     if (!second.execution) throw SessionsError.noWorker();
-    return { session: second.session, ...second.execution };
+    return { session: second.session, ...second.execution, threadRevision: second.threadRevision };
   }
 
   // The run's fate is unknown and its container is gone with the worker: record it as

@@ -28,11 +28,13 @@ export interface SessionsRepository {
   // `starting` or `ready`, inserts the queued execution on it, or returns the existing
   // one when the tenant already used the idempotency key (`created: false`).
   // `execution` is null when the session is missing or not in one of those states.
+  // `threadRevision` is the thread's file revision in the same snapshot (0 for a thread
+  // without files): the worker skips its own revision lookup when it already holds it.
   findWithNewExecution(
     tenantId: string,
     sessionId: string,
     draft: SessionExecutionDraft,
-  ): Promise<{ session: SessionRecord | null; execution: { record: ExecutionRecord; created: boolean } | null }>;
+  ): Promise<{ session: SessionRecord | null; execution: { record: ExecutionRecord; created: boolean } | null; threadRevision?: number }>;
   // Inserts a starting session, unless the thread already has a live one, which is
   // returned instead (`created: false`).
   createOrGetLive(tenantId: string, session: NewSession): Promise<{ record: SessionRecord; created: boolean }>;

@@ -49,7 +49,9 @@ const FIND_WITH_NEW_EXECUTION = `
     ON CONFLICT (tenant_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
     RETURNING ${EXECUTION_COLUMNS}
   )
-  SELECT s.*, ${prefixedExecutionColumns('e', 'e_')} FROM s LEFT JOIN e ON true`;
+  SELECT s.*, ${prefixedExecutionColumns('e', 'e_')},
+         (SELECT r.revision FROM thread_revisions r WHERE r.tenant_id = s.tenant_id AND r.thread_id = s.thread_id) AS thread_revision
+    FROM s LEFT JOIN e ON true`;
 
 function sessionFromRow(row: SessionRow): SessionRecord {
   return Object.assign(new SessionEntity(), {
@@ -116,7 +118,8 @@ export class TypeOrmSessionsRepository implements SessionsRepository {
     if (!row) return { session: null, execution: null };
     const session = sessionFromRow(row);
     const inserted = executionFromPrefixedRow(row, 'e_');
-    if (inserted) return { session, execution: { record: inserted, created: true } };
+    const threadRevision = row.thread_revision === null ? 0 : Number(row.thread_revision);
+    if (inserted) return { session, execution: { record: inserted, created: true }, threadRevision };
     if (!['starting', 'ready'].includes(session.status) || draft.idempotencyKey === null) {
       return { session, execution: null };
     }

@@ -49,6 +49,10 @@ export interface ExecuteJobData {
   // executionStreamChannel (a PUBLISH each). Absent in jobs queued before it existed:
   // published.
   stream?: boolean;
+  // The thread's file revision the gateway read when it recorded the execution. A
+  // worker whose sandbox already holds exactly this revision skips its own lookup; any
+  // other value (or none, from an older gateway) makes it look the revision up.
+  threadRevision?: number;
 }
 
 export interface StopSessionJobData {

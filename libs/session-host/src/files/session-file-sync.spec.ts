@@ -1,3 +1,4 @@
+import { jest } from '@jest/globals';
 import { FakeSandbox, inMemoryVfs, okOutcome } from '../../../../test/fakes/fake-sandbox.js';
 import { newFileSyncState, SessionFileSync, type FileSyncState } from './session-file-sync.js';
 
@@ -57,6 +58,35 @@ describe(SessionFileSync.name, () => {
       expect(sandbox.puts[1]).toEqual(['/new.txt']);
       expect(sandbox.deletes).toEqual([['/gone.txt']]);
       expect([...sandbox.session.keys()].sort()).toEqual(['/keep.txt', '/new.txt']);
+    });
+
+    it('should skip the revision lookup when the caller names the revision the sandbox holds', async () => {
+      await files.vfs.write(scope, '/a.txt', 'x');
+      await sut.push(scope, sandbox, state);
+      const lookup = jest.spyOn(files.vfs, 'revision');
+      await sut.push(scope, sandbox, state, state.revision);
+      expect(lookup).not.toHaveBeenCalled();
+      expect(sandbox.puts).toHaveLength(1);
+    });
+
+    it('should look the thread up when the named revision is not the one the sandbox holds', async () => {
+      await files.vfs.write(scope, '/a.txt', 'x');
+      await sut.push(scope, sandbox, state);
+      const held = state.revision;
+      await files.vfs.write(scope, '/b.txt', 'y');
+      // Newer (the gateway read it after the write) and older (a stale or restored
+      // revision) both bring the sandbox up to the thread's current files.
+      await sut.push(scope, sandbox, state, held + 1);
+      expect(text('/b.txt')).toBe('y');
+      await files.vfs.write(scope, '/c.txt', 'z');
+      await sut.push(scope, sandbox, state, held - 1);
+      expect(text('/c.txt')).toBe('z');
+    });
+
+    it('should copy everything into a new sandbox whatever revision is named', async () => {
+      await files.vfs.write(scope, '/a.txt', 'x');
+      await sut.push(scope, sandbox, state, -1);
+      expect(text('/a.txt')).toBe('x');
     });
   });
 

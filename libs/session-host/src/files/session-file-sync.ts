@@ -40,7 +40,12 @@ export class SessionFileSync {
   // Brings /session up to the thread's current revision: deletes first (a path may
   // turn from file into directory or back), then the changed files in tar batches.
   // When nothing changed since the last push, the cost is one revision lookup.
-  async push(scope: ThreadScope, sandbox: Sandbox, state: FileSyncState): Promise<void> {
+  // `knownRevision`: the thread's revision as the caller already read it (the gateway, in
+  // the statement that recorded the execution); when the sandbox holds exactly that one,
+  // the lookup is skipped. The code then sees the files as of when the run was accepted,
+  // or later.
+  async push(scope: ThreadScope, sandbox: Sandbox, state: FileSyncState, knownRevision?: number): Promise<void> {
+    if (state.revision >= 0 && knownRevision === state.revision) return;
     if (state.revision >= 0 && (await this.vfs.revision(scope)) === state.revision) return;
     const changes = await this.vfs.changesSince(scope, Math.max(state.revision, 0));
     if (changes.deletes.length > 0) {

@@ -62,7 +62,7 @@ export class ExecutionRunner {
       // The run-once claim and the sandbox's preparation (usually one revision lookup)
       // go out together; the code runs only once both are done. Preparing for a job
       // that turns out to be redelivered is harmless: it only brings files up to date.
-      const preparing = this.prepare(hosted);
+      const preparing = this.prepare(hosted, data.threadRevision);
       let claimed: boolean;
       try {
         claimed = await this.guard.claim(data.executionId);
@@ -106,6 +106,7 @@ export class ExecutionRunner {
   // cannot run. Never rejects.
   private async prepare(
     hosted: HostedSession,
+    threadRevision?: number,
   ): Promise<Prepared | { failed: CompletedRun } | { ended: { error: DrydockError; record: CompletedRun } }> {
     let sandbox: Sandbox;
     try {
@@ -125,7 +126,7 @@ export class ExecutionRunner {
     }
     const fileState = fileStateOf(hosted, sandbox);
     try {
-      await this.timed('file_push', () => this.fileSync.push(threadOf(hosted.spec), sandbox, fileState));
+      await this.timed('file_push', () => this.fileSync.push(threadOf(hosted.spec), sandbox, fileState, threadRevision));
     } catch (error) {
       // The code would see stale or missing files: it does not run. The next run
       // pushes again from the last revision that made it in whole.
