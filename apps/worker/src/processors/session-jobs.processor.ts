@@ -111,6 +111,12 @@ export class SessionJobsProcessor {
       const value = await this.handle(job);
       this.logger.debug(`job ${job.name} ${job.id} done in ${Math.round(performance.now() - started)} ms`);
       if (replyTo) this.reply(replyTo, { jobId: job.id!, ok: true, value });
+      // An execution's job is removed as it completes and its result is its record:
+      // BullMQ gets a summary, not the whole output to copy into its event stream.
+      if (job.name === JobName.Execute) {
+        const { id, status } = value as { id: string; status: string };
+        return { id, status };
+      }
       return value;
     } catch (error) {
       const failure = toJobError(error);

@@ -79,7 +79,7 @@ export class TenantRateLimiter {
     const now = Date.now();
     let taken: number;
     try {
-      taken = Number(await this.redis.eval(ACQUIRE, 1, key, String(now), String(limit), String(now + holdMs), holdId, String(holdMs)));
+      taken = Number(await this.acquireScript(key, String(now), String(limit), String(now + holdMs), holdId, String(holdMs)));
     } catch (error) {
       this.warn(error as Error);
       return noop;
@@ -96,6 +96,14 @@ export class TenantRateLimiter {
       released = true;
       await this.redis.zrem(key, holdId).catch(() => undefined);
     };
+  }
+
+  // ACQUIRE as a command of the client: sent as EVALSHA (ioredis loads the script on
+  // the first NOSCRIPT), not the whole script text on every execution.
+  private acquireScript(...args: string[]): Promise<unknown> {
+    const client = this.redis as Redis & { drydockAcquireSlot?: (...a: string[]) => Promise<unknown> };
+    if (!client.drydockAcquireSlot) client.defineCommand('drydockAcquireSlot', { numberOfKeys: 1, lua: ACQUIRE });
+    return client.drydockAcquireSlot!(...args);
   }
 
   private connected(): boolean {
