@@ -47,6 +47,8 @@ fi
 grep -q '^ARTIFACTS_SIGNING_SECRET=' "$ENV_FILE" ||
   echo "ARTIFACTS_SIGNING_SECRET=$(head -c 48 /dev/urandom | base64 | tr -dc 'A-Za-z0-9' | head -c 48)" >>"$ENV_FILE"
 grep -q '^ARTIFACTS_DIR=' "$ENV_FILE" || echo "ARTIFACTS_DIR=$DRYDOCK_VAR/artifacts" >>"$ENV_FILE"
+# Sandboxes' host channels on Unix sockets (decision 010; the workers run on this host).
+grep -q '^SANDBOX_CHANNEL_DIR=' "$ENV_FILE" || echo "SANDBOX_CHANNEL_DIR=$DRYDOCK_VAR/channels" >>"$ENV_FILE"
 set -a; source "$ENV_FILE"; set +a
 
 log "applying migrations"

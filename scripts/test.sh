@@ -21,6 +21,9 @@ export DRYDOCK_ADMIN_KEY="test-admin-key-0123456789abcdef"
 export SANDBOX_IMAGE="${SANDBOX_IMAGE:-drydock/sandbox:latest}"
 export ARTIFACTS_SIGNING_SECRET="test-signing-secret-0123456789abcdef0123"
 export ARTIFACTS_DIR="$DRYDOCK_VAR/test-artifacts"
+# The workers reach their sandboxes over Unix sockets here (decision 010), as
+# scripts/start.sh runs them; the attached-stream channel has its own e2e case.
+export SANDBOX_CHANNEL_DIR="$DRYDOCK_VAR/test-channels"
 
 log "checking the layering rules (dependency-cruiser, .dependency-cruiser.cjs)"
 (cd "$ROOT" && npm run -s check:layers)

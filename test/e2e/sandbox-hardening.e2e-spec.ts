@@ -1,5 +1,7 @@
 import { DENIED_SYSCALLS, SANDBOX_SECCOMP_PROFILE } from '@drydock/docker-sandbox';
 import Docker from 'dockerode';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { startPlatform, type Platform } from './support/platform.js';
 
 // User code cannot tamper with the sandbox's own processes (decision 007): it runs as
@@ -9,7 +11,8 @@ describe('Sandbox hardening', () => {
   let platform: Platform;
 
   beforeAll(async () => {
-    platform = await startPlatform();
+    // The socket channel, as scripts/start.sh and scripts/test.sh configure it.
+    platform = await startPlatform({ SANDBOX_CHANNEL_DIR: process.env.SANDBOX_CHANNEL_DIR || join(tmpdir(), 'drydock-test-channels') });
   });
 
   afterAll(async () => {
@@ -135,6 +138,41 @@ describe('Sandbox hardening', () => {
     expect((await run(api, session.id, '1 + 1')).stateLost).toBe(false);
   });
 
+  it('should reach the supervisor over a socket in a folder user code cannot enter (decision 010)', async () => {
+    const api = await platform.newTenant();
+    const session = await api.createSession();
+    const info = await platform.containerOf(session.id);
+    const channel = info.Mounts.find((m: { Destination: string }) => m.Destination === '/run/drydock');
+    expect(channel).toMatchObject({ Type: 'bind', RW: true });
+    const body = await run(
+      api,
+      session.id,
+      [
+        'import json, os, socket',
+        'tries = {}',
+        'st = os.stat("/run/drydock")',
+        'tries["folder"] = [st.st_uid, oct(st.st_mode & 0o777)]',
+        's = socket.socket(socket.AF_UNIX)',
+        'for name, op in (("connect", lambda: s.connect("/run/drydock/channel.sock")), ("list", lambda: os.listdir("/run/drydock")),',
+        '                 ("unlink", lambda: os.unlink("/run/drydock/channel.sock")), ("create", lambda: open("/run/drydock/x", "w"))):',
+        '    try:',
+        '        op(); tries[name] = "ok"',
+        '    except OSError as e:',
+        '        tries[name] = type(e).__name__',
+        'print(json.dumps(tries))',
+      ].join('\n'),
+    );
+    expect(JSON.parse(body.stdout)).toEqual({
+      folder: [10002, '0o700'],
+      connect: 'PermissionError',
+      list: 'PermissionError',
+      unlink: 'PermissionError',
+      create: 'PermissionError',
+    });
+    // The channel works on after the attempts.
+    expect((await api.execute(session.id, 'print(2)')).body.stdout).toBe('2\n');
+  });
+
   it('should keep the session and its variables when user code kills every process it can', async () => {
     const api = await platform.newTenant();
     const session = await api.createSession();
@@ -172,5 +210,29 @@ describe('Sandbox hardening under an operator-named runtime', () => {
     expect((await platform.containerOf(session.id)).HostConfig.Runtime).toBe(runtime);
     const res = await api.execute(session.id, 'import os\nos.getresuid()');
     expect(res.body).toMatchObject({ status: 'ok', result: { text: '(10001, 10001, 10001)' } });
+  });
+});
+
+// SANDBOX_CHANNEL_DIR unset (a remote Docker engine): the host channel is the
+// container's attached stdin/stdout, through dockerd.
+describe('Sandboxes on attached streams', () => {
+  let platform: Platform;
+
+  beforeAll(async () => {
+    platform = await startPlatform({ SANDBOX_CHANNEL_DIR: '' });
+  });
+
+  afterAll(async () => {
+    await platform?.close();
+  });
+
+  it('should serve executions and keep state without a socket folder', async () => {
+    const api = await platform.newTenant();
+    const session = await api.createSession();
+    const info = await platform.containerOf(session.id);
+    expect(info.Mounts.map((m: { Destination: string }) => m.Destination)).not.toContain('/run/drydock');
+    expect(info.Config.Env).not.toContainEqual(expect.stringMatching(/^DRYDOCK_CHANNEL_SOCKET=/));
+    expect((await api.execute(session.id, 'x = 40')).body.status).toBe('ok');
+    expect((await api.execute(session.id, 'print(x + 2)')).body).toMatchObject({ status: 'ok', stdout: '42\n' });
   });
 });

@@ -7,11 +7,13 @@ from this directory (stdlib only).
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import json
 import os
 import queue
 import shutil
+import socket
 import struct
 import subprocess
 import sys
@@ -41,11 +43,14 @@ class Client:
         python: str = sys.executable,
         uid: int | None = None,
         sandbox_uid: int | None = None,
+        channel_socket: str | None = None,
     ) -> None:
         self.dir = tempfile.mkdtemp(prefix="drydock-repl-test-")
         self.log = tempfile.TemporaryFile()
         full_env = dict(os.environ, DRYDOCK_SESSION_DIR=self.dir)
         full_env.update(env or {})
+        if channel_socket is not None:  # the host channel on a Unix socket (socket_channel.py)
+            full_env["DRYDOCK_CHANNEL_SOCKET"] = channel_socket
         as_user: dict[str, Any] = {}
         if uid is not None:  # run as an unprivileged user, like in the container
             os.chown(self.dir, uid, uid)
@@ -61,13 +66,20 @@ class Client:
             env=full_env,
             **as_user,
         )
+        self.channel_in: Any = self.proc.stdin
+        self.channel_out: Any = self.proc.stdout
+        self.sock: socket.socket | None = None
+        if channel_socket is not None:
+            self.sock = connect_when_listening(channel_socket, self.proc)
+            self.channel_in = self.sock.makefile("wb")
+            self.channel_out = self.sock.makefile("rb")
         self.frames: queue.Queue[tuple[float, dict[str, Any] | None]] = queue.Queue()
         threading.Thread(target=self._reader, daemon=True).start()
         self.ready = self.next_frame()
         self._ids = 0
 
     def _reader(self) -> None:
-        stream = self.proc.stdout
+        stream = self.channel_out
         assert stream is not None
         while True:
             header = stream.read(4)
@@ -79,9 +91,9 @@ class Client:
             self.frames.put((time.monotonic(), json.loads(stream.read(length).decode("utf-8"))))
 
     def send_raw(self, data: bytes) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(data)
-        self.proc.stdin.flush()
+        assert self.channel_in is not None
+        self.channel_in.write(data)
+        self.channel_in.flush()
 
     def send(self, message: dict[str, Any]) -> None:
         body = json.dumps(message).encode("utf-8")
@@ -140,14 +152,35 @@ class Client:
             try:
                 self.send({"op": "shutdown"})
                 self.proc.wait(timeout=5)
-            except (OSError, subprocess.TimeoutExpired):
+            except (OSError, ValueError, subprocess.TimeoutExpired):  # ValueError: channel closed
                 self.proc.kill()
                 self.proc.wait()
-        for stream in (self.proc.stdin, self.proc.stdout):
+        if self.sock is not None:
+            # Ends the reader thread's read first: closing its file under it would block.
+            with contextlib.suppress(OSError):
+                self.sock.shutdown(socket.SHUT_RDWR)
+        for stream in (self.proc.stdin, self.proc.stdout, self.channel_in, self.channel_out):
             if stream is not None:
                 stream.close()
+        if self.sock is not None:
+            self.sock.close()
         self.log.close()
         shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def connect_when_listening(path: str, proc: subprocess.Popen[bytes], timeout_s: float = 15.0) -> socket.socket:
+    """Connects to the supervisor's channel socket once it listens, as the worker does."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            sock.connect(path)
+            return sock
+        except (FileNotFoundError, ConnectionRefusedError):
+            sock.close()
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise AssertionError(f"the supervisor never listened on {path}") from None
+            time.sleep(0.01)
 
 
 def pid_alive(pid: int) -> bool:

@@ -27,6 +27,7 @@ from drydock_supervisor.framing import Exit
 from drydock_supervisor.privileges import separate
 from drydock_supervisor.processes import OOM_COUNTER_FILES, make_undumpable
 from drydock_supervisor.recycle import DEFAULT_SCRATCH_DIRS
+from drydock_supervisor.socket_channel import accept_host_channel
 
 
 def on_terminate(signum: int, frame: Any) -> NoReturn:
@@ -47,6 +48,14 @@ def main() -> int:
     # Started as root (the container): from here on, the supervisor's own user with the
     # sandbox user's effective id and no capability (privileges.py).
     identity = separate()
+    # The host channel on a Unix socket instead (socket_channel.py): stdin and stdout
+    # are then left unused. Before make_undumpable: making the socket changes ids.
+    channel_socket = os.environ.get("DRYDOCK_CHANNEL_SOCKET")
+    if channel_socket:
+        os.close(host_in)
+        os.close(host_out)
+        host_in = accept_host_channel(channel_socket, identity)
+        host_out = host_in
     make_undumpable()
 
     session_dir = os.environ.get("DRYDOCK_SESSION_DIR", "/session")

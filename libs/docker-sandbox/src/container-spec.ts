@@ -6,6 +6,10 @@ import type { SandboxSpec } from '@drydock/execution';
 export const SANDBOX_UID = 10001;
 export const SUPERVISOR_UID = 10002;
 export const SANDBOX_COMMAND = ['python3', '-u', '/opt/drydock/repl/supervisor.py'];
+// With SANDBOX_CHANNEL_DIR, the host channel is a Unix socket in a host folder mounted
+// here (docs/decisions/010-socket-host-channel.md) instead of the attached stdin/stdout.
+export const CHANNEL_MOUNT = '/run/drydock';
+export const CHANNEL_SOCKET_NAME = 'channel.sock';
 
 export const LABEL_SESSION = 'drydock.session';
 export const LABEL_TENANT = 'drydock.tenant';
@@ -57,6 +61,9 @@ export function sandboxContainerOptions(
   session: { volume: string } | { hostDir: string },
   hardening: SandboxHardening,
   tuning: SandboxTuning = {},
+  // The host folder of the socket channel (owned by SUPERVISOR_UID, mode 0700); unset:
+  // the attached stdin/stdout.
+  channelHostDir?: string,
 ): ContainerCreateOptions {
   const { limits } = spec;
   const mounts: NonNullable<NonNullable<ContainerCreateOptions['HostConfig']>['Mounts']> = [
@@ -71,6 +78,9 @@ export function sandboxContainerOptions(
       ReadOnly: true,
       BindOptions: { Propagation: 'rprivate' as const },
     })),
+    ...(channelHostDir
+      ? [{ Type: 'bind' as const, Source: channelHostDir, Target: CHANNEL_MOUNT, ReadOnly: false, BindOptions: { Propagation: 'rprivate' as const } }]
+      : []),
   ];
   const memoryBytes = limits.memoryMb * 1024 * 1024;
   return {
@@ -91,6 +101,7 @@ export function sandboxContainerOptions(
       `DRYDOCK_SANDBOX_UID=${SANDBOX_UID}`,
       `DRYDOCK_SUPERVISOR_UID=${SUPERVISOR_UID}`,
       ...(tuning.preloadModules?.length ? [`DRYDOCK_ZYGOTE_PRELOAD=${tuning.preloadModules.join(',')}`] : []),
+      ...(channelHostDir ? [`DRYDOCK_CHANNEL_SOCKET=${CHANNEL_MOUNT}/${CHANNEL_SOCKET_NAME}`] : []),
     ],
     Labels: sandboxLabels(spec),
     AttachStdin: true,

@@ -1,7 +1,7 @@
 import { jest } from '@jest/globals';
 import { ConfigError } from '@drydock/core';
 import type Docker from 'dockerode';
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { makeConfig } from '../../../test/factories/config.factory.js';
@@ -74,5 +74,34 @@ describe(DockerSandboxRuntime.name, () => {
   it('should refuse to start when the operator profile cannot be read', async () => {
     const sut = runtimeWith({ SANDBOX_SECCOMP_PROFILE: '/nonexistent/profile.json' }, fakeDocker([]));
     await expect(sut.onModuleInit()).rejects.toThrow(/^SANDBOX_SECCOMP_PROFILE: cannot read \/nonexistent\/profile.json/);
+  });
+
+  it('should mount a folder of its own for the socket channel, only the supervisor may enter, and remove it when the start fails', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'channels-'));
+    const docker = fakeDocker([]);
+    let folder: { mode: number; uid: number } | undefined;
+    docker.createContainer.mockImplementationOnce(async (options: Docker.ContainerCreateOptions) => {
+      const mount = options.HostConfig!.Mounts!.find((m) => m.Target === '/run/drydock')!;
+      const info = await stat(mount.Source);
+      folder = { mode: info.mode & 0o777, uid: info.uid };
+      throw new Error('stop here');
+    });
+    const sut = runtimeWith({ SANDBOX_CHANNEL_DIR: root }, docker);
+    await sut.onModuleInit();
+    const options = await createdOptions(sut, docker);
+    expect(folder).toEqual({ mode: 0o700, uid: 10002 });
+    expect(options.Env).toContain('DRYDOCK_CHANNEL_SOCKET=/run/drydock/channel.sock');
+    expect(await readdir(root)).toEqual([]);
+
+    const attachedDocker = fakeDocker([]);
+    const attached = runtimeWith({}, attachedDocker);
+    const plain = await createdOptions(attached, attachedDocker);
+    expect(plain.HostConfig!.Mounts!.map((m) => m.Target)).not.toContain('/run/drydock');
+    expect(plain.Env!.some((v) => v.startsWith('DRYDOCK_CHANNEL_SOCKET='))).toBe(false);
+  });
+
+  it('should refuse to start when SANDBOX_CHANNEL_DIR is too long for a socket path', async () => {
+    const sut = runtimeWith({ SANDBOX_CHANNEL_DIR: `/srv/${'x'.repeat(100)}` }, fakeDocker([]));
+    await expect(sut.onModuleInit()).rejects.toThrow(/^SANDBOX_CHANNEL_DIR: \/srv\/x+ is too long for a socket path \(at most 77 bytes\)$/);
   });
 });

@@ -1,11 +1,22 @@
 import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import Docker from 'dockerode';
 import { APP_CONFIG, ConfigError, type AppConfig } from '@drydock/core';
+import { createHash } from 'node:crypto';
 import { chown, mkdir, readFile, rm } from 'node:fs/promises';
+import { connect } from 'node:net';
 import { join, resolve } from 'node:path';
 import type { Duplex } from 'node:stream';
 import type { Sandbox, SandboxRuntime, SandboxSpec } from '@drydock/execution';
-import { LABEL_SESSION, LABEL_WORKER, SANDBOX_UID, sandboxContainerOptions, sessionVolumeOptions, type SandboxHardening } from './container-spec.js';
+import {
+  CHANNEL_SOCKET_NAME,
+  LABEL_SESSION,
+  LABEL_WORKER,
+  SANDBOX_UID,
+  SUPERVISOR_UID,
+  sandboxContainerOptions,
+  sessionVolumeOptions,
+  type SandboxHardening,
+} from './container-spec.js';
 import { DockerSandbox } from './docker-sandbox.js';
 import { parseOperatorSeccompProfile } from './seccomp/operator-seccomp-profile.js';
 import { SANDBOX_SECCOMP_PROFILE } from './seccomp/sandbox-seccomp.profile.js';
@@ -13,6 +24,12 @@ import { SANDBOX_SECCOMP_PROFILE } from './seccomp/sandbox-seccomp.profile.js';
 const READY_TIMEOUT_MS = 30_000;
 // Slack beyond the execution timeout before the worker stops trusting the supervisor.
 const HARD_DEADLINE_SLACK_MS = 10_000;
+// How often the worker tries the socket channel while the supervisor starts.
+const CHANNEL_RETRY_MS = 5;
+// sun_path holds 108 bytes, the last one a NUL.
+const MAX_SOCKET_PATH_BYTES = 107;
+
+const channelFolderName = (containerName: string) => createHash('sha256').update(containerName).digest('base64url').slice(0, 16);
 
 @Injectable()
 export class DockerSandboxRuntime implements SandboxRuntime, OnModuleInit {
@@ -43,6 +60,15 @@ export class DockerSandboxRuntime implements SandboxRuntime, OnModuleInit {
       }
     }
     this.hardening = { seccompProfileJson: profile, runtime };
+    const { channelDir } = this.config.docker;
+    if (channelDir) {
+      const longest = join(resolve(channelDir), channelFolderName('x'), CHANNEL_SOCKET_NAME);
+      if (Buffer.byteLength(longest) > MAX_SOCKET_PATH_BYTES) {
+        throw new ConfigError(
+          `SANDBOX_CHANNEL_DIR: ${resolve(channelDir)} is too long for a socket path (at most ${MAX_SOCKET_PATH_BYTES - (longest.length - resolve(channelDir).length)} bytes)`,
+        );
+      }
+    }
   }
 
   async create(spec: SandboxSpec): Promise<Sandbox> {
@@ -63,37 +89,74 @@ export class DockerSandboxRuntime implements SandboxRuntime, OnModuleInit {
           .remove()
           .catch((error: Error) => this.logger.warn(`could not remove volume ${name}: ${error.message}`));
     }
+    const channelDir = this.channelDirOf(name);
+    const release = async () => {
+      await removeVolume();
+      if (channelDir) await rm(channelDir, { recursive: true, force: true }).catch(() => undefined);
+    };
     let container: Docker.Container;
     try {
+      if (channelDir) {
+        // Only the supervisor's user may enter it: user code never reaches the socket.
+        await mkdir(channelDir, { recursive: true, mode: 0o700 });
+        await chown(channelDir, SUPERVISOR_UID, SUPERVISOR_UID);
+      }
       container = await this.docker.createContainer({
-        ...sandboxContainerOptions(spec, this.config.docker.sandboxImage, session, this.hardening, {
-          preloadModules: this.config.docker.preloadModules,
-        }),
+        ...sandboxContainerOptions(
+          spec,
+          this.config.docker.sandboxImage,
+          session,
+          this.hardening,
+          { preloadModules: this.config.docker.preloadModules },
+          channelDir ?? undefined,
+        ),
         name,
       });
     } catch (error) {
-      await removeVolume();
+      await release();
       throw error;
     }
     try {
-      const channel = (await container.attach({
-        stream: true,
-        stdin: true,
-        stdout: true,
-        stderr: true,
-        hijack: true,
-      })) as unknown as Duplex;
-      const sandbox = new DockerSandbox(container.id, container, channel, HARD_DEADLINE_SLACK_MS, removeVolume);
-      sandbox.attach(this.docker.modem as never);
-      const ready = sandbox.waitReady(READY_TIMEOUT_MS);
-      await container.start();
-      await ready;
+      const sandbox = channelDir
+        ? await this.startOnSocket(container, join(channelDir, CHANNEL_SOCKET_NAME), release)
+        : await this.startAttached(container, release);
       return sandbox;
     } catch (error) {
       await container.remove({ force: true }).catch(() => undefined);
-      await removeVolume();
+      await release();
       throw error;
     }
+  }
+
+  // The attached stdin/stdout: wired before the start, so `ready` cannot be missed.
+  private async startAttached(container: Docker.Container, release: () => Promise<void>): Promise<DockerSandbox> {
+    const channel = (await container.attach({ stream: true, stdin: true, stdout: true, stderr: true, hijack: true })) as unknown as Duplex;
+    const sandbox = new DockerSandbox(container.id, container, channel, HARD_DEADLINE_SLACK_MS, release);
+    sandbox.attach(this.docker.modem as never);
+    const ready = sandbox.waitReady(READY_TIMEOUT_MS);
+    await container.start();
+    await ready;
+    return sandbox;
+  }
+
+  // The socket channel: started, then connected once the supervisor listens; it sends
+  // `ready` when it has accepted the connection.
+  private async startOnSocket(container: Docker.Container, path: string, release: () => Promise<void>): Promise<DockerSandbox> {
+    await container.start();
+    const deadline = Date.now() + READY_TIMEOUT_MS;
+    const channel = await connectWhenListening(path, deadline);
+    const sandbox = new DockerSandbox(container.id, container, channel, HARD_DEADLINE_SLACK_MS, release);
+    const ready = sandbox.waitReady(Math.max(1, deadline - Date.now()));
+    sandbox.connect();
+    await ready;
+    return sandbox;
+  }
+
+  // <SANDBOX_CHANNEL_DIR>/<hash of the container name>, or null for attached streams.
+  // Short on purpose: a socket's path has at most 107 bytes.
+  private channelDirOf(containerName: string): string | null {
+    const root = this.config.docker.channelDir;
+    return root ? join(resolve(root), channelFolderName(containerName)) : null;
   }
 
   async releaseSession(sessionId: string): Promise<void> {
@@ -128,6 +191,8 @@ export class DockerSandboxRuntime implements SandboxRuntime, OnModuleInit {
         .remove({ force: true })
         .then(() => removed++)
         .catch((error: Error) => this.logger.warn(`could not remove ${info.Id}: ${error.message}`));
+      const channelDir = this.channelDirOf((info.Names?.[0] ?? '').replace(/^\//, ''));
+      if (channelDir && info.Names?.[0]) await rm(channelDir, { recursive: true, force: true }).catch(() => undefined);
     }
     // Session volumes outlive their container only if removal was interrupted.
     const { Volumes } = await this.docker.listVolumes({ filters: { label: [`${LABEL_WORKER}=${workerId}`] } });
@@ -167,5 +232,29 @@ export class DockerSandboxRuntime implements SandboxRuntime, OnModuleInit {
   // Exposed for tests and benchmarks that assert on the real container configuration.
   inspect(containerId: string) {
     return this.docker.getContainer(containerId).inspect();
+  }
+}
+
+// Connects to the supervisor's socket, trying again while it is not there yet (the
+// container is starting) until the deadline.
+async function connectWhenListening(path: string, deadline: number): Promise<Duplex> {
+  for (;;) {
+    try {
+      return await new Promise<Duplex>((resolve, reject) => {
+        const socket = connect(path);
+        socket.once('connect', () => {
+          socket.off('error', reject);
+          socket.setNoDelay?.(true);
+          resolve(socket);
+        });
+        socket.once('error', reject);
+      });
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if ((code !== 'ENOENT' && code !== 'ECONNREFUSED') || Date.now() >= deadline) {
+        throw new Error(`the sandbox's channel ${path} did not open: ${(error as Error).message}`);
+      }
+      await new Promise((r) => setTimeout(r, CHANNEL_RETRY_MS));
+    }
   }
 }

@@ -69,8 +69,8 @@ export class DockerSandbox implements Sandbox {
     return this.isAlive;
   }
 
-  // Wires the demultiplexed stdout of the container to the frame decoder. Called once,
-  // before the container starts, so the `ready` frame cannot be missed.
+  // Wires the demultiplexed stdout of the attached container to the frame decoder.
+  // Called once, before the container starts, so the `ready` frame cannot be missed.
   attach(modem: { demuxStream: (s: Duplex, out: NodeJS.WritableStream, err: NodeJS.WritableStream) => void }): void {
     const stdout = new PassThrough();
     const stderr = new PassThrough();
@@ -78,6 +78,17 @@ export class DockerSandbox implements Sandbox {
     stdout.on('data', (chunk: Buffer) => this.onBytes(chunk));
     // The supervisor's own log lines; user output never travels here.
     stderr.resume();
+    this.watchChannel();
+  }
+
+  // The socket channel instead: frames only, no stream multiplexing. Called on the
+  // connection as it opens; the supervisor sends `ready` once it has accepted it.
+  connect(): void {
+    this.channel.on('data', (chunk: Buffer) => this.onBytes(chunk));
+    this.watchChannel();
+  }
+
+  private watchChannel(): void {
     this.channel.on('end', () => this.onGone('the sandbox channel closed'));
     this.channel.on('close', () => this.onGone('the sandbox channel closed'));
     this.channel.on('error', (error) => this.onGone(`sandbox channel error: ${error.message}`));

@@ -99,6 +99,12 @@ export const configSchema = z.object({
     // Host folder under which `storage: "bind"` sessions keep /session (one folder per
     // session). Unset: bind storage is refused. Must be on the Docker host's disk.
     sessionBindDir: z.string().min(1).optional(),
+    // Host folder for the sandboxes' socket channels (one folder per container): the
+    // worker then talks to each supervisor over a Unix socket instead of the attached
+    // stdin/stdout, which dockerd and containerd-shim copy (decision 010). It must be
+    // on the Docker host's disk, at the same path for the worker. Unset: attached streams
+    // (a remote Docker engine, for instance).
+    channelDir: z.string().min(1).optional(),
     // The OCI runtime sandbox containers run under (e.g. gVisor's "runsc"); unset:
     // Docker's default (runc). The worker refuses to start when Docker does not know it.
     runtime: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/, 'SANDBOX_RUNTIME must be a runtime name known to Docker').optional(),
@@ -219,6 +225,7 @@ const ENV_NAMES: Record<string, string> = {
   'agent.modelBaseUrl': 'AGENT_MODEL_BASE_URL',
   'agent.filesystemRoots': 'AGENT_FILESYSTEM_ROOTS',
   'agent.checkpointCacheThreads': 'AGENT_CHECKPOINT_CACHE_THREADS',
+  'docker.channelDir': 'SANDBOX_CHANNEL_DIR',
   'docker.runtime': 'SANDBOX_RUNTIME',
   'docker.seccompProfile': 'SANDBOX_SECCOMP_PROFILE',
   'docker.preloadModules': 'SANDBOX_PRELOAD_MODULES',
@@ -289,6 +296,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       socketPath: env.DOCKER_SOCKET,
       sandboxImage: env.SANDBOX_IMAGE,
       sessionBindDir: env.SESSION_BIND_DIR || undefined,
+      channelDir: env.SANDBOX_CHANNEL_DIR || undefined,
       runtime: env.SANDBOX_RUNTIME || undefined,
       seccompProfile: env.SANDBOX_SECCOMP_PROFILE || undefined,
       preloadModules: env.SANDBOX_PRELOAD_MODULES,
