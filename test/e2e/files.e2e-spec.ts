@@ -109,6 +109,21 @@ describe('Thread files (REST)', () => {
     expect(bad.body.error.code).toBe('INVALID_PATTERN');
   });
 
+  it('should return up to maxMatches lines, 1,000 by default, and refuse a maxMatches out of range', async () => {
+    await put(api, 't-many', '/log.txt', Array.from({ length: 1500 }, (_, i) => `hit ${i}`).join('\n'));
+    const byDefault = await api.post(`${files('t-many')}/grep`, { pattern: 'hit', outputMode: 'content' });
+    expect(byDefault.body).toMatchObject({ truncated: true });
+    expect(byDefault.body.matches).toHaveLength(1000);
+    const raised = await api.post(`${files('t-many')}/grep`, { pattern: 'hit', outputMode: 'content', maxMatches: 2000 });
+    expect(raised.body).toMatchObject({ truncated: false });
+    expect(raised.body.matches).toHaveLength(1500);
+    expect(raised.body.matches.at(-1)).toEqual({ path: '/log.txt', line: 1500, text: 'hit 1499' });
+    for (const maxMatches of [0, 100_001, 'many']) {
+      const refused = await api.post(`${files('t-many')}/grep`, { pattern: 'hit', maxMatches });
+      expect([maxMatches, refused.status, refused.body.error.code]).toEqual([maxMatches, 400, 'VALIDATION_FAILED']);
+    }
+  });
+
   it('should answer 422 SEARCH_TIMEOUT to a glob that backtracks without end, and keep serving', async () => {
     // picomatch compiles this to a backtracking regex that never finishes on a 200-byte
     // name; unbounded, it would stall the gateway for every tenant.

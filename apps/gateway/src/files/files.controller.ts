@@ -148,6 +148,7 @@ export class FilesController {
       outputMode: dto.outputMode,
       regex: dto.regex,
       caseInsensitive: dto.caseInsensitive,
+      maxMatches: dto.maxMatches,
     });
   }
 

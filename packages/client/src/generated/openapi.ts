@@ -1531,6 +1531,11 @@ export interface components {
             regex?: boolean;
             /** @default false */
             caseInsensitive?: boolean;
+            /**
+             * @description At most this many matching lines (content), files or counts; past it the answer says truncated.
+             * @default 1000
+             */
+            maxMatches?: number;
         };
         GrepMatchResponse: {
             path: string;

@@ -1,6 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsBoolean, IsIn, IsInt, IsNotEmpty, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
+import { DEFAULT_MAX_MATCHES, MAX_GREP_MATCHES } from '@drydock/vfs';
 
 // A sanity bound on the query string only: the VFS applies the real path rules (and
 // answers INVALID_PATH), so this stays well above its 4096-byte limit.
@@ -80,4 +81,13 @@ export class GrepDto {
   @ApiPropertyOptional({ default: false })
   @IsOptional() @IsBoolean()
   caseInsensitive?: boolean;
+
+  @ApiPropertyOptional({
+    minimum: 1,
+    maximum: MAX_GREP_MATCHES,
+    default: DEFAULT_MAX_MATCHES,
+    description: 'At most this many matching lines (content), files or counts; past it the answer says truncated.',
+  })
+  @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(MAX_GREP_MATCHES)
+  maxMatches?: number;
 }
