@@ -384,6 +384,23 @@ describe(VfsService.name, () => {
       expect(files).toMatchObject({ files: ['/notes.md'], truncated: true });
     });
 
+    it('should answer in path order across the statements it reads several of at once', async () => {
+      const ctx = setup();
+      // More files than one statement reads (200), names that sort differently as numbers.
+      const files = Array.from({ length: 450 }, (_, i) => ({ path: `/f/${i}.txt`, content: `hit ${i}\nmiss\nhit again\n` }));
+      await ctx.sut.writeMany(scope, files);
+      const sorted = files.map((f) => f.path).sort();
+      const content = await ctx.sut.grep(scope, 'hit', { outputMode: 'content', maxMatches: 100_000 });
+      expect(content.truncated).toBe(false);
+      expect(content.matches!.map((m) => `${m.path}:${m.line}`)).toEqual(sorted.flatMap((p) => [`${p}:1`, `${p}:3`]));
+      const counts = await ctx.sut.grep(scope, 'hit', { outputMode: 'count', maxMatches: 100_000 });
+      expect(counts.counts).toEqual(sorted.map((path) => ({ path, count: 2 })));
+      // Stopping in the middle of the second statement's files.
+      const cut = await ctx.sut.grep(scope, 'hit', { outputMode: 'content', maxMatches: 501 });
+      expect(cut).toMatchObject({ truncated: true });
+      expect(cut.matches!.map((m) => `${m.path}:${m.line}`)).toEqual(sorted.flatMap((p) => [`${p}:1`, `${p}:3`]).slice(0, 501));
+    });
+
     it('should refuse regexes PostgreSQL cannot run (backreferences) rather than run them in-process', async () => {
       const { sut } = await corpus();
       await sut.write(scope, '/dup.txt', 'a b b c\nno dups\n');

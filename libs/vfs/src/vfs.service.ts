@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig, TENANTS_REPOSITORY, type TenantsRepository } from '@drydock/core';
 import {
   THREAD_FILES_REPOSITORY,
+  type LineMatch,
   type LineMatcher,
   type ThreadFileRecord,
   type ThreadFilesRepository,
@@ -61,6 +62,8 @@ export interface WriteOptions {
 
 // Files per statement when grep walks matching files for lines.
 const GREP_FILES_PER_QUERY = 200;
+// Statements of one grep running at once (two cores' worth of line splitting).
+const GREP_QUERIES_IN_FLIGHT = 2;
 
 function toInfo(file: ThreadFileRecord): VfsFileInfo {
   return { ...file, type: 'file' };
@@ -71,6 +74,28 @@ function countOccurrences(text: string, needle: string): number {
   let n = 0;
   for (let i = text.indexOf(needle); i !== -1; i = text.indexOf(needle, i + needle.length)) n++;
   return n;
+}
+
+// Reads chunk after chunk with GREP_QUERIES_IN_FLIGHT statements at once (each
+// PostgreSQL backend splits its files into lines on a core of its own) and hands the
+// answers to `take` in chunk order, so the result is the one a single statement would
+// give; once `take` says it has enough, no further chunk is asked for (one still in
+// flight is left to finish, unawaited).
+async function inOrder<C, R>(chunks: Iterator<C>, read: (chunk: C) => Promise<R>, take: (answer: R) => boolean): Promise<void> {
+  const inFlight: Promise<R>[] = [];
+  const ask = () => {
+    const next = chunks.next();
+    if (!next.done) inFlight.push(read(next.value));
+  };
+  for (let i = 0; i < GREP_QUERIES_IN_FLIGHT; i++) ask();
+  try {
+    while (inFlight.length > 0) {
+      if (!take(await inFlight.shift()!)) return;
+      ask();
+    }
+  } finally {
+    for (const left of inFlight) left.catch(() => undefined);
+  }
 }
 
 function* chunked<T>(items: T[], size: number): Generator<T[]> {
@@ -315,15 +340,26 @@ export class VfsService {
       return grepResult(mode, { files: files.slice(0, max) }, files.length > max, max, files.length);
     }
     if (mode === 'count') {
-      const counts = await this.files.countLines(tenantId, threadId, files.slice(0, max), matcher);
+      const counts: { path: string; count: number }[] = [];
+      await inOrder(
+        chunked(files.slice(0, max), GREP_FILES_PER_QUERY),
+        (chunk) => this.files.countLines(tenantId, threadId, chunk, matcher),
+        (found) => {
+          counts.push(...found);
+          return true;
+        },
+      );
       return grepResult(mode, { counts }, files.length > max, max, files.length);
     }
     const matches: { path: string; line: number; text: string }[] = [];
-    for (const chunk of chunked(files, GREP_FILES_PER_QUERY)) {
-      const found = await this.files.matchLines(tenantId, threadId, chunk, matcher, max + 1 - matches.length);
-      for (const m of found) matches.push({ path: m.path, line: m.line, text: shownLine(m.text) });
-      if (matches.length > max) break;
-    }
+    await inOrder(
+      chunked(files, GREP_FILES_PER_QUERY),
+      (chunk) => this.files.matchLines(tenantId, threadId, chunk, matcher, max + 1 - matches.length),
+      (found: LineMatch[]) => {
+        for (const m of found) matches.push({ path: m.path, line: m.line, text: shownLine(m.text) });
+        return matches.length <= max;
+      },
+    );
     return grepResult(mode, { matches: matches.slice(0, max) }, matches.length > max, max, null);
   }
 }
