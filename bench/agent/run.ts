@@ -21,11 +21,26 @@
 //
 //   npm run build && npm run bench:agent -- [--turns 200] [--warmup 20] [--url URL --admin-key KEY --model-port N]
 import { AIMessage, HumanMessage } from '@langchain/core/messages';
-import { parseArgs } from 'node:util';
 import { AGENT_RUNTIME, ScriptedModelProvider, type AgentRuntime, type ScriptedTurn } from '@drydock/agents';
 import { SessionExecutionsService } from '@drydock/sessions';
 import { startScriptedModelServer } from '../lib/fake-model-server.js';
-import { api, BenchError, fixed, startInProcess, summarize, table, timeMethod } from '../lib/harness.js';
+import {
+  api,
+  BenchError,
+  createTenant,
+  deleteTenant,
+  fixed,
+  openTarget,
+  readArgs,
+  runMain,
+  summarize,
+  table,
+  TARGET_ARGS,
+  timeMethod,
+  wholeNumber,
+  type BenchTarget,
+  type InProcessPlatform,
+} from '../lib/harness.js';
 
 const TARGET_OVERHEAD_MS = 10;
 const CODE = 'print(1)';
@@ -46,31 +61,14 @@ Without --url: boots a gateway (with a scripted model) and a worker in this proc
 against DATABASE_URL and REDIS_URL (the local dev services by default).`;
 
 function options() {
-  const { values } = parseArgs({
-    options: {
-      turns: { type: 'string' },
-      warmup: { type: 'string' },
-      url: { type: 'string' },
-      'admin-key': { type: 'string' },
-      'model-port': { type: 'string' },
-      help: { type: 'boolean', short: 'h' },
-    },
-  });
-  if (values.help) {
-    console.log(USAGE);
-    process.exit(0);
-  }
-  const int = (name: string, raw: string | undefined, def: number, min = 1) => {
-    const value = raw === undefined || raw === '' ? def : Number(raw);
-    if (!Number.isInteger(value) || value < min) throw new BenchError(`${name} must be a whole number >= ${min} (got "${raw}")\n\n${USAGE}`);
-    return value;
-  };
+  const values = readArgs({ turns: { type: 'string' }, warmup: { type: 'string' }, ...TARGET_ARGS, 'model-port': { type: 'string' } }, USAGE);
+  const env = process.env;
   return {
-    turns: int('--turns', values.turns ?? process.env.BENCH_TURNS, 200),
-    warmup: int('--warmup', values.warmup ?? process.env.BENCH_WARMUP, 20),
-    url: values.url?.replace(/\/+$/, ''),
-    adminKey: values['admin-key'] ?? process.env.DRYDOCK_ADMIN_KEY ?? 'dev-admin-key-0123456789abcdef',
-    modelPort: int('--model-port', values['model-port'] ?? process.env.BENCH_MODEL_PORT, DEFAULT_MODEL_PORT, 0),
+    turns: wholeNumber('--turns', values.turns ?? env.BENCH_TURNS, 200, 1),
+    warmup: wholeNumber('--warmup', values.warmup ?? env.BENCH_WARMUP, 20, 1),
+    url: values.url,
+    adminKey: values['admin-key'],
+    modelPort: wholeNumber('--model-port', values['model-port'] ?? env.BENCH_MODEL_PORT, DEFAULT_MODEL_PORT, 0),
   };
 }
 
@@ -89,16 +87,13 @@ const script = (turn: ScriptedTurn) =>
     ? new AIMessage({ content: '', tool_calls: [{ id: `call_${++callCounter}`, name: 'execute_python', args: { code: CODE }, type: 'tool_call' }] })
     : new AIMessage('done');
 
-async function inProcess(opts: Options) {
-  const platform = await startInProcess({}, { chatModels: new ScriptedModelProvider(() => script) });
+async function inProcess(opts: Options, platform: BenchTarget, local: InProcessPlatform) {
   let created: string | null = null;
   try {
-    const admin = await api(platform.url, platform.adminKey, 'POST', '/admin/tenants', { name: `bench-agent-${Date.now()}` });
-    if (admin.status !== 201) throw new BenchError(`tenant create failed: ${JSON.stringify(admin.body)}`);
-    const { id: tenantId, apiKey } = admin.body as { id: string; apiKey: string };
+    const { id: tenantId, apiKey } = await createTenant(platform, { name: `bench-agent-${Date.now()}` });
     created = tenantId;
     const threadId = `bench-agent-${Date.now()}`;
-    const runtime = platform.gateway.get<AgentRuntime>(AGENT_RUNTIME);
+    const runtime = local.gateway.get<AgentRuntime>(AGENT_RUNTIME);
 
     let execMs: number | null = null;
     timeMethod(SessionExecutionsService.prototype, 'execute', (ms) => (execMs = ms));
@@ -138,7 +133,7 @@ async function inProcess(opts: Options) {
       if (res.status !== 200 || res.body.stdout !== '1\n') throw new BenchError(`REST execution failed: ${JSON.stringify(res.body)}`);
     }
 
-    console.log(`agent turn with one execute_python call, in-process gateway + worker ${platform.workerId}, ${opts.turns} turns after ${opts.warmup} warm-up (ms)\n`);
+    console.log(`agent turn with one execute_python call, ${platform.mode}, ${opts.turns} turns after ${opts.warmup} warm-up (ms)\n`);
     console.log(
       table(
         ['measure', 'p50', 'p90', 'p99', 'mean'],
@@ -157,28 +152,23 @@ async function inProcess(opts: Options) {
     );
   } finally {
     // Ends the session and deletes the tenant's checkpoints and executions.
-    if (created) await api(platform.url, platform.adminKey, 'DELETE', `/admin/tenants/${created}`).catch(() => undefined);
-    await platform.close();
+    if (created) await deleteTenant(platform, created);
   }
 }
 
-async function againstUrl(opts: Options) {
-  const base = opts.url!;
+async function againstUrl(opts: Options, platform: BenchTarget) {
+  const base = platform.url;
   const model = await startScriptedModelServer({ port: opts.modelPort, code: CODE }).catch((error: Error) => {
     throw new BenchError(`the scripted model server cannot listen on 127.0.0.1:${opts.modelPort}: ${error.message} (choose another --model-port)`);
   });
   const envLine = `AGENT_MODEL_BASE_URL=${model.baseUrl} AGENT_MODEL=${MODEL_NAME} AGENT_MODEL_API_KEY=bench-not-needed`;
-  console.log(`bench/agent: running deployment at ${base}; scripted model server at ${model.baseUrl}`);
+  console.log(`bench/agent: ${platform.mode}; scripted model server at ${model.baseUrl}`);
   console.log(`the gateway must have been started with:\n  ${envLine}\n`);
   let tenantId: string | null = null;
   try {
-    const admin = await api(base, opts.adminKey, 'POST', '/admin/tenants', {
-      name: `bench-agent-${Date.now()}`,
-      limits: { requestsPerMinute: 10_000_000 },
-    });
-    if (admin.status !== 201) throw new BenchError(`creating a tenant failed (${admin.status}; is --admin-key right?): ${JSON.stringify(admin.body)}`);
-    tenantId = admin.body.id as string;
-    const key = admin.body.apiKey as string;
+    const tenant = await createTenant(platform, { name: `bench-agent-${Date.now()}`, limits: { requestsPerMinute: 10_000_000 } });
+    tenantId = tenant.id;
+    const key = tenant.apiKey;
     const thread = await api(base, key, 'POST', '/threads', {});
     if (thread.status !== 200 || !thread.body?.thread_id) throw new BenchError(`POST /threads answered ${thread.status}: ${JSON.stringify(thread.body)}`);
     const threadId = thread.body.thread_id as string;
@@ -208,7 +198,7 @@ async function againstUrl(opts: Options) {
       const tool = messages.at(-2);
       if (tool?.type !== 'tool' || !String(tool.content).includes('1')) throw new BenchError(`the tool call did not print 1: ${JSON.stringify(tool).slice(0, 300)}`);
       // The execution the tool ran, as the platform recorded it (newest first).
-      const listed = await api(base, opts.adminKey, 'GET', `/admin/executions?tenantId=${tenantId}&limit=1`);
+      const listed = await api(base, platform.adminKey, 'GET', `/admin/executions?tenantId=${tenantId}&limit=1`);
       const execution = listed.body?.executions?.[0] as { id: string; sessionId: string; durationMs: number | null; stdout: string } | undefined;
       if (!execution || execution.id === lastExecution || execution.durationMs === null) {
         throw new BenchError(`GET /admin/executions shows no new finished execution for the turn: ${JSON.stringify(listed.body).slice(0, 300)}`);
@@ -270,22 +260,23 @@ async function againstUrl(opts: Options) {
         `\n ${model.stats.streamed} of ${model.stats.requests} model requests were streamed)`,
     );
   } finally {
-    if (tenantId) {
-      // Ends the tenant's sessions and deletes its threads, checkpoints and executions.
-      const deleted = await api(base, opts.adminKey, 'DELETE', `/admin/tenants/${tenantId}`).catch((error: Error) => ({ status: 0, body: error.message }));
-      if (deleted.status !== 200) console.error(`cleanup: DELETE /admin/tenants/${tenantId} answered ${deleted.status}: ${JSON.stringify(deleted.body)}`);
-    }
+    // Ends the tenant's sessions and deletes its threads, checkpoints and executions.
+    if (tenantId) await deleteTenant(platform, tenantId);
     await model.close();
   }
 }
 
 async function main() {
   const opts = options();
-  if (opts.url) await againstUrl(opts);
-  else await inProcess(opts);
+  // In this process the gateway answers with the scripted model; with --url its model is
+  // the scripted server againstUrl starts.
+  const platform = await openTarget(opts, {}, { chatModels: new ScriptedModelProvider(() => script) });
+  try {
+    if (platform.local) await inProcess(opts, platform, platform.local);
+    else await againstUrl(opts, platform);
+  } finally {
+    await platform.close();
+  }
 }
 
-main().catch((error) => {
-  console.error(error instanceof BenchError ? `bench/agent: ${error.message}` : error);
-  process.exit(1);
-});
+runMain('bench/agent', main);

@@ -20,9 +20,25 @@ import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs, promisify } from 'node:util';
+import { promisify } from 'node:util';
 import { ArtifactIngester } from '@drydock/session-host';
-import { api, BenchError, containerOfSession, fixed, startInProcess, summarize, table, timeMethod } from '../lib/harness.js';
+import {
+  api,
+  BenchError,
+  containerOfSession,
+  createSession,
+  createTenant,
+  deleteTenant,
+  fixed,
+  openTarget,
+  readArgs,
+  runMain,
+  summarize,
+  table,
+  TARGET_ARGS,
+  timeMethod,
+  wholeNumber,
+} from '../lib/harness.js';
 
 const execFileAsync = promisify(execFile);
 const TARGET_RATIO = 1.2;
@@ -43,32 +59,14 @@ host for the baseline. With --url the deployment's SANDBOX_SESSION_DISK_MB must 
 large file (default 256 MiB: up to --mb 200) and ARTIFACTS_MAX_FILE_BYTES must allow it.`;
 
 function options() {
-  const { values } = parseArgs({
-    options: {
-      mb: { type: 'string' },
-      small: { type: 'string' },
-      rounds: { type: 'string' },
-      url: { type: 'string' },
-      'admin-key': { type: 'string' },
-      help: { type: 'boolean', short: 'h' },
-    },
-  });
-  if (values.help) {
-    console.log(USAGE);
-    process.exit(0);
-  }
-  const int = (name: string, raw: string | undefined, def: number) => {
-    const value = raw === undefined || raw === '' ? def : Number(raw);
-    if (!Number.isInteger(value) || value < 1) throw new BenchError(`${name} must be a whole number >= 1 (got "${raw}")\n\n${USAGE}`);
-    return value;
-  };
+  const values = readArgs({ mb: { type: 'string' }, small: { type: 'string' }, rounds: { type: 'string' }, ...TARGET_ARGS }, USAGE);
   const env = process.env;
   return {
-    mb: int('--mb', values.mb ?? env.BENCH_MB, 100),
-    small: int('--small', values.small ?? env.BENCH_SMALL, 1000),
-    rounds: int('--rounds', values.rounds ?? env.BENCH_ROUNDS, 3),
-    url: values.url?.replace(/\/+$/, ''),
-    adminKey: values['admin-key'] ?? env.DRYDOCK_ADMIN_KEY ?? 'dev-admin-key-0123456789abcdef',
+    mb: wholeNumber('--mb', values.mb ?? env.BENCH_MB, 100, 1),
+    small: wholeNumber('--small', values.small ?? env.BENCH_SMALL, 1000, 1),
+    rounds: wholeNumber('--rounds', values.rounds ?? env.BENCH_ROUNDS, 3, 1),
+    url: values.url,
+    adminKey: values['admin-key'],
   };
 }
 
@@ -96,21 +94,17 @@ async function main(): Promise<void> {
   // Room for the large file twice (artifact + baseline copy) in the session's tmpfs,
   // whose pages count against the container's memory.
   const memoryMb = Math.max(512, opts.mb * 2 + 256);
-  const platform = opts.url
-    ? { url: opts.url, adminKey: opts.adminKey, mode: `running deployment at ${opts.url}`, inProcess: false, close: async () => undefined }
-    : await (async () => {
-        timeMethod(ArtifactIngester.prototype, 'ingest', (ms) => ingestMs.push(ms));
-        const p = await startInProcess({
-          SANDBOX_SESSION_DISK_MB: String(Math.max(256, opts.mb * 2 + 64)),
-          SANDBOX_MEMORY_MB: String(memoryMb),
-          ARTIFACTS_MAX_FILE_BYTES: String(Math.max(512, opts.mb + 1) * 1024 * 1024),
-        });
-        return { ...p, mode: `in-process gateway + worker ${p.workerId}`, inProcess: true };
-      })();
+  const platform = await openTarget(opts, {
+    SANDBOX_SESSION_DISK_MB: String(Math.max(256, opts.mb * 2 + 64)),
+    SANDBOX_MEMORY_MB: String(memoryMb),
+    ARTIFACTS_MAX_FILE_BYTES: String(Math.max(512, opts.mb + 1) * 1024 * 1024),
+  });
+  const inProcess = platform.local !== null;
+  if (inProcess) timeMethod(ArtifactIngester.prototype, 'ingest', (ms) => ingestMs.push(ms));
   const scratch = await mkdtemp(join(tmpdir(), 'drydock-bench-cp-'));
   let tenantId: string | null = null;
   try {
-    const tenant = await api(platform.url, platform.adminKey, 'POST', '/admin/tenants', {
+    const tenant = await createTenant(platform, {
       name: `bench-artifacts-${Date.now()}`,
       limits: {
         requestsPerMinute: 10_000_000,
@@ -119,14 +113,11 @@ async function main(): Promise<void> {
         artifactBytes: (opts.mb * opts.rounds + 64) * 4 * 1024 * 1024 + opts.small * opts.rounds * SMALL_BYTES * 4,
       },
     });
-    if (tenant.status !== 201) throw new BenchError(`creating a tenant failed (${tenant.status}): ${JSON.stringify(tenant.body)}`);
-    tenantId = tenant.body.id as string;
-    const key: string = tenant.body.apiKey;
-    const session = await api(platform.url, key, 'POST', '/v1/sessions', { threadId: `bench-artifacts-${Date.now()}`, limits: { memoryMb } });
-    if (session.status !== 201) throw new BenchError(`creating a session failed: ${JSON.stringify(session.body)}`);
-    const sessionId: string = session.body.id;
+    tenantId = tenant.id;
+    const key = tenant.apiKey;
+    const { id: sessionId, view: session } = await createSession(platform.url, key, { threadId: `bench-artifacts-${Date.now()}`, limits: { memoryMb } });
     const container = await containerOfSession(platform.url, platform.adminKey, sessionId);
-    console.log(`bench/artifacts: ${platform.mode}; session ${sessionId}, container ${container.slice(0, 12)}, memory ${session.body.limits?.memoryMb} MiB, /session ${session.body.limits?.sessionDiskMb} MiB`);
+    console.log(`bench/artifacts: ${platform.mode}; session ${sessionId}, container ${container.slice(0, 12)}, memory ${session.limits?.memoryMb} MiB, /session ${session.limits?.sessionDiskMb} MiB`);
 
     // One execution; its client time, durationMs, and (in this process) the in-place ingest.
     const run = async (code: string, expectArtifacts: number, expectBytes?: number) => {
@@ -139,12 +130,12 @@ async function main(): Promise<void> {
       if (artifacts.length !== expectArtifacts) {
         throw new BenchError(
           `expected ${expectArtifacts} artifacts, got ${artifacts.length} (skipped: ${JSON.stringify(res.body.artifactsSkipped).slice(0, 300)})` +
-            (opts.url ? '; too-large: raise the deployment\'s ARTIFACTS_MAX_FILE_BYTES' : ''),
+            (inProcess ? '' : '; too-large: raise the deployment\'s ARTIFACTS_MAX_FILE_BYTES'),
         );
       }
       if (expectBytes !== undefined && artifacts[0]?.size !== expectBytes) throw new BenchError(`the large artifact has ${artifacts[0]?.size} bytes, not ${expectBytes}`);
       // (A control run, which leaves nothing, may or may not call it.)
-      if (platform.inProcess && (expectArtifacts ? ingestMs.length !== 1 : ingestMs.length > 1)) {
+      if (inProcess && (expectArtifacts ? ingestMs.length !== 1 : ingestMs.length > 1)) {
         throw new BenchError(`ArtifactIngester.ingest ran ${ingestMs.length} times for one execution`);
       }
       const durationMs = res.body.durationMs as number | null;
@@ -183,37 +174,31 @@ async function main(): Promise<void> {
       return [name, fixed(s.min, 1), fixed(s.p50, 1), fixed(s.max, 1), rate ? mbps(s.p50) : '-'];
     };
     const rows: string[][] = [];
-    if (platform.inProcess) rows.push(line(`ingest ${opts.mb} MB artifact (in place)`, large, true));
+    if (inProcess) rows.push(line(`ingest ${opts.mb} MB artifact (in place)`, large, true));
     rows.push(line(`ingest ${opts.mb} MB artifact (derived from the API)`, largeDerived, true));
     rows.push(line(`docker cp ${opts.mb} MB (baseline)`, cp, true));
-    if (platform.inProcess) rows.push(line(`ingest ${opts.small} x ${SMALL_BYTES} B artifacts (in place)`, small));
+    if (inProcess) rows.push(line(`ingest ${opts.small} x ${SMALL_BYTES} B artifacts (in place)`, small));
     rows.push(line(`ingest ${opts.small} x ${SMALL_BYTES} B artifacts (derived from the API)`, smallDerived));
     console.log(`\nartifact ingestion, ${opts.rounds} rounds (times in ms; MB = MiB)\n`);
     console.log(table(['measure', 'min', 'p50', 'max', 'MB/s at p50'], rows));
     console.log(
       `\nderived = (client time - durationMs) of the run leaving the artifacts - the same of a control run writing the same` +
-        `\nbytes and deleting them before it ends${platform.inProcess ? '' : ' (in-place timing of ArtifactIngester.ingest needs the worker in this process: not measured with --url)'}`,
+        `\nbytes and deleting them before it ends${inProcess ? '' : ' (in-place timing of ArtifactIngester.ingest needs the worker in this process: not measured with --url)'}`,
     );
     // The verdicts use the in-place figure where there is one, the derived one otherwise.
-    const L = summarize(platform.inProcess ? large : largeDerived);
-    const S = summarize(platform.inProcess ? small : smallDerived);
-    const which = platform.inProcess ? 'in place' : 'derived';
+    const L = summarize(inProcess ? large : largeDerived);
+    const S = summarize(inProcess ? small : smallDerived);
+    const which = inProcess ? 'in place' : 'derived';
     const ratio = L.p50 / C.p50;
     const perSmall = S.p50 / opts.small;
     console.log(`large (${which}): ingest / docker cp = ${fixed(ratio)}x (target <= ${TARGET_RATIO}x): ${ratio <= TARGET_RATIO ? 'met' : 'MISSED'}`);
     console.log(`small (${which}): ${fixed(perSmall, 3)} ms per artifact (target < ${TARGET_SMALL_MS} ms): ${perSmall < TARGET_SMALL_MS ? 'met' : 'MISSED'}`);
   } finally {
     await rm(scratch, { recursive: true, force: true });
-    if (tenantId) {
-      // Ends the session and removes the tenant's artifacts (rows and blobs).
-      const deleted = await api(platform.url, platform.adminKey, 'DELETE', `/admin/tenants/${tenantId}`).catch((error: Error) => ({ status: 0, body: error.message }));
-      if (deleted.status !== 200) console.error(`cleanup: DELETE /admin/tenants/${tenantId} answered ${deleted.status}: ${JSON.stringify(deleted.body)}`);
-    }
+    // Ends the session and removes the tenant's artifacts (rows and blobs).
+    if (tenantId) await deleteTenant(platform, tenantId);
     await platform.close();
   }
 }
 
-main().catch((error: Error) => {
-  console.error(error instanceof BenchError ? `bench/artifacts: ${error.message}` : error);
-  process.exit(1);
-});
+runMain('bench/artifacts', main);

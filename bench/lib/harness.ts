@@ -197,6 +197,16 @@ export async function createTenant(target: { url: string; adminKey: string }, bo
   return { id: res.body.id as string, apiKey: res.body.apiKey as string };
 }
 
+// Deletes a tenant a bench created (DELETE /admin/tenants/:id ends its sessions and
+// removes what it owns). For `finally` blocks: it never throws; a failure is printed as
+// a "cleanup:" line and the answer is false.
+export async function deleteTenant(target: { url: string; adminKey: string }, id: string): Promise<boolean> {
+  const res = await api(target.url, target.adminKey, 'DELETE', `/admin/tenants/${id}`).catch((error: Error) => ({ status: 0, body: error.message }));
+  if (res.status === 200) return true;
+  console.error(`cleanup: DELETE /admin/tenants/${id} answered ${res.status}: ${JSON.stringify(res.body)}`);
+  return false;
+}
+
 // A new session (POST /v1/sessions with `body`), or a BenchError saying what the gateway
 // answered. `view` is the whole answer (workerId, storage, ...).
 export async function createSession(url: string, key: string, body: Record<string, unknown> = {}): Promise<{ id: string; view: any }> {

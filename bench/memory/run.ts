@@ -10,8 +10,8 @@
 // printed as context. Without --url the gateway and the worker share this process: one
 // RSS for both, printed for completeness only (the target is per process).
 import { execFile } from 'node:child_process';
-import { parseArgs, promisify } from 'node:util';
-import { api, BenchError, fixed, startInProcess, table } from '../lib/harness.js';
+import { promisify } from 'node:util';
+import { api, BenchError, createTenant, deleteTenant, fixed, openTarget, readArgs, request, runMain, table, TARGET_ARGS, wholeNumber } from '../lib/harness.js';
 
 const execFileAsync = promisify(execFile);
 const TARGET_MB = 300;
@@ -39,12 +39,9 @@ function gauge(text: string, name: string): number | null {
 }
 
 async function scrape(url: string, key: string | null, what: string): Promise<Reading> {
-  let res: Response;
-  try {
-    res = await fetch(url, { headers: key ? { authorization: `Bearer ${key}` } : {} });
-  } catch (error) {
-    throw new BenchError(`${what}: GET ${url} failed: ${(error as { cause?: Error }).cause?.message ?? (error as Error).message}`);
-  }
+  const res = await request(url, { headers: key ? { authorization: `Bearer ${key}` } : {} }).catch((error: Error) => {
+    throw new BenchError(`${what}: ${error.message}`);
+  });
   const text = await res.text();
   if (res.status !== 200) throw new BenchError(`${what}: GET ${url} answered ${res.status}: ${text.slice(0, 200)}`);
   const rss = gauge(text, 'process_resident_memory_bytes');
@@ -53,46 +50,31 @@ async function scrape(url: string, key: string | null, what: string): Promise<Re
 }
 
 async function main() {
-  const { values } = parseArgs({
-    options: {
+  const values = readArgs(
+    {
       sessions: { type: 'string' },
       parallel: { type: 'string' },
       settle: { type: 'string' },
-      url: { type: 'string' },
-      'admin-key': { type: 'string' },
+      ...TARGET_ARGS,
       'worker-metrics-url': { type: 'string' },
       'no-docker-stats': { type: 'boolean' },
-      help: { type: 'boolean', short: 'h' },
     },
-  });
-  if (values.help) return console.log(USAGE);
-  const whole = (name: string, value: string | undefined, fallback: number, min = 1) => {
-    const n = Number(value ?? fallback);
-    if (!Number.isInteger(n) || n < min) throw new BenchError(`--${name} must be a whole number >= ${min}\n${USAGE}`);
-    return n;
-  };
-  const count = whole('sessions', values.sessions, 50);
-  const parallel = whole('parallel', values.parallel, 4);
-  const settleMs = whole('settle', values.settle, 3, 0) * 1000;
-  const url = values.url?.replace(/\/+$/, '');
+    USAGE,
+  );
+  const count = wholeNumber('--sessions', values.sessions, 50, 1);
+  const parallel = wholeNumber('--parallel', values.parallel, 4, 1);
+  const settleMs = wholeNumber('--settle', values.settle, 3, 0) * 1000;
   const workerMetricsUrl = values['worker-metrics-url'] ?? `http://127.0.0.1:${process.env.WORKER_METRICS_PORT || 9401}/metrics`;
 
-  const platform = url
-    ? {
-        url,
-        adminKey: values['admin-key'] ?? process.env.DRYDOCK_ADMIN_KEY ?? 'dev-admin-key-0123456789abcdef',
-        mode: `running deployment at ${url}; worker metrics at ${workerMetricsUrl}`,
-        close: async () => undefined,
-      }
-    : await startInProcess({ WORKER_ORPHAN_SWEEP_MS: process.env.WORKER_ORPHAN_SWEEP_MS ?? '0' }).then((p) => ({
-        ...p,
-        mode: `in-process gateway + worker ${p.workerId} (one process: one RSS for both)`,
-      }));
+  const platform = await openTarget({ url: values.url, adminKey: values['admin-key'] }, { WORKER_ORPHAN_SWEEP_MS: process.env.WORKER_ORPHAN_SWEEP_MS ?? '0' });
+  // With --url the gateway and the worker are processes of their own, each with its RSS.
+  const separate = platform.local === null;
+  const mode = separate ? `${platform.mode}; worker metrics at ${workerMetricsUrl}` : `${platform.mode} (one process: one RSS for both)`;
   // Each reading: the gateway's and the worker's (with --url), or this process's.
   const read = async (): Promise<{ gateway: Reading; worker: Reading | null }> => {
     if (settleMs) await new Promise((resolve) => setTimeout(resolve, settleMs));
     const gateway = await scrape(`${platform.url}/metrics`, platform.adminKey, 'gateway');
-    return { gateway, worker: url ? await scrape(workerMetricsUrl, null, 'worker') : null };
+    return { gateway, worker: separate ? await scrape(workerMetricsUrl, null, 'worker') : null };
   };
 
   let tenantId: string | null = null;
@@ -105,10 +87,7 @@ async function main() {
     for (const id of sessions.splice(0)) {
       await api(platform.url, key, 'DELETE', `/v1/sessions/${id}`).catch(() => undefined);
     }
-    if (tenantId) {
-      const deleted = await api(platform.url, platform.adminKey, 'DELETE', `/admin/tenants/${tenantId}`).catch((error: Error) => ({ status: 0, body: error.message }));
-      if (deleted.status !== 200) console.error(`cleanup: DELETE /admin/tenants/${tenantId} answered ${deleted.status}: ${JSON.stringify(deleted.body)}`);
-    }
+    if (tenantId) await deleteTenant(platform, tenantId);
   };
   const onSignal = (signal: NodeJS.Signals) => {
     console.error(`\n${signal}: deleting the bench's sessions and tenant`);
@@ -118,16 +97,15 @@ async function main() {
   process.once('SIGTERM', onSignal);
 
   try {
-    console.log(`bench/memory: ${platform.mode}; ${count} sessions`);
+    console.log(`bench/memory: ${mode}; ${count} sessions`);
     const before = await read();
 
-    const tenant = await api(platform.url, platform.adminKey, 'POST', '/admin/tenants', {
+    const tenant = await createTenant(platform, {
       name: `bench-memory-${Date.now()}`,
       limits: { maxSessions: count + 4, concurrentExecutions: count * 2, requestsPerMinute: 10_000_000 },
     });
-    if (tenant.status !== 201) throw new BenchError(`creating a tenant failed (${tenant.status}; is the admin key right?): ${JSON.stringify(tenant.body)}`);
-    tenantId = tenant.body.id as string;
-    key = tenant.body.apiKey as string;
+    tenantId = tenant.id;
+    key = tenant.apiKey;
     const started = performance.now();
     let next = 0;
     await Promise.all(
@@ -176,7 +154,7 @@ async function main() {
     const heap = (r: Reading | null) => (r?.heapUsed == null ? '-' : fixed(r.heapUsed / MB, 1));
     const verdict = (r: Reading) => (r.rss < TARGET_MB * MB ? 'met' : 'MISSED');
     const rows = [
-      [url ? 'gateway' : 'gateway + worker (one process)', mb(before.gateway), mb(live.gateway), mb(after.gateway), heap(live.gateway), url ? verdict(live.gateway) : 'n/a'],
+      [separate ? 'gateway' : 'gateway + worker (one process)', mb(before.gateway), mb(live.gateway), mb(after.gateway), heap(live.gateway), separate ? verdict(live.gateway) : 'n/a'],
     ];
     if (live.worker) rows.push(['worker', mb(before.worker), mb(live.worker), mb(after.worker), heap(live.worker), verdict(live.worker)]);
     console.log(`\nresident memory (process_resident_memory_bytes, MB = MiB; read ${settleMs / 1000} s after each step)\n`);
@@ -185,7 +163,7 @@ async function main() {
       console.log(`\nworker drydock_sessions_live: ${before.worker?.sessionsLive} before, ${live.worker.sessionsLive} with the sessions, ${after.worker?.sessionsLive} after`);
     }
     if (containers) console.log(containers);
-    if (!url) console.log('(in this process the gateway, the worker and this client share one RSS; run with --url for the per-process target)');
+    if (!separate) console.log('(in this process the gateway, the worker and this client share one RSS; run with --url for the per-process target)');
   } finally {
     await cleanup();
     await platform.close();
@@ -200,7 +178,4 @@ function parseSize(text: string): number {
   return Number(match[1]) * (units[match[2]!.toUpperCase()] ?? NaN);
 }
 
-main().catch((error) => {
-  console.error(error instanceof BenchError ? `bench/memory: ${error.message}` : error);
-  process.exit(1);
-});
+runMain('bench/memory', main);

@@ -15,11 +15,23 @@
 import 'reflect-metadata';
 import { randomBytes } from 'node:crypto';
 import { cpus } from 'node:os';
-import { parseArgs } from 'node:util';
 import { DataSource } from 'typeorm';
 import { APP_CONFIG, type AppConfig } from '@drydock/core';
 import { type GrepMode, type GrepResult, type ThreadScope, VfsService } from '@drydock/vfs';
-import { api, BenchError, startInProcess, summarize, table, type Summary } from '../lib/harness.js';
+import {
+  api,
+  BenchError,
+  createTenant,
+  deleteTenant,
+  openTarget,
+  readArgs,
+  runMain,
+  summarize,
+  table,
+  TARGET_ARGS,
+  wholeNumber,
+  type Summary,
+} from '../lib/harness.js';
 
 const MiB = 1024 * 1024;
 const TARGET_GREP_MS = 500;
@@ -70,61 +82,44 @@ interface Options {
   rest: boolean;
   analyze: boolean;
   url: string | undefined;
-  adminKey: string;
+  adminKey: string | undefined;
   concurrency: number;
 }
 
 function readOptions(): Options {
-  let values: Record<string, string | boolean | undefined>;
-  try {
-    ({ values } = parseArgs({
-      options: {
-        files: { type: 'string' },
-        mb: { type: 'string' },
-        runs: { type: 'string' },
-        batch: { type: 'string' },
-        single: { type: 'string' },
-        seed: { type: 'string' },
-        analyze: { type: 'boolean' },
-        'no-rest': { type: 'boolean' },
-        url: { type: 'string' },
-        'admin-key': { type: 'string' },
-        concurrency: { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-      },
-      strict: true,
-      allowPositionals: false,
-    }));
-  } catch (error) {
-    throw new BenchError(`${(error as Error).message}\n\n${USAGE}`);
-  }
-  if (values.help) {
-    console.log(USAGE);
-    process.exit(0);
-  }
+  const values = readArgs(
+    {
+      files: { type: 'string' },
+      mb: { type: 'string' },
+      runs: { type: 'string' },
+      batch: { type: 'string' },
+      single: { type: 'string' },
+      seed: { type: 'string' },
+      analyze: { type: 'boolean' },
+      'no-rest': { type: 'boolean' },
+      ...TARGET_ARGS,
+      concurrency: { type: 'string' },
+    },
+    USAGE,
+  );
   const env = process.env;
-  const num = (name: string, raw: string | boolean | undefined, def: number, min: number, integer = true): number => {
-    if (raw === undefined || raw === '') return def;
-    const value = Number(raw);
-    if (!Number.isFinite(value) || value < min || (integer && !Number.isInteger(value))) {
-      throw new BenchError(`${name} must be ${integer ? 'an integer' : 'a number'} >= ${min} (got "${raw}")`);
-    }
-    return value;
-  };
-  const url = typeof values.url === 'string' ? values.url.replace(/\/+$/, '') : undefined;
-  if (url && values.analyze) throw new BenchError('--analyze needs the database: it works in this process only, not with --url');
+  if (values.url && values.analyze) throw new BenchError('--analyze needs the database: it works in this process only, not with --url');
+  // --mb may be a fraction (the one option that is not a whole number).
+  const rawMb = values.mb ?? env.BENCH_VFS_MB;
+  const mb = rawMb === undefined || rawMb === '' ? 100 : Number(rawMb);
+  if (!Number.isFinite(mb) || mb < 2) throw new BenchError(`--mb must be a number >= 2 (got "${rawMb}")`);
   return {
-    files: num('--files', values.files ?? env.BENCH_VFS_FILES, 10_000, 3),
-    mb: num('--mb', values.mb ?? env.BENCH_VFS_MB, 100, 2, false),
-    runs: num('--runs', values.runs ?? env.BENCH_VFS_RUNS, 10, 1),
-    batch: num('--batch', values.batch ?? env.BENCH_VFS_BATCH, 1000, 1),
-    single: num('--single', values.single ?? env.BENCH_VFS_SINGLE, 500, 0),
-    seed: num('--seed', values.seed ?? env.BENCH_VFS_SEED, 1, 0),
+    files: wholeNumber('--files', values.files ?? env.BENCH_VFS_FILES, 10_000, 3),
+    mb,
+    runs: wholeNumber('--runs', values.runs ?? env.BENCH_VFS_RUNS, 10, 1),
+    batch: wholeNumber('--batch', values.batch ?? env.BENCH_VFS_BATCH, 1000, 1),
+    single: wholeNumber('--single', values.single ?? env.BENCH_VFS_SINGLE, 500, 0),
+    seed: wholeNumber('--seed', values.seed ?? env.BENCH_VFS_SEED, 1, 0),
     rest: !values['no-rest'],
     analyze: Boolean(values.analyze),
-    url,
-    adminKey: (values['admin-key'] as string | undefined) ?? env.DRYDOCK_ADMIN_KEY ?? 'dev-admin-key-0123456789abcdef',
-    concurrency: num('--concurrency', values.concurrency ?? env.BENCH_VFS_CONCURRENCY, 8, 1),
+    url: values.url,
+    adminKey: values['admin-key'],
+    concurrency: wholeNumber('--concurrency', values.concurrency ?? env.BENCH_VFS_CONCURRENCY, 8, 1),
   };
 }
 
@@ -519,33 +514,27 @@ async function main(): Promise<void> {
 
   // In this process: a gateway and a worker (the worker takes no sessions here: no warm
   // pool, and no orphan sweep that could touch other processes' sandboxes).
-  const platform = options.url
-    ? { url: options.url, adminKey: options.adminKey, inProcess: null, close: async () => undefined }
-    : await startInProcess({ WORKER_POOL_SIZE: env.WORKER_POOL_SIZE ?? '0', WORKER_ORPHAN_SWEEP_MS: env.WORKER_ORPHAN_SWEEP_MS ?? '0' }).then((p) => ({
-        ...p,
-        inProcess: p,
-      }));
+  const platform = await openTarget(options, { WORKER_POOL_SIZE: env.WORKER_POOL_SIZE ?? '0', WORKER_ORPHAN_SWEEP_MS: env.WORKER_ORPHAN_SWEEP_MS ?? '0' });
   let tenantId: string | null = null;
   let failed = false;
   try {
     let db: DataSource | null = null;
     let vfs: VfsService | null = null;
-    if (platform.inProcess) {
-      vfs = platform.inProcess.gateway.get(VfsService);
-      db = platform.inProcess.gateway.get(DataSource);
-      const config = platform.inProcess.gateway.get<AppConfig>(APP_CONFIG);
+    if (platform.local) {
+      vfs = platform.local.gateway.get(VfsService);
+      db = platform.local.gateway.get(DataSource);
+      const config = platform.local.gateway.get<AppConfig>(APP_CONFIG);
       if (config.vfs.maxFileBytes < BIG_FILE_BYTES) {
         throw new BenchError(`VFS_MAX_FILE_BYTES (${config.vfs.maxFileBytes}) is below the ${BIG_FILE_BYTES}-byte file`);
       }
     }
     const suffix = randomBytes(4).toString('hex');
-    const created = await api(platform.url, platform.adminKey, 'POST', '/admin/tenants', {
+    const created = await createTenant(platform, {
       name: `bench-vfs-${suffix}`,
       limits: { vfsBytes: Math.max(2 * 1024 ** 3, 4 * totalBytes), requestsPerMinute: 10_000_000 },
     });
-    if (created.status !== 201) throw new BenchError(`creating a tenant failed (${created.status}; is the admin key right?): ${JSON.stringify(created.body)}`);
-    tenantId = created.body.id as string;
-    const apiKey = created.body.apiKey as string;
+    tenantId = created.id;
+    const apiKey = created.apiKey;
     const threadId = `bench-vfs-${suffix}`;
     const singleThread = `bench-vfs-${suffix}-single`;
     const rest = restOps(platform.url, apiKey, options.concurrency);
@@ -788,19 +777,10 @@ async function main(): Promise<void> {
       }
     }
   } finally {
-    if (tenantId) {
-      const deleted = await api(platform.url, platform.adminKey, 'DELETE', `/admin/tenants/${tenantId}`).catch((error: Error) => ({ status: 0, body: error.message }));
-      if (deleted.status !== 200) {
-        failed = true;
-        console.error(`cleanup: DELETE /admin/tenants/${tenantId} answered ${deleted.status}: ${JSON.stringify(deleted.body)}`);
-      }
-    }
+    if (tenantId && !(await deleteTenant(platform, tenantId))) failed = true;
     await platform.close();
   }
   if (failed) process.exitCode = 1;
 }
 
-main().catch((error: unknown) => {
-  console.error(`\nvfs benchmark aborted: ${error instanceof BenchError ? error.message : ((error as Error)?.stack ?? error)}`);
-  process.exitCode = 1;
-});
+runMain('vfs benchmark', main);
