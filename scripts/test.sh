@@ -34,13 +34,21 @@ log "type-checking (tsc $(cd "$ROOT" && npx tsc --version | cut -d' ' -f2))"
 log "Python tests (unittest): the REPL server, the agent's tool-schema derivation"
 PY_RAN=0
 PY_FAILED=0
+# The REPL's tests start the supervisor as other users (nobody, the two sandbox users),
+# who must be able to read it: they run from a world-readable copy, wherever the
+# checkout lives (a `mktemp -d` clone is closed to other users).
+PY_COPY="$(mktemp -d)"
+trap 'rm -rf "$PY_COPY"' EXIT
+chmod 755 "$PY_COPY"
+cp -r "$ROOT/docker/sandbox/repl" "$PY_COPY/repl"
+chmod -R a+rX "$PY_COPY/repl"
 # <folder>:<unittest arguments>; the REPL's tests are split by concern (test_*.py).
-for suite in "docker/sandbox/repl:discover -p test_*.py" "libs/agents/src/python-tools:test_derive_schema"; do
+for suite in "$PY_COPY/repl:discover -p test_*.py" "$ROOT/libs/agents/src/python-tools:test_derive_schema"; do
   PY_LOG="$DRYDOCK_VAR/log/python-$(basename "${suite%%:*}").log"
   set +e
   # Split into words on purpose, never globbed: `test_*.py` is discover's pattern.
   # shellcheck disable=SC2086
-  (set -f; cd "$ROOT/${suite%%:*}" && python3 -m unittest ${suite#*:}) 2>&1 | tee "$PY_LOG" | tail -4
+  (set -f; cd "${suite%%:*}" && python3 -m unittest ${suite#*:}) 2>&1 | tee "$PY_LOG" | tail -4
   status=${PIPESTATUS[0]}
   set -e
   ran=$(sed -n 's/^Ran \([0-9]*\) tests\? .*/\1/p' "$PY_LOG")
