@@ -323,14 +323,16 @@ export class TypeOrmThreadFilesRepository implements ThreadFilesRepository {
     assertThread(threadId);
     if (paths.length === 0 || limit <= 0) return [];
     const match = matchSql(matcher);
+    // The whole-text test first: a file without a match is never split into lines (a
+    // matching line implies a match in the text, also in newline-sensitive mode).
     const rows: { path: string; line: string; text: string }[] = await this.search(
       `SELECT f.path, l.n AS line, left(l.t, ${MAX_LINE_CHARS + 1}) AS text
          FROM thread_files f CROSS JOIN LATERAL ${linesOf('f.text_content', match.matchesEmpty)} AS l(t, n)
         WHERE f.tenant_id = $1 AND f.thread_id = $2 AND f.path = ANY($3::text[]) AND NOT f.deleted
-          AND f.text_content IS NOT NULL AND ${match.line('l.t', 4)}
+          AND f.text_content IS NOT NULL AND ${match.file('f.text_content', 5)} AND ${match.line('l.t', 4)}
         ORDER BY f.path, l.n
         LIMIT ${Math.floor(limit)}`,
-      [tenantId, threadId, paths, match.lineParam],
+      [tenantId, threadId, paths, match.lineParam, match.fileParam],
       matcher,
     );
     return rows.map((r) => ({ path: r.path, line: Number(r.line), text: r.text }));

@@ -61,7 +61,7 @@ export interface WriteOptions {
 }
 
 // Files per statement when grep walks matching files for lines.
-const GREP_FILES_PER_QUERY = 200;
+const GREP_FILES_PER_QUERY = 500;
 // Statements of one grep running at once (two cores' worth of line splitting).
 const GREP_QUERIES_IN_FLIGHT = 2;
 
@@ -333,24 +333,39 @@ export class VfsService {
     filter: ((path: string) => boolean) | null,
   ): Promise<GrepResult> {
     const { tenantId, threadId } = scope;
+    if (mode === 'content') return this.grepLines(scope, under, matcher, max, filter);
     let files = await this.files.findMatchingFiles(tenantId, threadId, under, matcher);
     if (filter) files = files.filter(filter);
     if (files.length === 0) await this.assertExists(scope, under);
     if (mode === 'files_with_matches') {
       return grepResult(mode, { files: files.slice(0, max) }, files.length > max, max, files.length);
     }
-    if (mode === 'count') {
-      const counts: { path: string; count: number }[] = [];
-      await inOrder(
-        chunked(files.slice(0, max), GREP_FILES_PER_QUERY),
-        (chunk) => this.files.countLines(tenantId, threadId, chunk, matcher),
-        (found) => {
-          counts.push(...found);
-          return true;
-        },
-      );
-      return grepResult(mode, { counts }, files.length > max, max, files.length);
-    }
+    const counts: { path: string; count: number }[] = [];
+    await inOrder(
+      chunked(files.slice(0, max), GREP_FILES_PER_QUERY),
+      (chunk) => this.files.countLines(tenantId, threadId, chunk, matcher),
+      (found) => {
+        counts.push(...found);
+        return true;
+      },
+    );
+    return grepResult(mode, { counts }, files.length > max, max, files.length);
+  }
+
+  // Content mode: the statements that split files into lines look for the pattern in
+  // each file first themselves, over every file under `under` in path order, instead of
+  // after a statement that lists the matching files (one scan of every text less).
+  private async grepLines(
+    scope: ThreadScope,
+    under: string,
+    matcher: LineMatcher,
+    max: number,
+    filter: ((path: string) => boolean) | null,
+  ): Promise<GrepResult> {
+    const { tenantId, threadId } = scope;
+    let files = await this.files.listPaths(tenantId, threadId, under);
+    if (files.length === 0) await this.assertExists(scope, under);
+    if (filter) files = files.filter(filter);
     const matches: { path: string; line: number; text: string }[] = [];
     await inOrder(
       chunked(files, GREP_FILES_PER_QUERY),
@@ -360,7 +375,7 @@ export class VfsService {
         return matches.length <= max;
       },
     );
-    return grepResult(mode, { matches: matches.slice(0, max) }, matches.length > max, max, null);
+    return grepResult('content', { matches: matches.slice(0, max) }, matches.length > max, max, null);
   }
 }
 
