@@ -62,7 +62,10 @@ export class SessionExecutionsService {
       this.metrics?.executions.inc({ tenant: principal.tenantId, status: view.status });
       return view;
     } finally {
-      await release();
+      // Not waited for: the release goes out now, ahead of anything this gateway sends
+      // Redis later (one connection keeps the order), and before the answer leaves; the
+      // caller does not wait a round trip for it. It never rejects.
+      void release();
     }
   }
 
