@@ -100,6 +100,24 @@ describe(DockerSandboxRuntime.name, () => {
     expect(plain.Env!.some((v) => v.startsWith('DRYDOCK_CHANNEL_SOCKET='))).toBe(false);
   });
 
+  it('should fail a start at once, with the exit code, when the sandbox stops before its channel opens', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'channels-'));
+    const docker = fakeDocker([]);
+    const container = {
+      id: 'c1',
+      start: jest.fn(async () => undefined),
+      inspect: jest.fn(async () => ({ State: { Running: false, ExitCode: 1 } })),
+      remove: jest.fn(async () => undefined),
+    };
+    docker.createContainer.mockImplementationOnce(async () => container as never);
+    const sut = runtimeWith({ SANDBOX_CHANNEL_DIR: root }, docker);
+    await sut.onModuleInit();
+    // Nothing ever listens: without the check this waits for the 30 s ready timeout.
+    await expect(sut.create(spec)).rejects.toThrow('the sandbox stopped before its channel opened (exit code 1)');
+    expect(container.remove).toHaveBeenCalledWith({ force: true });
+    expect(await readdir(root)).toEqual([]);
+  });
+
   it('should refuse to start when SANDBOX_CHANNEL_DIR is too long for a socket path', async () => {
     const sut = runtimeWith({ SANDBOX_CHANNEL_DIR: `/srv/${'x'.repeat(100)}` }, fakeDocker([]));
     await expect(sut.onModuleInit()).rejects.toThrow(/^SANDBOX_CHANNEL_DIR: \/srv\/x+ is too long for a socket path \(at most 77 bytes\)$/);

@@ -26,6 +26,8 @@ const READY_TIMEOUT_MS = 30_000;
 const HARD_DEADLINE_SLACK_MS = 10_000;
 // How often the worker tries the socket channel while the supervisor starts.
 const CHANNEL_RETRY_MS = 5;
+// How often, meanwhile, it asks Docker whether the container still runs.
+const CHANNEL_CHECK_MS = 250;
 // sun_path holds 108 bytes, the last one a NUL.
 const MAX_SOCKET_PATH_BYTES = 107;
 
@@ -144,7 +146,10 @@ export class DockerSandboxRuntime implements SandboxRuntime, OnModuleInit {
   private async startOnSocket(container: Docker.Container, path: string, release: () => Promise<void>): Promise<DockerSandbox> {
     await container.start();
     const deadline = Date.now() + READY_TIMEOUT_MS;
-    const channel = await connectWhenListening(path, deadline);
+    const channel = await connectWhenListening(path, deadline, async () => {
+      const { State } = await container.inspect();
+      return State.Running ? null : `the sandbox stopped before its channel opened (exit code ${State.ExitCode})`;
+    });
     const sandbox = new DockerSandbox(container.id, container, channel, HARD_DEADLINE_SLACK_MS, release);
     const ready = sandbox.waitReady(Math.max(1, deadline - Date.now()));
     sandbox.connect();
@@ -236,8 +241,11 @@ export class DockerSandboxRuntime implements SandboxRuntime, OnModuleInit {
 }
 
 // Connects to the supervisor's socket, trying again while it is not there yet (the
-// container is starting) until the deadline.
-async function connectWhenListening(path: string, deadline: number): Promise<Duplex> {
+// container is starting) until the deadline. Every CHANNEL_CHECK_MS `stopped` says
+// whether the container is gone (why, or null), so a supervisor that failed at start
+// fails the session's start at once, as an attached stream's end does.
+async function connectWhenListening(path: string, deadline: number, stopped: () => Promise<string | null>): Promise<Duplex> {
+  let nextCheck = Date.now() + CHANNEL_CHECK_MS;
   for (;;) {
     try {
       return await new Promise<Duplex>((resolve, reject) => {
@@ -253,6 +261,11 @@ async function connectWhenListening(path: string, deadline: number): Promise<Dup
       const code = (error as NodeJS.ErrnoException).code;
       if ((code !== 'ENOENT' && code !== 'ECONNREFUSED') || Date.now() >= deadline) {
         throw new Error(`the sandbox's channel ${path} did not open: ${(error as Error).message}`);
+      }
+      if (Date.now() >= nextCheck) {
+        const why = await stopped();
+        if (why) throw new Error(why);
+        nextCheck = Date.now() + CHANNEL_CHECK_MS;
       }
       await new Promise((r) => setTimeout(r, CHANNEL_RETRY_MS));
     }
