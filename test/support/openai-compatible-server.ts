@@ -4,7 +4,8 @@ import type { AddressInfo } from 'node:net';
 // A small server speaking OpenAI's chat completions protocol (POST /v1/chat/completions,
 // plain JSON or `stream: true` server-sent events), answering from a script. Tests point
 // the real OpenAI client at it, so the wire path (request building, tool-call parsing,
-// streaming) is exercised without a live model.
+// streaming) is exercised without a live model; bench/agent points a running gateway at
+// it (this folder is compiled with the benches for that).
 
 export interface WireToolCall {
   id: string;
@@ -29,16 +30,22 @@ export interface OpenAiCompatibleServer {
   requests: ChatCompletionsRequest[];
   // Authorization headers received, in order.
   authorizations: string[];
+  // The time each request took to answer (ms), in order.
+  handleMs: number[];
+  port: number;
   close(): Promise<void>;
 }
 
 export async function startOpenAiCompatibleServer(
   script: (request: ChatCompletionsRequest) => WireReply,
+  options: { port?: number; host?: string } = {},
 ): Promise<OpenAiCompatibleServer> {
   const requests: ChatCompletionsRequest[] = [];
   const authorizations: string[] = [];
+  const handleMs: number[] = [];
   let counter = 0;
   const server: Server = createServer(async (req, res) => {
+    const started = performance.now();
     if (req.method !== 'POST' || !req.url?.endsWith('/chat/completions')) {
       res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: 'not found' } }));
       return;
@@ -81,6 +88,7 @@ export async function startOpenAiCompatibleServer(
           usage,
         }),
       );
+      handleMs.push(performance.now() - started);
       return;
     }
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
@@ -96,14 +104,26 @@ export async function startOpenAiCompatibleServer(
     chunk({}, finish);
     res.write('data: [DONE]\n\n');
     res.end();
+    handleMs.push(performance.now() - started);
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const host = options.host ?? '127.0.0.1';
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, host, resolve);
+  });
   const { port } = server.address() as AddressInfo;
   return {
-    baseUrl: `http://127.0.0.1:${port}/v1`,
+    baseUrl: `http://${host}:${port}/v1`,
     requests,
     authorizations,
-    close: () => new Promise((resolve) => server.close(() => resolve())),
+    handleMs,
+    port,
+    close: () =>
+      new Promise((resolve) => {
+        server.close(() => resolve());
+        // A client's keep-alive sockets must not hold close() up.
+        server.closeAllConnections();
+      }),
   };
 }
 
