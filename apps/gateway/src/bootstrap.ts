@@ -24,9 +24,9 @@ export async function createGateway(options: { logger?: false } & GatewayOptions
     logger: options.logger ?? ['log', 'warn', 'error'],
   });
   if (options.logger !== false) app.useLogger(app.get(Logger));
-  app.use(requestLogging(app.get<AppConfig>(APP_CONFIG)));
-  app.use(requestMetrics(app.get(PlatformMetrics)));
   const config = app.get<AppConfig>(APP_CONFIG);
+  app.use(requestLogging(config));
+  app.use(requestMetrics(app.get(PlatformMetrics)));
   // File uploads take the raw body (any Content-Type, up to the file size limit);
   // every other route takes JSON.
   const isFileUpload = (req: IncomingMessage) => req.method === 'PUT' && FILE_CONTENT_ROUTE.test(req.url ?? '');

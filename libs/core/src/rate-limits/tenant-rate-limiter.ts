@@ -42,7 +42,11 @@ export class TenantRateLimiter {
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(REDIS) private readonly redis: Redis,
-  ) {}
+  ) {
+    // ACQUIRE as a command of the client: sent as EVALSHA (ioredis loads the script on
+    // the first NOSCRIPT), not the whole script text on every execution.
+    if (!('drydockAcquireSlot' in redis)) redis.defineCommand('drydockAcquireSlot', { numberOfKeys: 1, lua: ACQUIRE });
+  }
 
   // Counts one request of the tenant; throws RATE_LIMITED past its limit this minute.
   async admitRequest(tenant: RateLimitedTenant): Promise<void> {
@@ -98,12 +102,8 @@ export class TenantRateLimiter {
     };
   }
 
-  // ACQUIRE as a command of the client: sent as EVALSHA (ioredis loads the script on
-  // the first NOSCRIPT), not the whole script text on every execution.
   private acquireScript(...args: string[]): Promise<unknown> {
-    const client = this.redis as Redis & { drydockAcquireSlot?: (...a: string[]) => Promise<unknown> };
-    if (!client.drydockAcquireSlot) client.defineCommand('drydockAcquireSlot', { numberOfKeys: 1, lua: ACQUIRE });
-    return client.drydockAcquireSlot!(...args);
+    return (this.redis as Redis & { drydockAcquireSlot(...a: string[]): Promise<unknown> }).drydockAcquireSlot(...args);
   }
 
   private connected(): boolean {
