@@ -42,6 +42,12 @@ export const BLOB_STORE = Symbol('BLOB_STORE');
 
 const SHA256 = /^[0-9a-f]{64}$/;
 
+// Buffered bytes between the source and the staging file. At the streams' default
+// (16 KiB) every 64 KiB chunk from the archive waits for its own disk write, so reading
+// and writing take turns; with 1 MiB they overlap and chunks are written together
+// (writev). Measured on a 100 MB artifact: 1.9x `docker cp` at 16 KiB, 1.2x at 1 MiB.
+const STAGING_BUFFER_BYTES = 1 << 20;
+
 // Blobs in a local folder: `<root>/blobs/ab/cd/<sha256>`, staged in `<root>/staging`
 // (same filesystem, so commit is an atomic rename: a crash never leaves a partial blob
 // under a hash). The folder is the operator's; nothing in it is reachable from a
@@ -66,6 +72,7 @@ export class LocalBlobStore implements BlobStore {
     const hash = createHash('sha256');
     let size = 0;
     const meter = new Transform({
+      highWaterMark: STAGING_BUFFER_BYTES,
       transform(chunk: Buffer, _enc, done) {
         size += chunk.length;
         if (size > maxBytes) return done(new BlobTooLargeError(maxBytes));
@@ -74,7 +81,7 @@ export class LocalBlobStore implements BlobStore {
       },
     });
     try {
-      await pipeline(source, meter, createWriteStream(path, { flags: 'wx', mode: 0o600 }));
+      await pipeline(source, meter, createWriteStream(path, { flags: 'wx', mode: 0o600, highWaterMark: STAGING_BUFFER_BYTES }));
     } catch (error) {
       await rm(path, { force: true });
       throw error;
