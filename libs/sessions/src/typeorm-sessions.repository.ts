@@ -38,9 +38,19 @@ const SESSION_COLUMNS = `id, tenant_id, thread_id, status, worker_id, limits, st
 // The session and, if it can take a run, the execution inserted on it: one round trip
 // instead of a read and an insert. The insert's ON CONFLICT leaves a repeated
 // idempotency key to the partial unique index (the caller then reads the winner).
+// Without an idempotency key the insert commits without waiting for its WAL flush
+// (synchronous_commit off for this statement's transaction only). Nothing is
+// acknowledged on the strength of it: the caller answers once the worker's completing
+// UPDATE has committed, which flushes the WAL up to and including this row, and the WAL
+// writer flushes it within ~0.6 s anyway, long before a wait times out and names it. A
+// PostgreSQL crash in between loses a row no client has seen; a retry is a new
+// execution either way. With a key the row must be durable before the code runs, since
+// a retry finds the run by it: that insert waits for its flush as usual.
 const FIND_WITH_NEW_EXECUTION = `
-  WITH s AS (
-    SELECT ${SESSION_COLUMNS} FROM sessions WHERE tenant_id = $1 AND id = $2
+  WITH durability AS MATERIALIZED (
+    SELECT set_config('synchronous_commit', CASE WHEN $8::text IS NULL THEN 'off' ELSE 'on' END, true)
+  ), s AS (
+    SELECT ${SESSION_COLUMNS} FROM sessions, durability WHERE tenant_id = $1 AND id = $2
   ), e AS (
     INSERT INTO executions (id, tenant_id, session_id, thread_id, code, code_sha256, status, timeout_ms, idempotency_key)
     SELECT $3, s.tenant_id, s.id, s.thread_id, $4, $5, 'queued',
