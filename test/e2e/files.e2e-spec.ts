@@ -1,15 +1,33 @@
+import { gzipSync } from 'node:zlib';
+import tar from 'tar-stream';
 import { startPlatform, type Platform } from './support/platform.js';
 import type { ApiClient } from './support/api-client.js';
 
 const files = (thread: string) => `/v1/threads/${thread}/files`;
 const q = (path: string) => `?path=${encodeURIComponent(path)}`;
+const MAX_ARCHIVE_BYTES = 4 * 1024 * 1024;
+
+type TarEntry = { name: string; body?: string | Buffer; type?: tar.Header['type']; linkname?: string };
+
+async function tarOf(entries: TarEntry[]): Promise<Buffer> {
+  const pack = tar.pack();
+  for (const e of entries) {
+    const header = { name: e.name, type: e.type ?? 'file', ...(e.linkname ? { linkname: e.linkname } : {}) };
+    if (e.body !== undefined) pack.entry(header, e.body);
+    else pack.entry({ ...header, size: 0 });
+  }
+  pack.finalize();
+  const chunks: Buffer[] = [];
+  for await (const chunk of pack as AsyncIterable<Buffer>) chunks.push(chunk);
+  return Buffer.concat(chunks);
+}
 
 describe('Thread files (REST)', () => {
   let platform: Platform;
   let api: ApiClient;
 
   beforeAll(async () => {
-    platform = await startPlatform({ VFS_MAX_FILE_BYTES: String(1024 * 1024) });
+    platform = await startPlatform({ VFS_MAX_FILE_BYTES: String(1024 * 1024), VFS_MAX_ARCHIVE_BYTES: String(MAX_ARCHIVE_BYTES) });
     api = await platform.newTenant();
   });
 
@@ -195,6 +213,98 @@ describe('Thread files (REST)', () => {
     expect(huge.status).toBe(413);
     expect(huge.body.error.code).toBe('FILE_TOO_LARGE');
     expect((await api.get(`${files('t-quota')}/content${q('/huge.bin')}`)).body.error.code).toBe('FILE_NOT_FOUND');
+  });
+
+  describe('archive upload', () => {
+    const upload = (client: ApiClient, thread: string, body: Buffer, options: { path?: string; type?: string; encoding?: string } = {}) =>
+      client.request('POST', `${files(thread)}/archive${options.path === undefined ? '' : q(options.path)}`, {
+        body,
+        headers: { 'content-type': options.type ?? 'application/x-tar', ...(options.encoding ? { 'content-encoding': options.encoding } : {}) },
+      });
+    const listing = async (client: ApiClient, thread: string) =>
+      (await client.post(`${files(thread)}/glob`, { pattern: '**' })).body.paths as string[];
+
+    it('should write every file of a tar under the folder in one revision, byte for byte', async () => {
+      const png = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0xff]);
+      const archive = await tarOf([
+        { name: 'src/', type: 'directory' },
+        { name: 'src/main.py', body: 'print("hi")\n' },
+        { name: './img/dot.png', body: png },
+        { name: 'docs/naïve.md', body: '# ünïcode\n' },
+      ]);
+      const res = await upload(api, 't-archive', archive, { path: '/proj' });
+      expect(res.status).toBe(201);
+      expect(res.body).toEqual({ path: '/proj', written: 3, created: 3, bytes: 12 + png.length + Buffer.byteLength('# ünïcode\n'), revision: expect.any(Number) });
+      expect(await listing(api, 't-archive')).toEqual(['/proj/docs/naïve.md', '/proj/img/dot.png', '/proj/src/main.py']);
+      const stat = await api.get(`${files('t-archive')}/stat${q('/proj/src/main.py')}`);
+      expect(stat.body).toMatchObject({ contentType: 'text/x-python; charset=utf-8', size: 12, version: 1 });
+      const bytes = await fetch(`${platform.url}${files('t-archive')}/content${q('/proj/img/dot.png')}`, {
+        headers: { authorization: `Bearer ${(api as unknown as { key: string }).key}` },
+      });
+      expect(bytes.headers.get('content-type')).toBe('image/png');
+      expect(Buffer.from(await bytes.arrayBuffer()).equals(png)).toBe(true);
+
+      // Again, gzipped: every file replaced (200), all in one newer revision.
+      const again = await upload(api, 't-archive', gzipSync(await tarOf([{ name: 'src/main.py', body: 'print(2)\n' }, { name: 'docs/naïve.md', body: 'v2\n' }])), {
+        path: '/proj',
+        type: 'application/gzip',
+      });
+      expect(again.status).toBe(200);
+      expect(again.body).toMatchObject({ written: 2, created: 0, bytes: 12 });
+      expect(again.body.revision).toBe(res.body.revision + 1);
+      expect((await api.get(`${files('t-archive')}/content${q('/proj/src/main.py')}`)).body).toBe('print(2)\n');
+      // application/x-tar with Content-Encoding: gzip is the same thing.
+      const encoded = await upload(api, 't-archive', gzipSync(await tarOf([{ name: 'c.txt', body: 'c' }])), { encoding: 'gzip' });
+      expect(encoded.status).toBe(201);
+      expect((await api.get(`${files('t-archive')}/content${q('/c.txt')}`)).body).toBe('c');
+    });
+
+    it('should write 2,000 files from one archive', async () => {
+      const entries = Array.from({ length: 2000 }, (_, i) => ({ name: `many/d${i % 10}/f${i}.txt`, body: `file ${i}\n` }));
+      const res = await upload(api, 't-archive-many', await tarOf(entries));
+      expect(res.status).toBe(201);
+      expect(res.body).toMatchObject({ path: '/', written: 2000, created: 2000 });
+      expect(await listing(api, 't-archive-many')).toHaveLength(2000);
+      expect((await api.get(`${files('t-archive-many')}/content${q('/many/d7/f1997.txt')}`)).body).toBe('file 1997\n');
+    });
+
+    it('should refuse a bad archive with a 4xx and a stable code, writing none of its files', async () => {
+      const thread = 't-archive-bad';
+      await put(api, thread, '/taken', 'a file');
+      const good = { name: 'good.txt', body: 'would be written first' };
+      const big = Buffer.alloc(1024 * 1024 + 1, 1);
+      const cases: [string, () => Promise<{ status: number; body: any }>, number, string][] = [
+        ['symlink', () => tarOf([good, { name: 'link', type: 'symlink', linkname: '/etc/passwd' }]).then((b) => upload(api, thread, b)), 400, 'UNSUPPORTED_ARCHIVE_ENTRY'],
+        ['hard link', () => tarOf([good, { name: 'hard', type: 'link', linkname: 'good.txt' }]).then((b) => upload(api, thread, b)), 400, 'UNSUPPORTED_ARCHIVE_ENTRY'],
+        ['..', () => tarOf([good, { name: '../escape.txt', body: 'x' }]).then((b) => upload(api, thread, b, { path: '/in' })), 400, 'INVALID_PATH'],
+        ['bad folder', () => tarOf([good]).then((b) => upload(api, thread, b, { path: '/../x' })), 400, 'INVALID_PATH'],
+        ['not a tar', () => upload(api, thread, Buffer.from('just text, not an archive '.repeat(40))), 400, 'INVALID_ARCHIVE'],
+        ['cut short', () => tarOf([good, { name: 'b.txt', body: 'y'.repeat(5000) }]).then((b) => upload(api, thread, b.subarray(0, 2048))), 400, 'INVALID_ARCHIVE'],
+        ['empty body', () => upload(api, thread, Buffer.alloc(0)), 400, 'INVALID_ARCHIVE'],
+        ['over a file', () => tarOf([good, { name: 'taken/inner.txt', body: 'x' }]).then((b) => upload(api, thread, b)), 409, 'FILE_EXISTS'],
+        ['twice', () => tarOf([good, { name: './good.txt', body: 'x' }]).then((b) => upload(api, thread, b)), 400, 'INVALID_PATH'],
+        ['file too large', () => tarOf([good, { name: 'big.bin', body: big }]).then((b) => upload(api, thread, b)), 413, 'FILE_TOO_LARGE'],
+        [
+          'body too large',
+          () => tarOf([good, ...Array.from({ length: 5 }, (_, i) => ({ name: `part${i}.bin`, body: Buffer.alloc(1000 * 1000, i) }))]).then((b) => upload(api, thread, b)),
+          413,
+          'BODY_TOO_LARGE',
+        ],
+        ['text/plain', () => tarOf([good]).then((b) => upload(api, thread, b, { type: 'text/plain' })), 415, 'UNSUPPORTED_MEDIA_TYPE'],
+        ['brotli', () => tarOf([good]).then((b) => upload(api, thread, b, { encoding: 'br' })), 415, 'UNSUPPORTED_MEDIA_TYPE'],
+      ];
+      for (const [label, answer, status, code] of cases) {
+        const res = await answer();
+        expect({ label, status: res.status, code: res.body?.error?.code }).toEqual({ label, status, code });
+        expect(res.body.error.message.length).toBeGreaterThan(10);
+      }
+      expect(await listing(api, thread)).toEqual(['/taken']);
+
+      const small = await platform.newTenant({ vfsBytes: 1000 });
+      const quota = await upload(small, thread, await tarOf([{ name: 'a.bin', body: Buffer.alloc(600) }, { name: 'b.bin', body: Buffer.alloc(600) }]));
+      expect({ status: quota.status, code: quota.body.error.code }).toEqual({ status: 429, code: 'QUOTA_EXCEEDED' });
+      expect(await listing(small, thread)).toEqual([]);
+    });
   });
 
   it('should answer bad thread ids and missing paths with a 4xx', async () => {

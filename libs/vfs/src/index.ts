@@ -1,6 +1,7 @@
 export * from './vfs.errors.js';
 export * from './vfs-path.js';
 export * from './vfs-lines.js';
+export * from './vfs-archive.js';
 export * from './search/index.js';
 export * from './thread-files.entity.js';
 export * from './thread-files.repository.js';

@@ -92,4 +92,27 @@ export class VfsError extends DrydockError {
       422,
     );
   }
+  // Bulk uploads (vfs-archive.ts). A body that is not a tar (or gzip) stream, or is cut
+  // short: nothing of it is written.
+  static invalidArchive(reason: string) {
+    return new VfsError('INVALID_ARCHIVE', `The body is not a readable tar archive: ${reason}.`, 400);
+  }
+  // Symlinks, hard links, devices, FIFOs and unknown entry types: thread files are
+  // regular files only, and a link could not be kept as what it says.
+  static unsupportedArchiveEntry(name: string, type: string) {
+    return new VfsError(
+      'UNSUPPORTED_ARCHIVE_ENTRY',
+      `The archive entry ${JSON.stringify(name)} is a ${type}; only regular files and directories can be uploaded, so nothing was written.`,
+      400,
+      { entry: name, type },
+    );
+  }
+  static archiveTooLarge(max: number) {
+    return new VfsError(
+      'BODY_TOO_LARGE',
+      `The archive is larger than the ${formatBytes(max)} one upload may hold (uncompressed); upload it in parts.`,
+      413,
+      { max },
+    );
+  }
 }

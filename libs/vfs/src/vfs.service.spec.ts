@@ -1,3 +1,5 @@
+import { Readable } from 'node:stream';
+import tar from 'tar-stream';
 import type { TenantLimits, TenantsRepository } from '@drydock/core';
 import { makeConfig } from '../../../test/factories/config.factory.js';
 import { InMemoryThreadFilesRepository } from './in-memory-thread-files.repository.js';
@@ -21,6 +23,15 @@ async function errorOf(promise: Promise<unknown>): Promise<{ code: string; statu
     return error as { code: string; status: number; message: string };
   }
   throw new Error('expected a rejection');
+}
+
+async function tarOf(files: Record<string, string>): Promise<Readable> {
+  const pack = tar.pack();
+  for (const [name, body] of Object.entries(files)) pack.entry({ name }, body);
+  pack.finalize();
+  const chunks: Buffer[] = [];
+  for await (const chunk of pack as AsyncIterable<Buffer>) chunks.push(chunk);
+  return Readable.from([Buffer.concat(chunks)]);
 }
 
 const numbered = (from: number, to: number, text = (n: number) => `line ${n}`) =>
@@ -206,6 +217,48 @@ describe(VfsService.name, () => {
       expect(await errorOf(sut.writeMany(scope, [{ path: '/f', content: '' }, { path: '/f/g', content: '' }]))).toMatchObject({
         code: 'FILE_EXISTS',
       });
+    });
+  });
+
+  describe('writeArchive', () => {
+    it('should write every file of the archive under the folder in one revision and count them', async () => {
+      const { sut } = setup();
+      await sut.write(scope, '/in/old.txt', 'old');
+      const result = await sut.writeArchive(scope, await tarOf({ 'old.txt': 'new!', 'a/b.csv': 'x,y\n' }), { under: 'in/' });
+      expect(result).toEqual({ path: '/in', written: 2, created: 1, bytes: 8, revision: 2 });
+      expect((await sut.readContent(scope, '/in/old.txt')).content.toString()).toBe('new!');
+      expect((await sut.stat(scope, '/in/a/b.csv')) as { contentType: string; revision: number }).toMatchObject({
+        contentType: 'text/csv; charset=utf-8',
+        revision: 2,
+      });
+    });
+
+    it('should write nothing when one file conflicts, is duplicated or passes the quota', async () => {
+      const { sut } = setup({ limits: { vfsBytes: 100 } });
+      await sut.write(scope, '/f', 'a file');
+      const cases: [Record<string, string>, string][] = [
+        [{ 'ok.txt': '1', 'f/g.txt': '2' }, 'FILE_EXISTS'],
+        [{ 'ok.txt': '1', './ok.txt': '2' }, 'INVALID_PATH'],
+        [{ 'ok.txt': '1', 'big.txt': 'x'.repeat(95) }, 'QUOTA_EXCEEDED'],
+      ];
+      for (const [files, code] of cases) {
+        expect((await errorOf(sut.writeArchive(scope, await tarOf(files)))).code).toBe(code);
+      }
+      expect(await sut.exists(scope, '/ok.txt')).toBe(false);
+      expect(await sut.revision(scope)).toBe(1);
+    });
+
+    it('should answer the current revision for an archive without files', async () => {
+      const { sut } = setup();
+      await sut.write(scope, '/a', 'a');
+      expect(await sut.writeArchive(scope, await tarOf({}))).toEqual({ path: '/', written: 0, created: 0, bytes: 0, revision: 1 });
+    });
+
+    it('should refuse a bad folder before reading the body', async () => {
+      const { sut } = setup();
+      const body = await tarOf({ 'a.txt': 'a' });
+      expect((await errorOf(sut.writeArchive(scope, body, { under: '/../x' }))).code).toBe('INVALID_PATH');
+      expect(body.readableDidRead).toBe(false);
     });
   });
 

@@ -1,3 +1,4 @@
+import type { Readable } from 'node:stream';
 import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig, TENANTS_REPOSITORY, type TenantsRepository } from '@drydock/core';
 import {
@@ -8,6 +9,7 @@ import {
   type ThreadFilesRepository,
   type WritePolicy,
 } from './thread-files.repository.js';
+import { readTarArchive } from './vfs-archive.js';
 import { fileBody } from './vfs-content.js';
 import {
   compileGlob,
@@ -53,6 +55,18 @@ export interface VfsFileInfo {
   text: boolean;
 }
 
+
+// What a bulk upload wrote: every file in one revision.
+export interface ArchiveWriteResult {
+  // The folder the archive was unpacked under.
+  path: string;
+  written: number;
+  // Of `written`, the files that did not exist before (the others were replaced).
+  created: number;
+  bytes: number;
+  // The thread's revision after the write (unchanged when the archive held no file).
+  revision: number;
+}
 
 export interface WriteOptions {
   // Default true (PUT semantics); false refuses an existing file with FILE_EXISTS.
@@ -174,6 +188,31 @@ export class VfsService {
     }
     const written = await this.files.write(scope.tenantId, scope.threadId, bodies, policy);
     return written.map((w) => ({ info: toInfo(w.file), created: w.created }));
+  }
+
+  // A tar stream (gzipped with `gzip`) unpacked under `under`: its regular files become
+  // thread files, written by writeMany (one transaction, one revision, all or none) once
+  // the whole archive is read and every entry passed the path rules and the limits
+  // (vfs-archive.ts). The body is read as it streams, never past VFS_MAX_ARCHIVE_BYTES;
+  // when this throws, the caller drains what is left of it.
+  async writeArchive(scope: ThreadScope, body: Readable, options: { under?: string; gzip?: boolean } = {}): Promise<ArchiveWriteResult> {
+    const under = normalizePath(options.under ?? '/');
+    const { maxFileBytes, maxTenantBytes } = await this.policy(scope.tenantId, true);
+    const files = await readTarArchive(body, {
+      gzip: options.gzip ?? false,
+      under,
+      maxBytes: this.config.vfs.maxArchiveBytes,
+      maxFileBytes,
+      maxTotalFileBytes: maxTenantBytes,
+    });
+    const written = await this.writeMany(scope, files);
+    return {
+      path: under,
+      written: written.length,
+      created: written.filter((w) => w.created).length,
+      bytes: written.reduce((sum, w) => sum + w.info.size, 0),
+      revision: written[0]?.info.revision ?? (await this.revision(scope)),
+    };
   }
 
   // Replaces an exact string: it must occur once, or `replaceAll` replaces every

@@ -1,6 +1,6 @@
 import type { Transport } from './http.js';
 import { unwrap, unwrapBytes } from './http.js';
-import type { EditResult, FileEntry, FileInfo, GrepOptions, GrepResult } from './types.js';
+import type { ArchiveUpload, EditResult, FileEntry, FileInfo, GrepOptions, GrepResult } from './types.js';
 
 export type FileData = string | Uint8Array | ArrayBuffer | Blob;
 
@@ -56,6 +56,20 @@ export class ThreadFiles {
   // Same as write, for bytes read elsewhere (a browser File, a Node Buffer).
   upload(path: string, data: Exclude<FileData, string>, contentType?: string): Promise<FileInfo> {
     return this.write(path, data, contentType);
+  }
+
+  // Many files in one request: the bytes of a tar archive (gzipped with `gzip: true`),
+  // whose regular files are written under `path` (default /), every one or none. Links
+  // and devices in the archive refuse it (UNSUPPORTED_ARCHIVE_ENTRY).
+  async uploadArchive(archive: Exclude<FileData, string>, options: { path?: string; gzip?: boolean } = {}): Promise<ArchiveUpload> {
+    return unwrap(
+      this.http.api.POST('/v1/threads/{threadId}/files/archive', {
+        params: { path: this.path, query: options.path === undefined ? {} : { path: options.path } },
+        body: archive as never,
+        bodySerializer: (body: unknown) => body as never,
+        headers: { 'content-type': options.gzip ? 'application/gzip' : 'application/x-tar' },
+      }),
+    );
   }
 
   async edit(path: string, oldString: string, newString: string, options: { replaceAll?: boolean } = {}): Promise<EditResult> {

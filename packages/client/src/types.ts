@@ -11,6 +11,7 @@ export type FileInfo = Schemas['FileInfoResponse'];
 export type GrepResult = Schemas['GrepResultResponse'];
 export type GrepOptions = Omit<Schemas['GrepDto'], 'pattern'>;
 export type EditResult = Schemas['EditResultResponse'];
+export type ArchiveUpload = Schemas['ArchiveUploadResponse'];
 export type Artifact = Schemas['ArtifactResponse'];
 export type SignedUrl = Schemas['SignedUrlResponse'];
 export type Agent = Schemas['AgentResponse'];

@@ -4,7 +4,9 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, request as httpRequest, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
 import { build, stop as stopEsbuild } from 'esbuild';
+import tar from 'tar-stream';
 import { Drydock, DrydockError, isDrydockError } from '@drydock/client';
 import { startPlatform, type Platform } from '../../../test/e2e/support/platform.js';
 
@@ -93,6 +95,26 @@ describe('@drydock/client', () => {
     expect(await session.files.readText('/out.csv')).toBe('a,b\n');
     await files.delete('/notes');
     expect((await files.ls('/')).map((e) => e.path)).not.toContain('/notes');
+  });
+
+  it('should write many files from one tar archive, or none of them', async () => {
+    const tarOf = async (entries: { name: string; body?: string; type?: 'symlink'; linkname?: string }[]) => {
+      const pack = tar.pack();
+      for (const e of entries) pack.entry({ name: e.name, type: e.type ?? 'file', linkname: e.linkname }, e.body ?? '');
+      pack.finalize();
+      const chunks: Buffer[] = [];
+      for await (const chunk of pack as AsyncIterable<Buffer>) chunks.push(chunk);
+      return new Uint8Array(Buffer.concat(chunks));
+    };
+    const files = client.files('sdk-archive');
+    const written = await files.uploadArchive(await tarOf([{ name: 'a.txt', body: 'alpha' }, { name: 'sub/b.txt', body: 'beta' }]), { path: '/in' });
+    expect(written).toMatchObject({ path: '/in', written: 2, created: 2, bytes: 9 });
+    expect(await files.readText('/in/sub/b.txt')).toBe('beta');
+    const gz = await files.uploadArchive(gzipSync(await tarOf([{ name: 'c.txt', body: 'gamma' }])), { gzip: true });
+    expect(gz).toMatchObject({ path: '/', written: 1 });
+    const refused = files.uploadArchive(await tarOf([{ name: 'd.txt', body: 'd' }, { name: 'l', type: 'symlink', linkname: '/etc' }]));
+    await expect(refused).rejects.toMatchObject({ code: 'UNSUPPORTED_ARCHIVE_ENTRY', status: 400 });
+    expect(await files.glob('**')).toEqual(['/c.txt', '/in/a.txt', '/in/sub/b.txt']);
   });
 
   it('should throw typed errors with the stable code', async () => {

@@ -1,12 +1,13 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query, Req, Res } from '@nestjs/common';
 import { ApiBody, ApiConsumes, ApiCreatedResponse, ApiExtraModels, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiParam, ApiProduces, getSchemaPath } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
-import type { TenantPrincipal } from '@drydock/core';
+import { DrydockError, type TenantPrincipal } from '@drydock/core';
 import { VfsService, type VfsEntry, type VfsFileInfo } from '@drydock/vfs';
 import { Principal } from '../auth/principal.decorator.js';
 import { TenantRoutes } from '../openapi/api-auth.js';
 import { ApiErrors, VALIDATION_ERRORS } from '../openapi/api-errors.js';
 import {
+  ArchiveUploadResponse,
   EditResultResponse,
   FileEntriesResponse,
   FileEntryResponse,
@@ -15,8 +16,30 @@ import {
   GlobResultResponse,
   GrepResultResponse,
 } from './dto/files.response.js';
-import { EditFileDto, GlobDto, GrepDto, ListQueryDto, PathQueryDto, ReadQueryDto } from './dto/files.dto.js';
+import { ArchiveQueryDto, EditFileDto, GlobDto, GrepDto, ListQueryDto, PathQueryDto, ReadQueryDto } from './dto/files.dto.js';
 import { ThreadIdPipe } from './thread-id.pipe.js';
+
+const TAR = /^application\/(x-)?tar\s*(;|$)/i;
+const GZIP = /^application\/(gzip|x-gzip|tar\+gzip|x-compressed-tar)\s*(;|$)/i;
+
+const ARCHIVE_BODY =
+  'A tar archive (ustar, pax or GNU; application/x-tar), or the same gzipped (application/gzip, or application/x-tar ' +
+  'with Content-Encoding: gzip). Every regular file becomes a thread file at its name under `path` (a leading / and ./ ' +
+  'are dropped; names follow the thread path rules and may not hold ..). Directory entries are implied. A symbolic or ' +
+  'hard link, a device or a FIFO refuses the whole archive. Read as it streams, up to VFS_MAX_ARCHIVE_BYTES once ' +
+  'gunzipped; nothing is written unless every file is.';
+
+// Whether the archive body is gzipped, from its Content-Type and Content-Encoding.
+function isGzipped(headers: Request['headers']): boolean {
+  const type = headers['content-type'] ?? '';
+  const encoding = (headers['content-encoding'] ?? 'identity').trim().toLowerCase();
+  if (encoding !== 'identity' && !(encoding === 'gzip' && TAR.test(type))) {
+    throw new DrydockError('UNSUPPORTED_MEDIA_TYPE', `Content-Encoding ${JSON.stringify(encoding)} is not supported; send gzip or none.`, 415);
+  }
+  if (TAR.test(type)) return encoding === 'gzip';
+  if (GZIP.test(type)) return true;
+  throw new DrydockError('UNSUPPORTED_MEDIA_TYPE', 'Send the archive as application/x-tar, or gzipped as application/gzip.', 415);
+}
 
 const entryView = (e: VfsEntry) => ({
   path: e.path,
@@ -98,6 +121,41 @@ export class FilesController {
     });
     res.status(created ? 201 : 200);
     return fileView(info);
+  }
+
+  // Many files in one request (issue 17): the body is read as it streams (bootstrap.ts
+  // parses none for this route), checked whole, then written in one transaction.
+  @Post('archive')
+  @ApiOperation({ summary: 'Write many files at once: a tar archive (or .tar.gz) unpacked under a folder, all or nothing' })
+  @ApiConsumes('application/x-tar', 'application/gzip')
+  @ApiBody({ description: ARCHIVE_BODY, schema: { type: 'string', format: 'binary' } })
+  @ApiCreatedResponse({ type: ArchiveUploadResponse, description: 'Written; at least one file is new.' })
+  @ApiOkResponse({ type: ArchiveUploadResponse, description: 'Written; every file replaced an existing one (or the archive held none).' })
+  @ApiErrors({
+    400: ['INVALID_ARCHIVE', 'UNSUPPORTED_ARCHIVE_ENTRY'],
+    409: ['FILE_EXISTS', 'IS_A_DIRECTORY'],
+    413: ['FILE_TOO_LARGE', 'BODY_TOO_LARGE'],
+    415: ['UNSUPPORTED_MEDIA_TYPE'],
+    429: ['QUOTA_EXCEEDED'],
+  })
+  async uploadArchive(
+    @Principal() p: TenantPrincipal,
+    @Param('threadId', ThreadIdPipe) threadId: string,
+    @Query() q: ArchiveQueryDto,
+    @Req() req: Request,
+    @Res({ passthrough: true }) res: Response,
+  ) {
+    const gzip = isGzipped(req.headers);
+    try {
+      const result = await this.vfs.writeArchive({ tenantId: p.tenantId, threadId }, req, { under: q.path, gzip });
+      res.status(result.created > 0 ? 201 : 200);
+      return result;
+    } catch (error) {
+      // What is left of a refused body is read and dropped, so that the answer reaches
+      // a client still sending it.
+      req.resume();
+      throw error;
+    }
   }
 
   @Get('read')

@@ -73,6 +73,9 @@ export const configSchema = z.object({
     maxFileBytes: int(50 * 1024 * 1024),
     // Default total bytes of all a tenant's thread files (tenant limit `vfsBytes` overrides).
     maxTenantBytes: int(1024 * 1024 * 1024),
+    // Largest tar body of a bulk upload (POST .../files/archive), counted after gunzip:
+    // the gateway holds the files of one archive in memory until they are written.
+    maxArchiveBytes: int(256 * 1024 * 1024),
   }),
   artifacts: z.object({
     // Where the local blob store keeps artifact bytes (shared by gateways and workers).
@@ -280,7 +283,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       requestsPerMinute: env.RATE_LIMIT_REQUESTS_PER_MINUTE,
       concurrentExecutions: env.RATE_LIMIT_CONCURRENT_EXECUTIONS,
     },
-    vfs: { maxFileBytes: env.VFS_MAX_FILE_BYTES, maxTenantBytes: env.VFS_MAX_TENANT_BYTES },
+    vfs: {
+      maxFileBytes: env.VFS_MAX_FILE_BYTES,
+      maxTenantBytes: env.VFS_MAX_TENANT_BYTES,
+      maxArchiveBytes: env.VFS_MAX_ARCHIVE_BYTES,
+    },
     artifacts: {
       dir: env.ARTIFACTS_DIR,
       maxFileBytes: env.ARTIFACTS_MAX_FILE_BYTES,

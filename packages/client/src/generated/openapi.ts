@@ -354,6 +354,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/threads/{threadId}/files/archive": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Write many files at once: a tar archive (or .tar.gz) unpacked under a folder, all or nothing */
+        post: operations["FilesController_uploadArchive"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/threads/{threadId}/files/read": {
         parameters: {
             query?: never;
@@ -1488,6 +1505,21 @@ export interface components {
         };
         FileEntriesResponse: {
             entries: components["schemas"]["FileEntryResponse"][];
+        };
+        ArchiveUploadResponse: {
+            /**
+             * @description The folder the archive was unpacked under.
+             * @example /data
+             */
+            path: string;
+            /** @description Files written (every regular file of the archive). */
+            written: number;
+            /** @description Of those, files that did not exist before; the others were replaced. */
+            created: number;
+            /** @description Their total size. */
+            bytes: number;
+            /** @description The thread's revision after the write: every file was written in it. */
+            revision: number;
         };
         FileTextResponse: {
             /** @description The lines asked for, each prefixed with its number (cat -n style). */
@@ -4887,6 +4919,163 @@ export interface operations {
                         error?: {
                             /** @enum {string} */
                             code?: "BODY_TOO_LARGE" | "FILE_TOO_LARGE";
+                        };
+                    };
+                };
+            };
+            /** @description `QUOTA_EXCEEDED`, `RATE_LIMITED` */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "QUOTA_EXCEEDED" | "RATE_LIMITED";
+                        };
+                    };
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "SERVICE_UNAVAILABLE";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    FilesController_uploadArchive: {
+        parameters: {
+            query?: {
+                /** @description The folder the archive is unpacked under (created as needed); default /. */
+                path?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The thread; 1-128 letters, digits, _ . : - starting with a letter or digit. */
+                threadId: string;
+            };
+            cookie?: never;
+        };
+        /** @description A tar archive (ustar, pax or GNU; application/x-tar), or the same gzipped (application/gzip, or application/x-tar with Content-Encoding: gzip). Every regular file becomes a thread file at its name under `path` (a leading / and ./ are dropped; names follow the thread path rules and may not hold ..). Directory entries are implied. A symbolic or hard link, a device or a FIFO refuses the whole archive. Read as it streams, up to VFS_MAX_ARCHIVE_BYTES once gunzipped; nothing is written unless every file is. */
+        requestBody: {
+            content: {
+                "application/x-tar": string;
+                "application/gzip": string;
+            };
+        };
+        responses: {
+            /** @description Written; every file replaced an existing one (or the archive held none). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ArchiveUploadResponse"];
+                };
+            };
+            /** @description Written; at least one file is new. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ArchiveUploadResponse"];
+                };
+            };
+            /** @description `INVALID_ARCHIVE`, `INVALID_JSON`, `INVALID_PATH`, `INVALID_THREAD_ID`, `UNSUPPORTED_ARCHIVE_ENTRY`, `VALIDATION_FAILED` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "INVALID_ARCHIVE" | "INVALID_JSON" | "INVALID_PATH" | "INVALID_THREAD_ID" | "UNSUPPORTED_ARCHIVE_ENTRY" | "VALIDATION_FAILED";
+                        };
+                    };
+                };
+            };
+            /** @description `INVALID_API_KEY`, `UNAUTHORIZED` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "INVALID_API_KEY" | "UNAUTHORIZED";
+                        };
+                    };
+                };
+            };
+            /** @description `TENANT_SUSPENDED` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "TENANT_SUSPENDED";
+                        };
+                    };
+                };
+            };
+            /** @description `FILE_EXISTS`, `IS_A_DIRECTORY` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "FILE_EXISTS" | "IS_A_DIRECTORY";
+                        };
+                    };
+                };
+            };
+            /** @description `BODY_TOO_LARGE`, `FILE_TOO_LARGE` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "BODY_TOO_LARGE" | "FILE_TOO_LARGE";
+                        };
+                    };
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "UNSUPPORTED_MEDIA_TYPE";
                         };
                     };
                 };

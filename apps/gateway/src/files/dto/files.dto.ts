@@ -19,6 +19,12 @@ export class ListQueryDto {
   path?: string;
 }
 
+export class ArchiveQueryDto {
+  @ApiPropertyOptional({ description: 'The folder the archive is unpacked under (created as needed); default /.', maxLength: MAX_PATH })
+  @IsOptional() @IsString() @MaxLength(MAX_PATH)
+  path?: string;
+}
+
 export class ReadQueryDto extends PathQueryDto {
   @ApiPropertyOptional({ type: 'integer', minimum: 0, description: 'First line to return (0-based).' })
   @IsOptional() @Type(() => Number) @IsInt() @Min(0)

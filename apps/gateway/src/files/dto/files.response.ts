@@ -25,6 +25,14 @@ export class FileInfoResponse {
   @ApiProperty({ format: 'date-time' }) modifiedAt: string;
 }
 
+export class ArchiveUploadResponse {
+  @ApiProperty({ example: '/data', description: 'The folder the archive was unpacked under.' }) path: string;
+  @ApiProperty({ type: 'integer', description: 'Files written (every regular file of the archive).' }) written: number;
+  @ApiProperty({ type: 'integer', description: 'Of those, files that did not exist before; the others were replaced.' }) created: number;
+  @ApiProperty({ type: 'integer', description: 'Their total size.' }) bytes: number;
+  @ApiProperty({ type: 'integer', description: "The thread's revision after the write: every file was written in it." }) revision: number;
+}
+
 export class FileTextResponse {
   @ApiProperty({ description: 'The lines asked for, each prefixed with its number (cat -n style).' }) content: string;
 }
