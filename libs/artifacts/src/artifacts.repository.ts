@@ -1,3 +1,5 @@
+import type { ArtifactQuotaExceededError } from './artifacts.errors.js';
+
 // The storage port of artifact records. Every method takes the tenant first (except the
 // garbage collector, which works on content, not on anyone's rows) and refuses an empty
 // one.
@@ -36,12 +38,22 @@ export interface ArtifactUsage {
   bytes: number;
 }
 
+// What createMany did with one artifact: its record, or why it was refused.
+export type ArtifactCreated = ArtifactRecord | ArtifactQuotaExceededError;
+
 export interface ArtifactsRepository {
-  // Inserts the artifact and its blob row in one transaction, calling `commitBlob`
-  // (which makes the bytes readable under their hash) while holding the blob row's lock.
-  // With a quota, throws ArtifactQuotaExceededError (storing nothing) when the artifact
-  // would take the tenant past it; the check and the insert hold the tenant's usage row.
-  create(tenantId: string, artifact: NewArtifact, commitBlob: () => Promise<void>, quota?: ArtifactQuota): Promise<ArtifactRecord>;
+  // Inserts artifacts and their blob rows in one transaction, calling `commitBlob(i)`
+  // (which makes artifact i's bytes readable under their hash) for one artifact of each
+  // stored content while holding that content's blob row lock. With a quota, artifacts
+  // are taken in order and one that would take the tenant past it comes back as
+  // ArtifactQuotaExceededError (nothing of it stored) while the others are stored; the
+  // checks and the inserts hold the tenant's usage row. Results are in input order.
+  createMany(
+    tenantId: string,
+    artifacts: NewArtifact[],
+    commitBlob: (index: number) => Promise<void>,
+    quota?: ArtifactQuota,
+  ): Promise<ArtifactCreated[]>;
   usage(tenantId: string): Promise<ArtifactUsage>;
   // Artifacts past their expiry are hidden from findById and list at once.
   findById(tenantId: string, id: string): Promise<ArtifactRecord | null>;

@@ -3,7 +3,7 @@ import { posix } from 'node:path';
 import { Transform, type Readable } from 'node:stream';
 import { APP_CONFIG, type AppConfig, newId, TENANTS_REPOSITORY, type TenantsRepository } from '@drydock/core';
 import { detectMime, SNIFF_BYTES } from './artifact-mime.js';
-import { ArtifactsError } from './artifacts.errors.js';
+import { ArtifactQuotaExceededError, ArtifactsError } from './artifacts.errors.js';
 import {
   ARTIFACTS_REPOSITORY,
   type ArtifactQuota,
@@ -11,7 +11,7 @@ import {
   type ArtifactsRepository,
   type ArtifactUsage,
 } from './artifacts.repository.js';
-import { BLOB_STORE, type BlobStore } from './blob-store.js';
+import { BLOB_STORE, type BlobStore, type StagedBlob } from './blob-store.js';
 
 // The public shape of an artifact (API.md). `url` is the tenant-authenticated download
 // route; signed links come from POST /v1/artifacts/:id/url.
@@ -32,6 +32,14 @@ export interface ArtifactDescriptor {
   // When the retention period deletes it; null when it is kept until deleted.
   expiresAt: string | null;
   url: string;
+}
+
+// A file staged for `ArtifactsService.store`: its bytes wait in the blob store.
+export interface StagedArtifact {
+  path: string;
+  name: string;
+  mime: string;
+  blob: StagedBlob;
 }
 
 // What a tenant may store, resolved from its limits and the platform defaults.
@@ -107,8 +115,17 @@ export class ArtifactsService {
     content: Readable,
     options: { maxBytes?: number; policy?: ArtifactPolicy } = {},
   ): Promise<ArtifactRecord> {
-    const maxBytes = options.maxBytes;
     const policy = options.policy ?? (await this.policyOf(tenantId));
+    const staged = await this.stage(path, content, { maxBytes: options.maxBytes });
+    const [result] = await this.store(tenantId, lineage, [staged], policy);
+    if (result instanceof ArtifactQuotaExceededError) throw result;
+    return result!;
+  }
+
+  // The first half of an ingest, for files recorded together with `store`: the bytes
+  // hashed, capped (BlobTooLargeError) and staged, the type sniffed. `expectedBytes` (a
+  // tar header's size) lets a small file be staged in one write.
+  async stage(path: string, content: Readable, options: { maxBytes?: number; expectedBytes?: number } = {}): Promise<StagedArtifact> {
     let head = Buffer.alloc(0);
     const sniff = new Transform({
       transform(chunk: Buffer, _enc, done) {
@@ -117,28 +134,61 @@ export class ArtifactsService {
       },
     });
     content.on('error', (error) => sniff.destroy(error));
-    const staged = await this.blobs.stage(content.pipe(sniff), maxBytes ?? this.config.artifacts.maxFileBytes);
+    const blob = await this.blobs.stage(content.pipe(sniff), options.maxBytes ?? this.config.artifacts.maxFileBytes, {
+      expectedBytes: options.expectedBytes,
+    });
     const name = posix.basename(path);
     try {
-      return await this.artifacts.create(
-        tenantId,
-        {
-          id: newId('art'),
-          ...lineageColumns(lineage),
-          name,
-          path,
-          size: staged.size,
-          mime: await detectMime(name, head),
-          sha256: staged.sha256,
-          expiresAt: policy.retentionSeconds > 0 ? new Date(Date.now() + policy.retentionSeconds * 1000) : null,
-        },
-        () => this.blobs.commit(staged),
-        policy,
-      );
+      return { path, name, mime: await detectMime(name, head), blob };
     } catch (error) {
-      await this.blobs.discard(staged);
+      await this.blobs.discard(blob);
       throw error;
     }
+  }
+
+  // The second half: records staged files in one transaction (one lock of the tenant's
+  // usage, one statement per table) and makes their bytes readable. Results are in
+  // order: a record, or ArtifactQuotaExceededError for a file the quota refused (the
+  // others are stored; the check is the one `ingest` makes, file after file). Every
+  // staged copy is gone afterwards, committed or discarded, also when this throws.
+  async store(
+    tenantId: string,
+    lineage: ArtifactLineage,
+    staged: StagedArtifact[],
+    policy?: ArtifactPolicy,
+  ): Promise<(ArtifactRecord | ArtifactQuotaExceededError)[]> {
+    const committed = new Set<number>();
+    try {
+      const resolved = policy ?? (await this.policyOf(tenantId));
+      const expiresAt = resolved.retentionSeconds > 0 ? new Date(Date.now() + resolved.retentionSeconds * 1000) : null;
+      const columns = lineageColumns(lineage);
+      return await this.artifacts.createMany(
+        tenantId,
+        staged.map((s) => ({
+          id: newId('art'),
+          ...columns,
+          name: s.name,
+          path: s.path,
+          size: s.blob.size,
+          mime: s.mime,
+          sha256: s.blob.sha256,
+          expiresAt,
+        })),
+        async (index) => {
+          await this.blobs.commit(staged[index]!.blob);
+          committed.add(index);
+        },
+        resolved,
+      );
+    } finally {
+      // Refused files, and the other copies of content committed once.
+      await Promise.all(staged.map((s, index) => (committed.has(index) ? undefined : this.blobs.discard(s.blob))));
+    }
+  }
+
+  // Drops staged files that will not be stored.
+  async discard(staged: StagedArtifact[]): Promise<void> {
+    await Promise.all(staged.map((s) => this.blobs.discard(s.blob)));
   }
 
   async get(tenantId: string, id: string): Promise<ArtifactRecord> {

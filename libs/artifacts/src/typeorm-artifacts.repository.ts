@@ -3,7 +3,14 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type QueryRunner } from 'typeorm';
 import { assertTenant } from '@drydock/core';
 import { ArtifactQuotaExceededError } from './artifacts.errors.js';
-import type { ArtifactQuota, ArtifactRecord, ArtifactsRepository, ArtifactUsage, NewArtifact } from './artifacts.repository.js';
+import type {
+  ArtifactCreated,
+  ArtifactQuota,
+  ArtifactRecord,
+  ArtifactsRepository,
+  ArtifactUsage,
+  NewArtifact,
+} from './artifacts.repository.js';
 
 const COLUMNS = `id, tenant_id, thread_id, session_id, execution_id, batch_id, batch_item, name, path, size, mime, sha256,
   created_at, expires_at`;
@@ -51,41 +58,95 @@ function toRecord(row: ArtifactRow): ArtifactRecord {
 export class TypeOrmArtifactsRepository implements ArtifactsRepository {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
 
-  async create(
+  async createMany(
     tenantId: string,
-    a: NewArtifact,
-    commitBlob: () => Promise<void>,
+    artifacts: NewArtifact[],
+    commitBlob: (index: number) => Promise<void>,
     quota?: ArtifactQuota,
-  ): Promise<ArtifactRecord> {
+  ): Promise<ArtifactCreated[]> {
     assertTenant(tenantId);
+    if (artifacts.length === 0) return [];
     return this.transaction(async (qr) => {
-      // The tenant's usage row, locked: its ingests pass the quota check one at a time.
-      await qr.query(`INSERT INTO artifact_usage (tenant_id) VALUES ($1) ON CONFLICT (tenant_id) DO NOTHING`, [tenantId]);
+      // The tenant's usage row, created if missing and locked in one statement (the no-op
+      // update takes the row lock as FOR UPDATE would): its ingests pass the quota check
+      // one group at a time.
       const [usage]: { count: string; bytes: string }[] = await qr.query(
-        `SELECT count, bytes FROM artifact_usage WHERE tenant_id = $1 FOR UPDATE`,
+        `INSERT INTO artifact_usage (tenant_id) VALUES ($1)
+         ON CONFLICT (tenant_id) DO UPDATE SET count = artifact_usage.count
+         RETURNING count, bytes`,
         [tenantId],
       );
-      if (quota) {
-        if (Number(usage!.count) + 1 > quota.maxCount) throw new ArtifactQuotaExceededError('count', quota.maxCount);
-        if (Number(usage!.bytes) + a.size > quota.maxBytes) throw new ArtifactQuotaExceededError('bytes', quota.maxBytes);
+      // In order, as if each were stored alone: a file past the quota is refused and the
+      // ones after it may still fit.
+      let count = Number(usage!.count);
+      let bytes = Number(usage!.bytes);
+      const results: (ArtifactCreated | undefined)[] = [];
+      const taken: number[] = [];
+      for (const [index, a] of artifacts.entries()) {
+        if (quota && count + 1 > quota.maxCount) results.push(new ArtifactQuotaExceededError('count', quota.maxCount));
+        else if (quota && bytes + a.size > quota.maxBytes) results.push(new ArtifactQuotaExceededError('bytes', quota.maxBytes));
+        else {
+          count += 1;
+          bytes += a.size;
+          taken.push(index);
+          results.push(undefined);
+        }
       }
-      // Takes (or creates) the blob row and its lock: a collection of this content waits
-      // for this transaction, or this one waits for it and then stores the bytes anew.
+      if (taken.length === 0) return results as ArtifactCreated[];
+      // One staged copy per content; the others of the same content are dropped by the caller.
+      const firstOf = new Map<string, number>();
+      for (const index of taken) if (!firstOf.has(artifacts[index]!.sha256)) firstOf.set(artifacts[index]!.sha256, index);
+      const contents = [...firstOf.keys()].sort();
+      // Takes (or creates) the blob rows and their locks, in hash order so that two
+      // groups sharing content cannot deadlock: a collection of this content waits for
+      // this transaction, or this one waits for it and then stores the bytes anew.
       await qr.query(
-        `INSERT INTO artifact_blobs (sha256, size) VALUES ($1, $2)
+        `INSERT INTO artifact_blobs (sha256, size)
+         SELECT sha256, size FROM unnest($1::text[], $2::bigint[]) AS t(sha256, size) ORDER BY sha256
          ON CONFLICT (sha256) DO UPDATE SET size = EXCLUDED.size`,
-        [a.sha256, a.size],
+        [contents, contents.map((sha) => artifacts[firstOf.get(sha)!]!.size)],
       );
-      await commitBlob();
-      const rows: ArtifactRow[] = await qr.query(
+      // Under those locks the bytes become readable, every time: a blob row that exists
+      // may have lost its bytes to a collection whose transaction then failed.
+      for (const sha of contents) await commitBlob(firstOf.get(sha)!);
+      const rows = taken.map((index) => artifacts[index]!);
+      const col = <K extends keyof NewArtifact>(key: K) => rows.map((a) => a[key]);
+      // clock_timestamp(): each row its own time, in the order given, as when each file
+      // had its own transaction (lists are newest first).
+      const inserted: ArtifactRow[] = await qr.query(
         `INSERT INTO artifacts (id, tenant_id, thread_id, session_id, execution_id, batch_id, batch_item, name, path, size, mime,
-                                sha256, expires_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+                                sha256, expires_at, created_at)
+         SELECT t.id, $1, t.thread_id, t.session_id, t.execution_id, t.batch_id, t.batch_item, t.name, t.path, t.size, t.mime,
+                t.sha256, t.expires_at, clock_timestamp()
+           FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::int[], $8::text[], $9::text[],
+                       $10::bigint[], $11::text[], $12::text[], $13::timestamptz[]) WITH ORDINALITY
+                AS t(id, thread_id, session_id, execution_id, batch_id, batch_item, name, path, size, mime, sha256, expires_at, n)
+          ORDER BY t.n
          RETURNING ${COLUMNS}`,
-        [a.id, tenantId, a.threadId, a.sessionId, a.executionId, a.batchId, a.batchItem, a.name, a.path, a.size, a.mime, a.sha256, a.expiresAt],
+        [
+          tenantId,
+          col('id'),
+          col('threadId'),
+          col('sessionId'),
+          col('executionId'),
+          col('batchId'),
+          col('batchItem'),
+          col('name'),
+          col('path'),
+          col('size'),
+          col('mime'),
+          col('sha256'),
+          col('expiresAt'),
+        ],
       );
-      await qr.query(`UPDATE artifact_usage SET count = count + 1, bytes = bytes + $2 WHERE tenant_id = $1`, [tenantId, a.size]);
-      return toRecord(rows[0]!);
+      await qr.query(`UPDATE artifact_usage SET count = count + $2, bytes = bytes + $3 WHERE tenant_id = $1`, [
+        tenantId,
+        rows.length,
+        rows.reduce((sum, a) => sum + a.size, 0),
+      ]);
+      const byId = new Map(inserted.map((row) => [row.id, toRecord(row)]));
+      for (const index of taken) results[index] = byId.get(artifacts[index]!.id)!;
+      return results as ArtifactCreated[];
     });
   }
 

@@ -8,10 +8,20 @@ import {
   toDescriptor,
   type ArtifactDescriptor,
   type ArtifactLineage,
+  type StagedArtifact,
 } from '@drydock/artifacts';
 import type { ArtifactListing, Sandbox } from '@drydock/execution';
 
 export const ARTIFACTS_DIR = '/artifacts';
+
+// Files up to this size are staged and recorded in groups (one transaction per group);
+// larger ones stream and are recorded on their own. A group is recorded when it has
+// GROUP_MAX_FILES files or GROUP_MAX_BYTES bytes, before a large file, and at the end.
+// Per small file that saves a transaction (usage lock, blob row, artifact row, usage
+// update: seven round trips and a WAL flush).
+const GROUP_FILE_BYTES = 1024 * 1024;
+const GROUP_MAX_FILES = 100;
+const GROUP_MAX_BYTES = 16 * 1024 * 1024;
 
 export interface IngestResult {
   artifacts: ArtifactDescriptor[];
@@ -20,7 +30,8 @@ export interface IngestResult {
 
 // Turns what a run left in /session/artifacts/ into artifacts: streamed out through the
 // Docker archive API (never a host path), regular files only, each hashed and capped
-// while it streams, stored once per content, recorded with its lineage; then the
+// while it streams, stored once per content, recorded with its lineage (small files in
+// groups, one transaction each, in the order the archive gives them); then the
 // folder is emptied of what was taken or refused (it is an outbox, not storage). A file
 // that would take the tenant past its artifact quota is refused (`quota`) and the run
 // stands; when the tar header already shows it would, its bytes are never read.
@@ -46,36 +57,103 @@ export class ArtifactIngester {
       if (reason !== 'encoding' && reason !== 'unreadable') done.add(path);
     }
     if (wanted.size > 0) {
+      // Staged small files waiting to be recorded together.
+      let group: StagedArtifact[] = [];
+      let groupBytes = 0;
       try {
         const policy = await this.artifacts.policyOf(tenantId);
         // A running estimate, so that a file clearly over quota is not streamed at all;
         // the store's own check, under the tenant's lock, is the one that counts.
         const usage = await this.artifacts.usage(tenantId);
-        for await (const entry of sandbox.exportTree(ARTIFACTS_DIR)) {
-          if (!wanted.delete(entry.path)) continue;
-          done.add(entry.path);
-          if (entry.kind !== 'file') {
-            // It changed kind after the listing (a background process): refused all the same.
-            result.skipped.push({ path: entry.path, reason: entry.kind });
-            continue;
-          }
-          if (entry.size > maxBytes) {
-            result.skipped.push({ path: entry.path, reason: 'too-large' });
-            continue;
-          }
-          if (usage.count + 1 > policy.maxCount || usage.bytes + entry.size > policy.maxBytes) {
-            result.skipped.push({ path: entry.path, reason: 'quota' });
-            continue;
-          }
+        const flush = async () => {
+          const staged = group;
+          group = [];
+          groupBytes = 0;
+          if (staged.length === 0) return;
+          let stored: Awaited<ReturnType<ArtifactsService['store']>>;
           try {
-            const record = await this.artifacts.ingest(tenantId, lineage, entry.path, entry.content as Readable, { maxBytes, policy });
-            usage.count += 1;
-            usage.bytes += record.size;
-            result.artifacts.push(toDescriptor(record));
+            stored = await this.artifacts.store(tenantId, lineage, staged, policy);
           } catch (error) {
-            if (error instanceof BlobTooLargeError) result.skipped.push({ path: entry.path, reason: 'too-large' });
-            else if (error instanceof ArtifactQuotaExceededError) result.skipped.push({ path: entry.path, reason: 'quota' });
-            else throw error;
+            // Left in the folder: the next run lists them again.
+            for (const { path } of staged) {
+              done.delete(path);
+              result.skipped.push({ path, reason: 'ingest-error' });
+            }
+            throw error;
+          }
+          for (const [index, outcome] of stored.entries()) {
+            if (outcome instanceof ArtifactQuotaExceededError) {
+              result.skipped.push({ path: staged[index]!.path, reason: 'quota' });
+              // The estimate counted it when it was staged.
+              usage.count -= 1;
+              usage.bytes -= staged[index]!.blob.size;
+            } else result.artifacts.push(toDescriptor(outcome));
+          }
+        };
+        try {
+          for await (const entry of sandbox.exportTree(ARTIFACTS_DIR)) {
+            if (!wanted.delete(entry.path)) continue;
+            done.add(entry.path);
+            if (entry.kind !== 'file') {
+              // It changed kind after the listing (a background process): refused all the same.
+              result.skipped.push({ path: entry.path, reason: entry.kind });
+              continue;
+            }
+            if (entry.size > maxBytes) {
+              result.skipped.push({ path: entry.path, reason: 'too-large' });
+              continue;
+            }
+            if (usage.count + 1 > policy.maxCount || usage.bytes + entry.size > policy.maxBytes) {
+              result.skipped.push({ path: entry.path, reason: 'quota' });
+              continue;
+            }
+            const content = entry.content as Readable;
+            if (entry.size > GROUP_FILE_BYTES) {
+              // Large files stream on their own, after what was staged before them.
+              await flush();
+              try {
+                const record = await this.artifacts.ingest(tenantId, lineage, entry.path, content, { maxBytes, policy });
+                usage.count += 1;
+                usage.bytes += record.size;
+                result.artifacts.push(toDescriptor(record));
+              } catch (error) {
+                if (error instanceof BlobTooLargeError) result.skipped.push({ path: entry.path, reason: 'too-large' });
+                else if (error instanceof ArtifactQuotaExceededError) result.skipped.push({ path: entry.path, reason: 'quota' });
+                else {
+                  done.delete(entry.path);
+                  result.skipped.push({ path: entry.path, reason: 'ingest-error' });
+                  throw error;
+                }
+              }
+              continue;
+            }
+            let staged: StagedArtifact;
+            try {
+              staged = await this.artifacts.stage(entry.path, content, { maxBytes, expectedBytes: entry.size });
+            } catch (error) {
+              if (error instanceof BlobTooLargeError) {
+                result.skipped.push({ path: entry.path, reason: 'too-large' });
+                continue;
+              }
+              done.delete(entry.path);
+              result.skipped.push({ path: entry.path, reason: 'ingest-error' });
+              throw error;
+            }
+            group.push(staged);
+            groupBytes += staged.blob.size;
+            usage.count += 1;
+            usage.bytes += staged.blob.size;
+            if (group.length >= GROUP_MAX_FILES || groupBytes >= GROUP_MAX_BYTES) await flush();
+          }
+          await flush();
+        } finally {
+          // Staged but never recorded (the archive or a store failed).
+          if (group.length > 0) {
+            await this.artifacts.discard(group);
+            for (const { path } of group) {
+              done.delete(path);
+              result.skipped.push({ path, reason: 'ingest-error' });
+            }
           }
         }
         // Listed but gone by the time the archive was read.
