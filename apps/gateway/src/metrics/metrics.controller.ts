@@ -23,8 +23,9 @@ export class MetricsController implements OnModuleInit {
   onModuleInit(): void {
     this.metrics.onScrape(async () => {
       const live = await this.workers.listLive();
-      for (const { queue, counts } of await this.dispatcher.queueCounts(live.map((w) => w.id))) {
+      for (const { workerId, queue, counts, executions } of await this.dispatcher.queueCounts(live.map((w) => w.id))) {
         for (const [state, n] of Object.entries(counts)) this.metrics.queueJobs.set({ queue, state }, n);
+        for (const [state, n] of Object.entries(executions)) this.metrics.queueJobs.set({ queue: `drydock-exec-lane-${workerId}`, state }, n);
       }
     });
     this.metrics.onScrape(async () => {
