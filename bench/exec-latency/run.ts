@@ -25,7 +25,7 @@ import { DockerSandbox } from '@drydock/docker-sandbox';
 import { TypeOrmExecutionsRepository } from '@drydock/execution';
 import { SessionExecutionsService, SessionsService, TypeOrmSessionsRepository } from '@drydock/sessions';
 import { TenantAuthGuard } from '../../apps/gateway/src/auth/tenant-auth.guard.js';
-import { BullMqJobDispatcher } from '../../apps/gateway/src/queue/bullmq-job-dispatcher.js';
+import { RedisJobDispatcher } from '../../apps/gateway/src/queue/redis-job-dispatcher.js';
 import { SessionJobsProcessor } from '../../apps/worker/src/processors/session-jobs.processor.js';
 import { ExecutionRunner, RedisRunGuard, SessionFileSync } from '@drydock/session-host';
 import {
@@ -206,7 +206,7 @@ function instrument(recorder: StageRecorder, httpServer: Server): void {
   recorder.wrap(SessionExecutionsService.prototype, 'execute', 'service');
   recorder.wrap(TypeOrmSessionsRepository.prototype, 'findWithNewExecution', 'record');
   recorder.wrap(SessionsService.prototype, 'ensurePlaced', 'ensurePlaced');
-  recorder.wrap(BullMqJobDispatcher.prototype, 'dispatch', 'dispatch', { start: 'dispatchStart', end: 'dispatchEnd' });
+  recorder.wrap(RedisJobDispatcher.prototype, 'dispatch', 'dispatch', { start: 'dispatchStart', end: 'dispatchEnd' });
   recorder.wrap(SessionJobsProcessor.prototype, 'processExecution', 'processor', { start: 'processorStart' });
   recorder.wrap(ExecutionRunner.prototype, 'execute', 'workerJob', { end: 'workerJobEnd' });
   recorder.wrap(RedisRunGuard.prototype, 'claim', 'claim');

@@ -49,8 +49,8 @@ type Check = () => Promise<JobReply | Error | null>;
 // first use. Results come back on this gateway's own reply channel (Redis pub/sub), as
 // does live output; no QueueEvents stream is read (docs/decisions/003-per-worker-queues.md).
 @Injectable()
-export class BullMqJobDispatcher implements JobDispatcher, OnApplicationShutdown {
-  private readonly logger = new Logger(BullMqJobDispatcher.name);
+export class RedisJobDispatcher implements JobDispatcher, OnApplicationShutdown {
+  private readonly logger = new Logger(RedisJobDispatcher.name);
   private readonly channels = new Map<string, WorkerChannel>();
   private readonly replyChannel = jobReplyChannel(randomBytes(9).toString('base64url'));
   private subscriber: Redis | null = null;
