@@ -116,6 +116,25 @@ describe('ExecutionLaneConsumer (real Redis)', () => {
     expect(await redis.ttl(executionOutcomeKey(job.dispatchId))).toBeGreaterThan(0);
   });
 
+  it("should free the tenant's execution slot with the answer of a job it ran, not of one it sends back", async () => {
+    const slotKey = `drydock:rate:executions:lane-test-${workerId}`;
+    await redis.zadd(slotKey, Date.now() + 60_000, 'hold_ran', Date.now() + 60_000, 'hold_moved');
+    consumer = new ExecutionLaneConsumer(redis, process.env.REDIS_URL!, workerId, 4, async (job) => ({ jobId: job.jobId, ok: true, value: null }));
+    await consumer.start();
+    const ran = laneJob({ slot: { key: slotKey, id: 'hold_ran' } });
+    await push(ran);
+    await until(async () => (await outcomeOf(ran)) !== null);
+    expect(await redis.zrange(slotKey, 0, -1)).toEqual(['hold_moved']);
+
+    expect(await consumer.drain(1000)).toBe(true);
+    const moved = laneJob({ slot: { key: slotKey, id: 'hold_moved' } });
+    await push(moved);
+    const error = { code: 'SESSION_MOVED', status: 503, message: 'moved' };
+    expect(await consumer.answerWaiting(() => ({ ok: false, error }))).toBe(1);
+    expect(await redis.zrange(slotKey, 0, -1)).toEqual(['hold_moved']);
+    await redis.del(slotKey);
+  });
+
   it('should answer `lost` to the jobs a previous life of the worker took and never answered', async () => {
     const stale = laneJob();
     await redis.lpush(executionLaneActiveKey(workerId), JSON.stringify(stale));

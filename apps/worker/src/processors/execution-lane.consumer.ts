@@ -155,7 +155,7 @@ export class ExecutionLaneConsumer {
         return;
       }
       const reply = await this.handle(job);
-      await this.finish(payload, job, reply.ok ? { ok: true } : { ok: false, error: reply.error }, reply);
+      await this.finish(payload, job, reply.ok ? { ok: true } : { ok: false, error: reply.error }, reply, true);
     })()
       .catch((error: Error) => this.logger.error(`execution job from ${this.lane}: ${error.message}`))
       .finally(() => {
@@ -165,10 +165,12 @@ export class ExecutionLaneConsumer {
     this.running.add(task);
   }
 
-  // One MULTI: the outcome (for a gateway that missed the reply), the reply, and the job
-  // off `active`.
-  private async finish(payload: string, job: ExecutionLaneJob, outcome: ExecutionOutcome, reply: JobReply | null): Promise<void> {
+  // One MULTI: the outcome (for a gateway that missed the reply), the reply, the job off
+  // `active`, and, for a job handled here, the tenant's execution slot freed (a job
+  // answered without running keeps it: its gateway sends it elsewhere, or frees it).
+  private async finish(payload: string, job: ExecutionLaneJob, outcome: ExecutionOutcome, reply: JobReply | null, freeSlot = false): Promise<void> {
     const multi = this.redis.multi().set(executionOutcomeKey(job.dispatchId), JSON.stringify(outcome), 'EX', EXECUTION_OUTCOME_TTL_S);
+    if (freeSlot && job.slot) multi.zrem(job.slot.key, job.slot.id);
     if (reply && job.replyTo) multi.publish(job.replyTo, JSON.stringify(reply));
     await multi.lrem(this.activeKey, 1, payload).exec();
   }
