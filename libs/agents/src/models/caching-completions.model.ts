@@ -21,7 +21,7 @@ type CallOptions = ChatOpenAICompletions['ParsedCallOptions'];
 // Two seams of the libraries are used, each failing safe: the mapping is
 // `messages.flatMap(convert)` in @langchain/openai (the list handed to it memoizes
 // flatMap; were it not called, every message would be converted as before), and the
-// OpenAI client sends a string `body` from the request options verbatim.
+// OpenAI client sends a `body` of bytes from the request options verbatim.
 export class CachingChatOpenAICompletions extends ChatOpenAICompletions {
   // Per message: what @langchain/openai maps it to (one param, or several).
   private readonly params = new WeakMap<BaseMessage, unknown>();
@@ -90,23 +90,31 @@ class MemoizedMessageList extends Array<BaseMessage> {
   }
 }
 
-const paramJson = new WeakMap<object, string>();
+const paramJson = new WeakMap<object, Buffer>();
 // A placeholder no request field holds, replaced by the messages' JSON.
 const SLOT = '\u0000drydock-messages\u0000';
 const SLOT_MEMBER = `"messages":${JSON.stringify(SLOT)}`;
+const COMMA = Buffer.from(',');
 
-// JSON.stringify(request), with each message param's JSON from the cache.
-function requestBody(request: { messages: unknown[] }): string {
-  const parts = request.messages.map((param) => {
-    if (param === null || typeof param !== 'object') return JSON.stringify(param) ?? 'null';
-    let json = paramJson.get(param);
-    if (json === undefined) {
-      json = JSON.stringify(param) ?? 'null';
-      paramJson.set(param, json);
-    }
-    return json;
-  });
+// The UTF-8 bytes of JSON.stringify(request), with each message param's bytes from the
+// cache (a Buffer, so neither a whole-body string nor its encoding is made per call).
+function requestBody(request: { messages: unknown[] }): Buffer {
   const rest = JSON.stringify({ ...request, messages: SLOT });
   const at = rest.indexOf(SLOT_MEMBER);
-  return `${rest.slice(0, at)}"messages":[${parts.join(',')}]${rest.slice(at + SLOT_MEMBER.length)}`;
+  const chunks: Buffer[] = [Buffer.from(`${rest.slice(0, at)}"messages":[`)];
+  request.messages.forEach((param, i) => {
+    if (i > 0) chunks.push(COMMA);
+    if (param === null || typeof param !== 'object') {
+      chunks.push(Buffer.from(JSON.stringify(param) ?? 'null'));
+      return;
+    }
+    let json = paramJson.get(param);
+    if (json === undefined) {
+      json = Buffer.from(JSON.stringify(param) ?? 'null');
+      paramJson.set(param, json);
+    }
+    chunks.push(json);
+  });
+  chunks.push(Buffer.from(`]${rest.slice(at + SLOT_MEMBER.length)}`));
+  return Buffer.concat(chunks);
 }
