@@ -36,8 +36,9 @@ export interface AgentThreadsRepository {
   count(tenantId: string, query: Pick<AgentThreadSearch, 'status' | 'metadata'>): Promise<number>;
   // Marks the thread busy for `runId` unless another run holds it with a heartbeat newer
   // than `staleAfterMs` (a gateway that died mid-run does not lock a thread for ever).
-  // 'claimed', 'busy', or 'missing' when the thread does not exist.
-  claim(tenantId: string, threadId: string, runId: string, staleAfterMs: number): Promise<'claimed' | 'busy' | 'missing'>;
+  // The thread as claimed (busy, held by `runId`), 'busy', or 'missing' when the thread
+  // does not exist.
+  claim(tenantId: string, threadId: string, runId: string, staleAfterMs: number): Promise<AgentThreadRecord | 'busy' | 'missing'>;
   heartbeat(tenantId: string, threadId: string, runId: string): Promise<void>;
   // Ends `runId`'s hold on the thread (no-op if it lost it): idle, or error with why.
   release(tenantId: string, threadId: string, runId: string, error: AgentThreadRecord['error']): Promise<void>;

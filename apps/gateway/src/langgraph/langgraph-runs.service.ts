@@ -37,16 +37,17 @@ export class LangGraphRunsService {
     // runs/wait answers the final values only; it streams nothing.
     if (kind === 'wait') Object.assign(plan, { streamModes: [], graphModes: ['values'] });
     const runtime = this.agent.get();
-    let record = await this.threads.find(tenantId, threadId);
-    if (!record) {
-      if (plan.ifNotExists !== 'create') throw LangGraphError.threadNotFound(threadId);
-      record = (await this.threads.create(tenantId, threadId, {})).record;
-    }
     const runtimeConfig = await runtime.runConfig(tenantId, threadId, plan.assistantId);
     const runId = randomUUID();
-    const claim = await this.threads.claim(tenantId, threadId, runId, THREAD_STALE_MS);
+    // The claim reads the thread too: one statement on the path of every run.
+    let claim = await this.threads.claim(tenantId, threadId, runId, THREAD_STALE_MS);
+    if (claim === 'missing' && plan.ifNotExists === 'create') {
+      await this.threads.create(tenantId, threadId, {});
+      claim = await this.threads.claim(tenantId, threadId, runId, THREAD_STALE_MS);
+    }
     if (claim === 'missing') throw LangGraphError.threadNotFound(threadId);
     if (claim === 'busy') throw LangGraphError.threadBusy(threadId);
+    const record = claim;
     try {
       await this.tagThread(tenantId, record, plan.assistantId, runtime);
     } catch (error) {

@@ -6,7 +6,7 @@ import {
   SystemMessage,
   ToolMessage,
 } from '@langchain/core/messages';
-import { InputMessageError, parseInputMessages, serializeMessage, toWire } from './message-serializer.js';
+import { InputMessageError, parseInputMessages, serializeMessage, toWire, wireJson } from './message-serializer.js';
 
 describe(serializeMessage.name, () => {
   it('should write a human message as the SDK reads it', () => {
@@ -90,6 +90,47 @@ describe(toWire.name, () => {
     const shared = { k: 1 };
 
     expect(toWire({ a: shared, b: shared })).toEqual({ a: { k: 1 }, b: { k: 1 } });
+  });
+});
+
+describe(wireJson.name, () => {
+  class WithToJson {
+    toJSON() {
+      return { custom: true };
+    }
+  }
+
+  it('should write exactly what JSON.stringify(toWire(value)) writes', () => {
+    const cyclic: Record<string, unknown> = { name: 'a' };
+    cyclic.self = cyclic;
+    const shared = { k: 1 };
+    const values = [
+      {
+        messages: [
+          new HumanMessage({ content: 'q "quoted" \u2028', id: 'h' }),
+          new AIMessage({ content: '', id: 'a', tool_calls: [{ id: 'c1', name: 'ls', args: { path: '/' } }] }),
+          new ToolMessage({ content: [{ type: 'text', text: 'r' }], tool_call_id: 'c1', status: 'error', artifact: { isError: true } }),
+        ],
+        files: { '/a.txt': { content: ['x'], created_at: 'now' } },
+        extracted: { c1: null },
+      },
+      { at: new Date('2025-01-02T03:04:05Z'), gone: undefined, fn: () => 1, n: null, big: 10n, list: [undefined, () => 1, 2] },
+      { a: shared, b: shared, c: cyclic, d: new WithToJson(), e: new Map([['k', 1]]), f: { toJSON: () => undefined }, g: new (class { toJSON() { return undefined; } })() },
+      [new AIMessageChunk({ content: 'he', id: 'x' }), { step: 1 }],
+      'plain',
+      null,
+    ];
+
+    for (const value of values) expect(wireJson(value).toString('utf8')).toBe(JSON.stringify(toWire(value)));
+  });
+
+  it('should write a message the same way each time it is met', () => {
+    const ai = new AIMessage({ content: 'ok', id: 'a' });
+
+    const first = wireJson({ messages: [ai] }).toString();
+    const second = wireJson({ messages: [new HumanMessage('q'), ai] }).toString();
+
+    expect(JSON.parse(second).messages[1]).toEqual(JSON.parse(first).messages[0]);
   });
 });
 

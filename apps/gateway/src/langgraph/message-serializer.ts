@@ -84,6 +84,120 @@ function convert(value: unknown, depth: number, path: WeakSet<object>): unknown 
   }
 }
 
+// The UTF-8 bytes of JSON.stringify(toWire(value)), with each LangChain message's bytes
+// taken from a cache.
+//
+// runs/wait answers the thread's whole state, so without the cache every run would
+// serialize and encode the whole conversation again (on a long thread, more CPU than
+// the rest of the run's answer). A message in state is never changed in place (reducers
+// replace it with a new object when its id is written again, see docs/agent.md), so its
+// bytes are computed once and kept as long as the message object lives; the answer is
+// then mostly a copy of cached buffers.
+export function wireJson(value: unknown): Buffer {
+  const out = new JsonBytes();
+  if (!writeJson(value, 0, new WeakSet(), out)) out.text('null');
+  return out.toBuffer();
+}
+
+const messageBytes = new WeakMap<BaseMessage, Buffer>();
+
+function cachedMessageBytes(message: BaseMessage): Buffer {
+  let bytes = messageBytes.get(message);
+  if (bytes === undefined) {
+    bytes = Buffer.from(JSON.stringify(serializeMessage(message)));
+    messageBytes.set(message, bytes);
+  }
+  return bytes;
+}
+
+// Text and ready-made UTF-8 chunks, joined once.
+class JsonBytes {
+  private readonly chunks: Buffer[] = [];
+  private pending = '';
+
+  text(json: string): void {
+    this.pending += json;
+  }
+
+  bytes(chunk: Buffer): void {
+    this.flush();
+    this.chunks.push(chunk);
+  }
+
+  toBuffer(): Buffer {
+    this.flush();
+    return Buffer.concat(this.chunks);
+  }
+
+  private flush(): void {
+    if (this.pending === '') return;
+    this.chunks.push(Buffer.from(this.pending));
+    this.pending = '';
+  }
+}
+
+function hasOwnToJson(value: object): boolean {
+  const proto = Object.getPrototypeOf(value);
+  return proto !== Object.prototype && proto !== null && typeof (value as { toJSON?: unknown }).toJSON === 'function';
+}
+
+// Writes what JSON.stringify writes for convert(value, depth, path); false when that is
+// nothing (an object member is then left out, an array item becomes null).
+function writeJson(value: unknown, depth: number, path: WeakSet<object>, out: JsonBytes): boolean {
+  if (value === null || typeof value !== 'object') {
+    const json = typeof value === 'bigint' ? JSON.stringify(value.toString()) : JSON.stringify(value);
+    if (json === undefined) return false;
+    out.text(json);
+    return true;
+  }
+  if (isBaseMessage(value)) {
+    out.bytes(cachedMessageBytes(value));
+    return true;
+  }
+  if (value instanceof Date) {
+    out.text(JSON.stringify(value.toISOString()));
+    return true;
+  }
+  if (depth >= MAX_DEPTH || path.has(value)) {
+    out.text('null');
+    return true;
+  }
+  if (hasOwnToJson(value)) {
+    const json = JSON.stringify(value);
+    if (json === undefined) return false;
+    out.text(json);
+    return true;
+  }
+  path.add(value);
+  try {
+    if (Array.isArray(value)) {
+      out.text('[');
+      for (let i = 0; i < value.length; i++) {
+        if (i > 0) out.text(',');
+        if (!writeJson(value[i], depth + 1, path, out)) out.text('null');
+      }
+      out.text(']');
+      return true;
+    }
+    out.text('{');
+    let first = true;
+    for (const [key, item] of Object.entries(value)) {
+      if (item === undefined || typeof item === 'function' || typeof item === 'symbol') continue;
+      // A toJSON that answers undefined leaves the member out.
+      const own = item !== null && typeof item === 'object' && !isBaseMessage(item) && !(item instanceof Date) && hasOwnToJson(item) ? JSON.stringify(item) : null;
+      if (own === undefined) continue;
+      out.text(`${first ? '' : ','}${JSON.stringify(key)}:`);
+      first = false;
+      if (own !== null) out.text(own);
+      else if (!writeJson(item, depth + 1, path, out)) out.text('null');
+    }
+    out.text('}');
+    return true;
+  } finally {
+    path.delete(value);
+  }
+}
+
 const MESSAGE_TYPES: Record<string, string> = {
   human: 'human',
   user: 'human',

@@ -10,13 +10,13 @@ class FakeResponse extends EventEmitter {
   writableFinished = false;
   destroyed = false;
   statusCode = 0;
-  headers: Record<string, string> = {};
+  headers: Record<string, string | number> = {};
   body = '';
   status(code: number) {
     this.statusCode = code;
     return this;
   }
-  setHeader(name: string, value: string) {
+  setHeader(name: string, value: string | number) {
     this.headers[name.toLowerCase()] = value;
   }
   flushHeaders() {
@@ -27,8 +27,8 @@ class FakeResponse extends EventEmitter {
     this.body += chunk;
     return true;
   }
-  end(chunk = '') {
-    this.body += chunk;
+  end(chunk: string | Buffer = '') {
+    this.body += chunk.toString();
     this.writableEnded = this.writableFinished = true;
   }
   json(value: unknown) {
@@ -63,6 +63,18 @@ describe(JsonKeepAlive.name, () => {
     expect(res.headers['content-type']).toMatch(/application\/json/);
     expect(res.body.startsWith('\n\n{')).toBe(true);
     expect(JSON.parse(res.body)).toEqual({ __error__: { error: 'RUN_FAILED', message: 'boom' } });
+  });
+
+  it('should write an answer serialized beforehand as is, with its length', () => {
+    const res = new FakeResponse();
+    const sut = new JsonKeepAlive(res as unknown as Response, 1000);
+
+    sut.finishJson(Buffer.from('{"messages":["é"]}'));
+
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toMatch(/application\/json/);
+    expect(res.headers['content-length']).toBe(19); // é is two bytes
+    expect(JSON.parse(res.body)).toEqual({ messages: ['é'] });
   });
 
   it('should stop pinging once stopped', () => {

@@ -32,10 +32,20 @@ export class JsonKeepAlive {
   }
 
   finish(body: unknown): void {
+    this.finishJson(JSON.stringify(body));
+  }
+
+  // The answer, already serialized. Written as is: no ETag (a run is a POST, and hashing
+  // the thread's whole state cost as much as serializing it).
+  finishJson(json: string | Buffer): void {
     this.stop();
     if (this.res.writableEnded || this.res.destroyed) return;
-    if (this.res.headersSent) this.res.end(JSON.stringify(body));
-    else this.res.status(200).json(body);
+    if (!this.res.headersSent) {
+      this.res.status(200);
+      this.res.setHeader('Content-Type', 'application/json; charset=utf-8');
+      this.res.setHeader('Content-Length', Buffer.byteLength(json));
+    }
+    this.res.end(json);
   }
 
   stop(): void {

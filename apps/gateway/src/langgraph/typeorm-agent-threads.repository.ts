@@ -105,16 +105,16 @@ export class TypeOrmAgentThreadsRepository implements AgentThreadsRepository {
   async claim(tenantId: string, threadId: string, runId: string, staleAfterMs: number) {
     assertTenant(tenantId);
     // One statement, so two runs racing for the thread cannot both win.
-    const [rows]: [{ thread_id: string }[], number] = await this.db.query(
+    const [rows]: [AgentThreadRow[], number] = await this.db.query(
       `UPDATE agent_threads
           SET status = 'busy', run_id = $3, run_heartbeat_at = now(), error = NULL, updated_at = now()
         WHERE tenant_id = $1 AND thread_id = $2
           AND (status <> 'busy' OR run_heartbeat_at IS NULL
                OR run_heartbeat_at < now() - make_interval(secs => $4::double precision / 1000))
-        RETURNING thread_id`,
+        RETURNING ${COLUMNS}`,
       [tenantId, threadId, runId, staleAfterMs],
     );
-    if (rows.length > 0) return 'claimed' as const;
+    if (rows[0]) return toRecord(rows[0]);
     return (await this.find(tenantId, threadId)) ? ('busy' as const) : ('missing' as const);
   }
 

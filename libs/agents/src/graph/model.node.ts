@@ -3,7 +3,7 @@ import type { RunnableConfig } from '@langchain/core/runnables';
 import { randomUUID } from 'node:crypto';
 import { assignBlocksToCalls, isExtractionTool, messageText } from '../extraction/index.js';
 import type { AgentState, AgentStateUpdate, ExtractedUpdate } from './agent-state.js';
-import type { AgentResolver } from './resolved-agent.js';
+import type { AgentResolver, ResolvedAgent } from './resolved-agent.js';
 import { runScopeOf } from './run-scope.js';
 
 // Calls the agent's model with its instructions and the conversation. When the reply
@@ -12,7 +12,7 @@ import { runScopeOf } from './run-scope.js';
 export function createModelNode(resolver: AgentResolver) {
   return async function modelNode(state: AgentState, config: RunnableConfig): Promise<AgentStateUpdate> {
     const agent = await resolver.resolve(runScopeOf(config));
-    const prompt: BaseMessage[] = agent.instructions ? [new SystemMessage(agent.instructions), ...state.messages] : state.messages;
+    const prompt: BaseMessage[] = agent.instructions ? [instructionsOf(agent), ...state.messages] : state.messages;
     const reply = (await agent.model.invoke(prompt, config)) as AIMessage;
     const calls = reply.tool_calls ?? [];
     // Every call needs an id: tool messages answer calls by id.
@@ -25,4 +25,17 @@ export function createModelNode(resolver: AgentResolver) {
     }
     return { messages: [reply], extracted };
   };
+}
+
+// One system message per resolved agent (they are cached per definition version), so
+// the model client's per-message caches hold the instructions too.
+const systemMessages = new WeakMap<ResolvedAgent, SystemMessage>();
+
+function instructionsOf(agent: ResolvedAgent): SystemMessage {
+  let message = systemMessages.get(agent);
+  if (!message) {
+    message = new SystemMessage(agent.instructions);
+    systemMessages.set(agent, message);
+  }
+  return message;
 }

@@ -1,6 +1,6 @@
 import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
-import { ChatOpenAICompletions } from '@langchain/openai';
 import type { AppConfig } from '@drydock/core';
+import { CachingChatOpenAICompletions } from './caching-completions.model.js';
 import { DEFAULT_MODEL_NAME, modelNotConfigured, type ChatModelProvider } from './chat-model-provider.js';
 
 // Any endpoint speaking OpenAI's chat completions protocol (OpenAI itself, vLLM, Ollama,
@@ -20,7 +20,7 @@ export class OpenAiCompatibleModelProvider implements ChatModelProvider {
     const name = modelName === DEFAULT_MODEL_NAME ? this.config.model! : modelName;
     let model = this.models.get(name);
     if (!model) {
-      model = new ChatOpenAICompletions({
+      model = new CachingChatOpenAICompletions({
         model: name,
         // Local servers often need no key; the client insists on one.
         apiKey: this.config.modelApiKey ?? 'not-needed',

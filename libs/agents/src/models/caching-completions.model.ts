@@ -1,0 +1,120 @@
+import type { CallbackManagerForLLMRun } from '@langchain/core/callbacks/manager';
+import type { ChatModelStreamEvent } from '@langchain/core/language_models/event';
+import type { BaseMessage } from '@langchain/core/messages';
+import type { ChatGenerationChunk, ChatResult } from '@langchain/core/outputs';
+import { ChatOpenAICompletions } from '@langchain/openai';
+
+type CallOptions = ChatOpenAICompletions['ParsedCallOptions'];
+
+// ChatOpenAICompletions that does not convert and serialize the whole conversation
+// again for every model call.
+//
+// Each call sends every message of the thread. The stock client maps each LangChain
+// message to a chat completions message and then JSON.stringify's the whole request:
+// on a long thread, the larger part of a model call's CPU in the gateway. A message in
+// state is never changed in place (see docs/agent.md), so here each message's mapped
+// form and its JSON are kept as long as the message object lives, and the request body
+// is the request's other fields with the cached JSON of the messages spliced in. The
+// bytes sent are the ones the stock client sends (the same mapping, the same
+// JSON.stringify per message).
+//
+// Two seams of the libraries are used, each failing safe: the mapping is
+// `messages.flatMap(convert)` in @langchain/openai (the list handed to it memoizes
+// flatMap; were it not called, every message would be converted as before), and the
+// OpenAI client sends a `body` of bytes from the request options verbatim.
+export class CachingChatOpenAICompletions extends ChatOpenAICompletions {
+  // Per message: what @langchain/openai maps it to (one param, or several).
+  private readonly params = new WeakMap<BaseMessage, unknown>();
+
+  override async _generate(messages: BaseMessage[], options: CallOptions, runManager?: CallbackManagerForLLMRun): Promise<ChatResult> {
+    return super._generate(MemoizedMessageList.wrap(messages, this.params), options, runManager);
+  }
+
+  override async *_streamResponseChunks(
+    messages: BaseMessage[],
+    options: CallOptions,
+    runManager?: CallbackManagerForLLMRun,
+  ): AsyncGenerator<ChatGenerationChunk> {
+    yield* super._streamResponseChunks(MemoizedMessageList.wrap(messages, this.params), options, runManager);
+  }
+
+  override async *_streamChatModelEvents(
+    messages: BaseMessage[],
+    options: CallOptions,
+    runManager?: CallbackManagerForLLMRun,
+  ): AsyncGenerator<ChatModelStreamEvent> {
+    yield* super._streamChatModelEvents(MemoizedMessageList.wrap(messages, this.params), options, runManager);
+  }
+
+  // The request as the stock client would write it, from the messages' cached JSON.
+  override completionWithRetry(request: any, requestOptions?: any): Promise<any> {
+    if (!Array.isArray(request?.messages) || requestOptions?.body !== undefined) return super.completionWithRetry(request, requestOptions);
+    const body = requestBody(request);
+    return super.completionWithRetry(request, {
+      ...requestOptions,
+      body,
+      headers: { ...requestOptions?.headers, 'content-type': 'application/json' },
+    });
+  }
+}
+
+// A message list whose flatMap remembers, per message, what the callback gave for it.
+class MemoizedMessageList extends Array<BaseMessage> {
+  private memo!: WeakMap<BaseMessage, unknown>;
+
+  static wrap(messages: BaseMessage[], memo: WeakMap<BaseMessage, unknown>): BaseMessage[] {
+    const list = new MemoizedMessageList();
+    for (const message of messages) list.push(message);
+    list.memo = memo;
+    return list;
+  }
+
+  // Arrays made from this one (map, filter, slice) are plain arrays.
+  static override get [Symbol.species]() {
+    return Array;
+  }
+
+  override flatMap<U>(callback: (value: BaseMessage, index: number, array: BaseMessage[]) => U | readonly U[]): U[] {
+    const out: U[] = [];
+    for (let i = 0; i < this.length; i++) {
+      const message = this[i]!;
+      let mapped = this.memo.get(message) as U | readonly U[] | undefined;
+      if (mapped === undefined) {
+        mapped = callback(message, i, this);
+        this.memo.set(message, mapped);
+      }
+      if (Array.isArray(mapped)) out.push(...(mapped as readonly U[]));
+      else out.push(mapped as U);
+    }
+    return out;
+  }
+}
+
+const paramJson = new WeakMap<object, Buffer>();
+// A placeholder no request field holds, replaced by the messages' JSON.
+const SLOT = '\u0000drydock-messages\u0000';
+const SLOT_MEMBER = `"messages":${JSON.stringify(SLOT)}`;
+const COMMA = Buffer.from(',');
+
+// The UTF-8 bytes of JSON.stringify(request), with each message param's bytes from the
+// cache (a Buffer, so neither a whole-body string nor its encoding is made per call).
+function requestBody(request: { messages: unknown[] }): Buffer {
+  const rest = JSON.stringify({ ...request, messages: SLOT });
+  const at = rest.indexOf(SLOT_MEMBER);
+  const chunks: Buffer[] = [Buffer.from(`${rest.slice(0, at)}"messages":[`)];
+  request.messages.forEach((param, i) => {
+    if (i > 0) chunks.push(COMMA);
+    if (param === null || typeof param !== 'object') {
+      chunks.push(Buffer.from(JSON.stringify(param) ?? 'null'));
+      return;
+    }
+    let json = paramJson.get(param);
+    if (json === undefined) {
+      json = Buffer.from(JSON.stringify(param) ?? 'null');
+      paramJson.set(param, json);
+    }
+    chunks.push(json);
+  });
+  chunks.push(Buffer.from(`]${rest.slice(at + SLOT_MEMBER.length)}`));
+  return Buffer.concat(chunks);
+}
