@@ -109,7 +109,8 @@ export class ExecutionLaneConsumer {
     this.taking = false;
     this.resume();
     this.wake?.();
-    // The take in flight returns within TAKE_BLOCK_S; a job it moves still runs.
+    // The take in flight returns within TAKE_BLOCK_S; a job it brings in goes back to
+    // the lane (takeLoop).
     await this.loop;
     this.taker?.disconnect();
     this.taker = null;
