@@ -1,5 +1,5 @@
 import { gzipSync } from 'node:zlib';
-import tar from 'tar-stream';
+import { tarOf } from '../support/tar-archive.js';
 import { startPlatform, type Platform } from './support/platform.js';
 import type { ApiClient } from './support/api-client.js';
 
@@ -7,20 +7,6 @@ const files = (thread: string) => `/v1/threads/${thread}/files`;
 const q = (path: string) => `?path=${encodeURIComponent(path)}`;
 const MAX_ARCHIVE_BYTES = 4 * 1024 * 1024;
 
-type TarEntry = { name: string; body?: string | Buffer; type?: tar.Header['type']; linkname?: string };
-
-async function tarOf(entries: TarEntry[]): Promise<Buffer> {
-  const pack = tar.pack();
-  for (const e of entries) {
-    const header = { name: e.name, type: e.type ?? 'file', ...(e.linkname ? { linkname: e.linkname } : {}) };
-    if (e.body !== undefined) pack.entry(header, e.body);
-    else pack.entry({ ...header, size: 0 });
-  }
-  pack.finalize();
-  const chunks: Buffer[] = [];
-  for await (const chunk of pack as AsyncIterable<Buffer>) chunks.push(chunk);
-  return Buffer.concat(chunks);
-}
 
 describe('Thread files (REST)', () => {
   let platform: Platform;

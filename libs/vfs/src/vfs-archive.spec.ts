@@ -1,22 +1,7 @@
 import { PassThrough, Readable } from 'node:stream';
 import { gzipSync } from 'node:zlib';
-import tar from 'tar-stream';
+import { tarOf, type TarEntry as Entry } from '../../../test/support/tar-archive.js';
 import { archiveEntryPath, readTarArchive, type ReadArchiveOptions } from './vfs-archive.js';
-
-type Entry = { name: string; type?: tar.Header['type']; body?: string | Buffer; linkname?: string };
-
-async function tarOf(entries: Entry[]): Promise<Buffer> {
-  const pack = tar.pack();
-  for (const e of entries) {
-    const header = { name: e.name, type: e.type ?? 'file', ...(e.linkname ? { linkname: e.linkname } : {}) };
-    if (e.body !== undefined) pack.entry(header, e.body);
-    else pack.entry({ ...header, size: 0 });
-  }
-  pack.finalize();
-  const chunks: Buffer[] = [];
-  for await (const chunk of pack as AsyncIterable<Buffer>) chunks.push(chunk);
-  return Buffer.concat(chunks);
-}
 
 // Replaces the bytes of the first header's name (no pax header: an ASCII name) and
 // fixes its checksum, as a tar written from raw file-system bytes would hold them.
