@@ -36,8 +36,11 @@ describe('Orphaned containers', () => {
     await doomed.kill('SIGKILL');
     expect((await containersOf(doomed.id)).length).toBeGreaterThan(0);
     await until(async () => (await containersOf(doomed.id)).length === 0);
-    const volumes = await platform.docker.listVolumes({ filters: { label: [`drydock.worker=${doomed.id}`] } });
-    expect(volumes.Volumes ?? []).toEqual([]);
+    // A sweep removes the volumes after the containers, in the same pass.
+    const volumesOf = async (workerId: string) =>
+      (await platform.docker.listVolumes({ filters: { label: [`drydock.worker=${workerId}`] } })).Volumes ?? [];
+    await until(async () => (await volumesOf(doomed.id)).length === 0, 10_000);
+    expect(await volumesOf(doomed.id)).toEqual([]);
     // The live worker's own are still there.
     const still = (await containersOf(platform.workerId)).map((c) => c.Id);
     expect(ours.every((id) => still.includes(id))).toBe(true);

@@ -15,6 +15,8 @@ import {
 // How long one blocking take waits before the loop looks at its own state again.
 const TAKE_BLOCK_S = 1;
 const RETRY_AFTER_ERROR_MS = 500;
+// How much longer than a take stopping waits for it.
+const STOP_GRACE_MS = 2_000;
 
 export type LaneJobHandler = (job: ExecutionLaneJob) => Promise<JobReply>;
 
@@ -58,6 +60,8 @@ export class ExecutionLaneConsumer {
     }
     if (stale.length) this.logger.warn(`${stale.length} executions taken by this worker's previous run were answered as lost`);
     this.taker = createRedis(this.redisUrl, 'drydock-worker-lane');
+    // It reconnects on its own; a take that fails is logged by the loop.
+    this.taker.on('error', () => undefined);
     this.taking = true;
     this.loop = this.takeLoop();
   }
@@ -109,10 +113,17 @@ export class ExecutionLaneConsumer {
     this.taking = false;
     this.resume();
     this.wake?.();
-    // The take in flight returns within TAKE_BLOCK_S; a job it brings in goes back to
-    // the lane (takeLoop).
-    await this.loop;
+    // The take in flight returns within TAKE_BLOCK_S, and a job it brings in goes back to
+    // the lane (takeLoop). Should Redis be unreachable, the connection is dropped after
+    // a grace: a job a dropped take moved stays in `active`, answered `lost` by the
+    // worker's next start.
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([this.loop, new Promise((resolve) => (timer = setTimeout(resolve, TAKE_BLOCK_S * 1000 + STOP_GRACE_MS)))]).catch(
+      () => undefined,
+    );
+    clearTimeout(timer);
     this.taker?.disconnect();
+    await this.loop?.catch((error: Error) => this.logger.warn(`taking from ${this.lane} ended: ${error.message}`));
     this.taker = null;
   }
 
