@@ -5,7 +5,6 @@ import { APP_CONFIG, DrydockError, redisOptions, REDIS, runWithLogContext, type 
 import {
   executionStreamChannel,
   JobName,
-  type ExecutionLaneJob,
   toJobError,
   workerQueueName,
   type ExecuteJobData,
@@ -19,20 +18,9 @@ import {
 import { SessionsError } from '@drydock/sessions';
 import { ExecutionRunner, SessionLifecycle } from '@drydock/session-host';
 import { PlatformMetrics } from '@drydock/metrics';
-import { ExecutionLaneConsumer } from './execution-lane.consumer.js';
 
-// What a job is to the handling below, whichever way it came.
-interface WorkerJob {
-  name: JobName;
-  id: string;
-  data: unknown;
-  // When it was sent (ms since the epoch).
-  timestamp: number;
-}
-
-// Consumes this worker's own queue and its execution lane (executions,
-// docs/decisions/011-execution-lane.md). The queue name includes the worker id, known
-// only at run time, which is why this builds a BullMQ Worker itself instead of using the
+// Consumes this worker's own queue. The queue name includes the worker id, known only
+// at run time, which is why this builds a BullMQ Worker itself instead of using the
 // static @Processor() decorator. It stays thin: every job is one call into
 // @drydock/session-host, and its outcome (a value or a typed error) goes back to the
 // gateway waiting for it.
@@ -40,7 +28,6 @@ interface WorkerJob {
 export class SessionJobsProcessor {
   private readonly logger = new Logger(SessionJobsProcessor.name);
   private worker: Worker | null = null;
-  private lane: ExecutionLaneConsumer | null = null;
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -50,7 +37,7 @@ export class SessionJobsProcessor {
     private readonly metrics: PlatformMetrics,
   ) {}
 
-  async start(): Promise<void> {
+  start(): void {
     const name = workerQueueName(this.config.worker.id);
     this.worker = new Worker(name, (job) => this.process(job), {
       connection: redisOptions(this.config.redisUrl, 'drydock-worker-jobs'),
@@ -58,39 +45,23 @@ export class SessionJobsProcessor {
     });
     this.worker.on('failed', (job, error) => this.logger.warn(`job ${job?.name} ${job?.id} failed: ${error.message}`));
     this.worker.on('error', (error) => this.logger.error(`queue ${name}: ${error.message}`));
-    this.lane = new ExecutionLaneConsumer(this.redis, this.config.redisUrl, this.config.worker.id, this.config.worker.concurrency, (job) =>
-      this.processExecution(job),
-    );
-    await this.lane.start();
-  }
-
-  // Holds the executions waiting in the lane (those running go on) until
-  // resumeExecutions(); BullMQ's pause does the same for the queue.
-  pauseExecutions(): void {
-    this.lane?.pause();
-  }
-
-  resumeExecutions(): void {
-    this.lane?.resume();
   }
 
   // Stops taking jobs and waits up to `graceMs` for running ones; returns whether they
   // all finished.
   async drain(graceMs: number): Promise<boolean> {
-    const lane = this.lane?.drain(graceMs) ?? Promise.resolve(true);
-    if (!this.worker) return lane;
+    if (!this.worker) return true;
     const closing = this.worker.close();
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), graceMs)));
     const finished = await Promise.race([closing.then(() => true), timeout]);
     clearTimeout(timer);
-    return (await lane) && finished;
+    return finished;
   }
 
   async close(): Promise<void> {
-    await Promise.all([this.worker?.close(true), this.lane?.close()]);
+    await this.worker?.close(true);
     this.worker = null;
-    this.lane = null;
   }
 
   // After a drain handed this worker's sessions back: jobs still waiting in its queue
@@ -101,7 +72,6 @@ export class SessionJobsProcessor {
     const queue = new Queue(workerQueueName(this.config.worker.id), {
       connection: redisOptions(this.config.redisUrl, 'drydock-worker-reroute'),
     });
-    const moved = (sessionId: string | undefined) => toJobError(SessionsError.moved(sessionId ?? 'unknown'));
     let rerouted = 0;
     try {
       let quietSince = Date.now();
@@ -109,13 +79,12 @@ export class SessionJobsProcessor {
         const jobs = await queue.getJobs(['waiting', 'prioritized', 'delayed'], 0, 99);
         for (const job of jobs) {
           const { replyTo, session } = job.data as JobReplyRoute & { session?: { sessionId: string } };
-          if (replyTo) this.reply(replyTo, { jobId: job.id!, ok: false, error: moved(session?.sessionId) });
+          const failure = toJobError(SessionsError.moved(session?.sessionId ?? 'unknown'));
+          if (replyTo) this.reply(replyTo, { jobId: job.id!, ok: false, error: failure });
           await job.remove().catch(() => undefined);
           rerouted++;
         }
-        const executions = (await this.lane?.answerWaiting((job) => ({ ok: false, error: moved(job.session.sessionId) }))) ?? 0;
-        rerouted += executions;
-        if (jobs.length || executions) quietSince = Date.now();
+        if (jobs.length) quietSince = Date.now();
         else await new Promise((resolve) => setTimeout(resolve, 100));
       }
     } finally {
@@ -124,55 +93,52 @@ export class SessionJobsProcessor {
     return rerouted;
   }
 
-  // A job of the queue: its outcome is published to the gateway waiting for it (one
-  // PUBLISH, before BullMQ's own bookkeeping); the return value still goes to BullMQ as
-  // usual. A failure travels typed ({code, status, message, details}): on the reply
-  // channel, and in the job's data for a gateway that missed the reply.
+  // Runs the job and publishes its outcome to the gateway waiting for it (one PUBLISH,
+  // before BullMQ's own bookkeeping); the return value still goes to BullMQ as usual.
+  // A failure travels typed ({code, status, message, details}): on the reply channel,
+  // and in the job's data for a gateway that missed the reply.
   async process(job: Job): Promise<unknown> {
-    const { replyTo } = job.data as JobReplyRoute;
-    const reply = await this.inContext({ name: job.name as JobName, id: job.id!, data: job.data, timestamp: job.timestamp });
-    if (replyTo) this.reply(replyTo, reply);
-    if (reply.ok) return reply.value;
-    const record: JobFailureRecord = { failure: reply.error };
-    await job.updateData({ ...job.data, ...record }).catch(() => undefined);
-    throw new Error(reply.error.message);
-  }
-
-  // An execution from the lane; the lane publishes the reply.
-  processExecution(job: ExecutionLaneJob): Promise<JobReply> {
-    return this.inContext({ name: JobName.Execute, id: job.jobId, data: job, timestamp: job.enqueuedAt });
-  }
-
-  // Every line logged for the job carries the request that sent it and its ids.
-  private inContext(job: WorkerJob): Promise<JobReply> {
     const { requestId, session, executionId } = job.data as JobReplyRoute & { session?: { tenantId?: string; sessionId?: string }; executionId?: string };
-    return runWithLogContext({ requestId, tenantId: session?.tenantId, sessionId: session?.sessionId, executionId }, () => this.settle(job));
+    // Every line logged for this job carries the request that sent it and its ids.
+    return runWithLogContext({ requestId, tenantId: session?.tenantId, sessionId: session?.sessionId, executionId }, () => this.processInContext(job));
   }
 
-  // Runs the job; its outcome as a reply, never a rejection.
-  private async settle(job: WorkerJob): Promise<JobReply> {
+  private async processInContext(job: Job): Promise<unknown> {
+    const { replyTo } = job.data as JobReplyRoute;
     const started = performance.now();
     if (job.name === JobName.Execute) this.metrics.stageSeconds.observe({ stage: 'queue_wait' }, Math.max(0, Date.now() - job.timestamp) / 1000);
     try {
       const value = await this.handle(job);
       this.logger.debug(`job ${job.name} ${job.id} done in ${Math.round(performance.now() - started)} ms`);
-      return { jobId: job.id, ok: true, value };
+      if (replyTo) this.reply(replyTo, { jobId: job.id!, ok: true, value });
+      // An execution's job is removed as it completes and its result is its record:
+      // BullMQ gets a summary, not the whole output to copy into its event stream.
+      if (job.name === JobName.Execute) {
+        const { id, status } = value as { id: string; status: string };
+        return { id, status };
+      }
+      return value;
     } catch (error) {
+      const failure = toJobError(error);
       if (!(error instanceof DrydockError)) {
         this.logger.error(`job ${job.name} ${job.id}: ${(error as Error).stack ?? String(error)}`);
       }
-      return { jobId: job.id, ok: false, error: toJobError(error) };
+      if (replyTo) this.reply(replyTo, { jobId: job.id!, ok: false, error: failure });
+      const record: JobFailureRecord = { failure };
+      await job.updateData({ ...job.data, ...record }).catch(() => undefined);
+      throw error;
     }
   }
 
-  // Best effort: a reply the gateway misses is found by its periodic check of the job.
+  // Best effort: a reply the gateway misses is found by its periodic check of the job
+  // (and, for an execution, in PostgreSQL).
   private reply(channel: string, reply: JobReply): void {
     void this.redis.publish(channel, JSON.stringify(reply)).catch((error: Error) =>
       this.logger.warn(`replying for job ${reply.jobId} failed: ${error.message}`),
     );
   }
 
-  private handle(job: WorkerJob): Promise<unknown> {
+  private handle(job: Job): Promise<unknown> {
     switch (job.name) {
       case JobName.StartSession:
         return this.lifecycle.start((job.data as StartSessionJobData).session);
