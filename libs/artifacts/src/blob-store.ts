@@ -76,13 +76,17 @@ export class LocalBlobStore implements BlobStore {
     await this.stagingDir();
     const hash = createHash('sha256');
     let size = 0;
+    // Every chunk, either way: counted against the cap, then hashed.
+    const count = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > maxBytes) throw new BlobTooLargeError(maxBytes);
+      hash.update(chunk);
+    };
     const expected = options.expectedBytes;
     if (expected !== undefined && expected <= SMALL_BLOB_BYTES) {
       const chunks: Buffer[] = [];
       for await (const chunk of source as AsyncIterable<Buffer>) {
-        size += chunk.length;
-        if (size > maxBytes) throw new BlobTooLargeError(maxBytes);
-        hash.update(chunk);
+        count(chunk);
         chunks.push(chunk);
       }
       await this.writeStaged(path, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
@@ -91,9 +95,11 @@ export class LocalBlobStore implements BlobStore {
     const meter = new Transform({
       highWaterMark: STAGING_BUFFER_BYTES,
       transform(chunk: Buffer, _enc, done) {
-        size += chunk.length;
-        if (size > maxBytes) return done(new BlobTooLargeError(maxBytes));
-        hash.update(chunk);
+        try {
+          count(chunk);
+        } catch (error) {
+          return done(error as Error);
+        }
         done(null, chunk);
       },
     });
