@@ -1,3 +1,6 @@
+import { Worker } from 'bullmq';
+import { redisOptions } from '@drydock/core';
+import { closeQueueWorker } from '../../apps/worker/src/processors/close-queue-worker.js';
 import type { ApiResponse } from './support/api-client.js';
 import { startPlatform, type Platform } from './support/platform.js';
 import { postgres, redis } from './support/services.js';
@@ -59,7 +62,29 @@ describe('Outages of PostgreSQL and Redis', () => {
     const back = await eventually(() => api.execute(session.id, 'y += 1\ny'));
     expect(back.body).toMatchObject({ status: 'ok', result: { text: '2' } });
   });
+
+  // ioredis never ends a connection closed while it waits to reconnect, and BullMQ's
+  // close waits for that end: a worker stopped just as Redis came back hung for ever.
+  it('should close an idle queue worker stopped right after a Redis restart', async () => {
+    const worker = new Worker('outage-idle', async () => undefined, { connection: redisOptions(process.env.REDIS_URL!, 'test-outage-idle') });
+    worker.on('error', () => undefined);
+    await worker.waitUntilReady();
+    const blocking = (await worker.getBackend().blockingClient)!;
+    redis('stop');
+    try {
+      await until(() => blocking.status === 'reconnecting');
+    } finally {
+      redis('start');
+    }
+    expect(blocking.status).toBe('reconnecting');
+    await expect(closeQueueWorker(worker, 10_000)).resolves.toBe(true);
+  });
 });
+
+async function until(condition: () => boolean, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+}
 
 // Retries a request until it stops answering 503 (clients reconnect on their own).
 async function eventually(request: () => Promise<ApiResponse>, timeoutMs = 30_000): Promise<ApiResponse> {

@@ -5,6 +5,7 @@ import { APP_CONFIG, createRedis, redisOptions, type AppConfig } from '@drydock/
 import { BATCH_QUEUE, type BatchItemJobData } from '@drydock/execution';
 import { BATCH_KILL_CHANNEL, type BatchKillMessage } from '@drydock/batches';
 import { BatchItemRunner } from '@drydock/session-host';
+import { closeQueueWorker, stopQueueWorker } from './close-queue-worker.js';
 
 // Consumes the shared batch-item queue with this worker's batch slots
 // (WORKER_BATCH_CONCURRENCY), apart from its session queue: batch items never take a
@@ -47,11 +48,7 @@ export class BatchItemsProcessor {
   // Stops taking items and waits up to `graceMs` for running ones.
   async drain(graceMs: number): Promise<boolean> {
     if (!this.worker) return true;
-    const closing = this.worker.close();
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), graceMs)));
-    const finished = await Promise.race([closing.then(() => true), timeout]);
-    clearTimeout(timer);
+    const finished = await closeQueueWorker(this.worker, graceMs);
     await this.runner.releaseIdle();
     return finished;
   }
@@ -62,7 +59,7 @@ export class BatchItemsProcessor {
   }
 
   async close(): Promise<void> {
-    await this.worker?.close(true);
+    if (this.worker) await stopQueueWorker(this.worker);
     this.worker = null;
     await this.runner.releaseIdle();
     await this.kills?.quit().catch(() => undefined);

@@ -18,6 +18,7 @@ import {
 import { SessionsError } from '@drydock/sessions';
 import { ExecutionRunner, SessionLifecycle } from '@drydock/session-host';
 import { PlatformMetrics } from '@drydock/metrics';
+import { closeQueueWorker, stopQueueWorker } from './close-queue-worker.js';
 
 // Consumes this worker's own queue. The queue name includes the worker id, known only
 // at run time, which is why this builds a BullMQ Worker itself instead of using the
@@ -50,17 +51,11 @@ export class SessionJobsProcessor {
   // Stops taking jobs and waits up to `graceMs` for running ones; returns whether they
   // all finished.
   async drain(graceMs: number): Promise<boolean> {
-    if (!this.worker) return true;
-    const closing = this.worker.close();
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), graceMs)));
-    const finished = await Promise.race([closing.then(() => true), timeout]);
-    clearTimeout(timer);
-    return finished;
+    return this.worker ? closeQueueWorker(this.worker, graceMs) : true;
   }
 
   async close(): Promise<void> {
-    await this.worker?.close(true);
+    if (this.worker) await stopQueueWorker(this.worker);
     this.worker = null;
   }
 

@@ -26,6 +26,9 @@ export function redisOptions(url: string, name: string): RedisOptions {
     tls: parsed.protocol === 'rediss:' ? {} : undefined,
     // What BullMQ requires of the connections it uses.
     maxRetriesPerRequest: null,
+    // Reconnect within a second of Redis coming back. BullMQ's own default waits up to
+    // 20 s between attempts, which after a restart left an idle worker deaf for that long.
+    retryStrategy: (attempt: number) => Math.min(attempt * 100, 1_000),
     connectionName: name,
   };
 }
