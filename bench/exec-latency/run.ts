@@ -19,14 +19,13 @@ import type { Server } from 'node:http';
 import http from 'node:http';
 import { cpus } from 'node:os';
 import { promisify } from 'node:util';
-import { Queue } from 'bullmq';
 import { DataSource } from 'typeorm';
 import { REDIS } from '@drydock/core';
 import { DockerSandbox } from '@drydock/docker-sandbox';
 import { TypeOrmExecutionsRepository } from '@drydock/execution';
 import { SessionExecutionsService, SessionsService, TypeOrmSessionsRepository } from '@drydock/sessions';
 import { TenantAuthGuard } from '../../apps/gateway/src/auth/tenant-auth.guard.js';
-import { BullMqJobDispatcher } from '../../apps/gateway/src/queue/bullmq-job-dispatcher.js';
+import { RedisJobDispatcher } from '../../apps/gateway/src/queue/redis-job-dispatcher.js';
 import { SessionJobsProcessor } from '../../apps/worker/src/processors/session-jobs.processor.js';
 import { ExecutionRunner, RedisRunGuard, SessionFileSync } from '@drydock/session-host';
 import {
@@ -140,7 +139,6 @@ type StageKey =
   | 'record'
   | 'ensurePlaced'
   | 'dispatch'
-  | 'queueAdd'
   | 'processor'
   | 'workerJob'
   | 'claim'
@@ -149,7 +147,7 @@ type StageKey =
   | 'sandboxRun'
   | 'replMs'
   | 'complete';
-type MarkKey = 'queueAddEnd' | 'processorStart' | 'workerJobEnd' | 'dispatchEnd';
+type MarkKey = 'dispatchStart' | 'processorStart' | 'workerJobEnd' | 'dispatchEnd';
 type StageSample = Partial<Record<StageKey | MarkKey, number>>;
 
 class StageRecorder {
@@ -208,9 +206,8 @@ function instrument(recorder: StageRecorder, httpServer: Server): void {
   recorder.wrap(SessionExecutionsService.prototype, 'execute', 'service');
   recorder.wrap(TypeOrmSessionsRepository.prototype, 'findWithNewExecution', 'record');
   recorder.wrap(SessionsService.prototype, 'ensurePlaced', 'ensurePlaced');
-  recorder.wrap(BullMqJobDispatcher.prototype, 'dispatch', 'dispatch', { end: 'dispatchEnd' });
-  recorder.wrap(Queue.prototype, 'add', 'queueAdd', { end: 'queueAddEnd' });
-  recorder.wrap(SessionJobsProcessor.prototype, 'process', 'processor', { start: 'processorStart' });
+  recorder.wrap(RedisJobDispatcher.prototype, 'dispatch', 'dispatch', { start: 'dispatchStart', end: 'dispatchEnd' });
+  recorder.wrap(SessionJobsProcessor.prototype, 'processExecution', 'processor', { start: 'processorStart' });
   recorder.wrap(ExecutionRunner.prototype, 'execute', 'workerJob', { end: 'workerJobEnd' });
   recorder.wrap(RedisRunGuard.prototype, 'claim', 'claim');
   recorder.wrap(SessionFileSync.prototype, 'push', 'push');
@@ -234,9 +231,8 @@ const BREAKDOWN: Array<[string, (s: StageSample, total: number) => number | unde
   ['    SessionExecutionsService.execute', (s) => s.service],
   ['      session read + execution INSERT (one statement)', (s) => s.record],
   ['      ensurePlaced (worker liveness snapshot)', (s) => s.ensurePlaced],
-  ['      dispatcher.dispatch (BullMQ add .. reply)', (s) => s.dispatch],
-  ['        Queue.add (addJob script)', (s) => s.queueAdd],
-  ['        hand-off: added .. processor called', (s) => diff(s.processorStart, s.queueAddEnd)],
+  ['      dispatcher.dispatch (lane LPUSH .. reply)', (s) => s.dispatch],
+  ['        hand-off: dispatch called .. processor called (LPUSH, BLMOVE)', (s) => diff(s.processorStart, s.dispatchStart)],
   ['        worker processor (SessionJobsProcessor)', (s) => s.processor],
   ['          run-once claim (Redis SET NX)    } in parallel', (s) => s.claim],
   ['          file push (thread revision SELECT) }', (s) => s.push],

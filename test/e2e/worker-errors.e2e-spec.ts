@@ -2,8 +2,12 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Queue } from 'bullmq';
 import { DataSource } from 'typeorm';
-import { JOB_DISPATCHER, workerQueueName, type JobDispatcher } from '@drydock/execution';
+import type { Redis } from 'ioredis';
+import type { INestApplicationContext } from '@nestjs/common';
+import { REDIS } from '@drydock/core';
+import { executionLaneActiveKey, executionLaneKey, JOB_DISPATCHER, workerQueueName, type JobDispatcher } from '@drydock/execution';
 import { ErrorResponseFilter } from '../../apps/gateway/src/http/error-response.filter.js';
+import { SessionJobsProcessor } from '../../apps/worker/src/processors/session-jobs.processor.js';
 import type { ApiResponse } from './support/api-client.js';
 import { startPlatform, type Platform } from './support/platform.js';
 
@@ -14,7 +18,8 @@ const STAGE_LIMIT = 1000;
 // error (code and status), never as a wait timeout or a 500. The gateway checks the
 // session and the dataset before it sends a job; these errors arise when something
 // changes between that check and the worker's, which the tests arrange by holding the
-// worker's queue (BullMQ's pause) while they change it.
+// worker's queue (BullMQ's pause; for executions, the pause of its execution lane) while
+// they change it.
 describe('Worker-side errors reach the client typed', () => {
   let platform: Platform;
   let db: DataSource;
@@ -35,7 +40,28 @@ describe('Worker-side errors reach the client typed', () => {
     }
   }
 
-  // A session that `workerId` will look up in PostgreSQL on its next job: its row names
+  // The same for an execution: holds `worker`'s execution lane.
+  async function whileExecutionQueued(
+    worker: { id: string; app: INestApplicationContext },
+    request: () => Promise<ApiResponse>,
+    change: () => Promise<unknown> | unknown,
+  ) {
+    const processor = worker.app.get(SessionJobsProcessor);
+    const redis = worker.app.get<symbol, Redis>(REDIS);
+    processor.pauseExecutions();
+    try {
+      const pending = request();
+      // In the lane, or taken by a take already in flight and held.
+      await until(async () => (await redis.llen(executionLaneKey(worker.id))) + (await redis.llen(executionLaneActiveKey(worker.id))) > 0);
+      await change();
+      processor.resumeExecutions();
+      return await pending;
+    } finally {
+      processor.resumeExecutions();
+    }
+  }
+
+  // A session that a fresh worker will look up in PostgreSQL on its next job: its row names
   // a worker that never hosted it (as after a move the gateway made).
   async function sessionOnFreshWorker(api: Awaited<ReturnType<Platform['newTenant']>>, threadId: string) {
     // Created before the fresh worker exists, so it is hosted elsewhere.
@@ -45,7 +71,7 @@ describe('Worker-side errors reach the client typed', () => {
     // The gateway's view of live workers is up to a second old.
     await until(async () => ((await platform.admin.get('/admin/workers')).body.workers ?? []).some((w: { id: string }) => w.id === fresh.id));
     await new Promise((resolve) => setTimeout(resolve, 1100));
-    return { session, workerId: fresh.id, stop: fresh.stop };
+    return { session, worker: fresh, stop: fresh.stop };
   }
 
   beforeAll(async () => {
@@ -79,10 +105,10 @@ describe('Worker-side errors reach the client typed', () => {
 
   it('should answer SESSION_ENDED (409) when the worker finds the session ended after the gateway sent the run', async () => {
     const api = await platform.newTenant();
-    const { session, workerId, stop } = await sessionOnFreshWorker(api, 'ended-on-worker');
+    const { session, worker, stop } = await sessionOnFreshWorker(api, 'ended-on-worker');
     try {
-      const res = await whileQueued(
-        workerId,
+      const res = await whileExecutionQueued(
+        worker,
         () => api.execute(session.id, 'print(1)'),
         () => db.query(`UPDATE sessions SET status = 'ended' WHERE id = $1`, [session.id]),
       );
@@ -95,16 +121,16 @@ describe('Worker-side errors reach the client typed', () => {
 
   it('should answer SESSION_NOT_FOUND (404) when the session is gone by the time the worker looks, also when the reply is missed', async () => {
     const api = await platform.newTenant();
-    const { session, workerId, stop } = await sessionOnFreshWorker(api, 'gone-on-worker');
+    const { session, worker, stop } = await sessionOnFreshWorker(api, 'gone-on-worker');
     // The gateway misses the worker's reply (as while its subscriber reconnects): its
-    // periodic look at the job must still find the typed error stored on the job.
+    // periodic look at the job must still find the typed error stored as its outcome.
     const dispatcher = platform.gateway.get<JobDispatcher>(JOB_DISPATCHER) as unknown as {
       subscriber: { unsubscribe(channel: string): Promise<unknown>; subscribe(channel: string): Promise<unknown> };
       replyChannel: string;
     };
     try {
-      const res = await whileQueued(
-        workerId,
+      const res = await whileExecutionQueued(
+        worker,
         () => api.execute(session.id, 'print(1)'),
         async () => {
           await dispatcher.subscriber.unsubscribe(dispatcher.replyChannel);

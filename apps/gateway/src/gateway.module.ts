@@ -37,7 +37,7 @@ import { PlatformMetrics } from '@drydock/metrics';
 import { McpController } from './mcp/mcp.controller.js';
 import { PlatformHealthIndicators } from './health/platform-health.indicators.js';
 import { ErrorResponseFilter } from './http/error-response.filter.js';
-import { BullMqJobDispatcher } from './queue/bullmq-job-dispatcher.js';
+import { RedisJobDispatcher } from './queue/redis-job-dispatcher.js';
 import { QueueDashboard } from './queue/queue-dashboard.js';
 import { DatasetsController, SessionsController } from './sessions/sessions.controller.js';
 import { AGENT_RUNTIME, agentRuntimeProviders, type AgentRuntime, type ChatModelProvider } from '@drydock/agents';
@@ -82,8 +82,8 @@ export interface GatewayOptions {
   ],
   providers: [
     { provide: APP_FILTER, useClass: ErrorResponseFilter },
-    BullMqJobDispatcher,
-    { provide: JOB_DISPATCHER, useExisting: BullMqJobDispatcher },
+    RedisJobDispatcher,
+    { provide: JOB_DISPATCHER, useExisting: RedisJobDispatcher },
     QueueDashboard,
     PlatformHealthIndicators,
     DrydockMcpServer,

@@ -1,5 +1,6 @@
 export * from './queue/queue.constants.js';
 export * from './queue/job-dispatcher.js';
+export * from './queue/execution-lane.js';
 export * from './protocol/repl-protocol.js';
 export * from './runtime/sandbox-runtime.js';
 export * from './records/execution.entity.js';

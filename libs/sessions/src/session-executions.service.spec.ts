@@ -15,7 +15,7 @@ import type { SessionExecutionDraft, SessionRecord, SessionsRepository } from '.
 import type { SessionsService } from './sessions.service.js';
 
 // Rate limits are TenantRateLimiter's own concern (e2e: rate-limits.e2e-spec.ts).
-const unlimited = { acquireExecution: async () => async () => undefined } as unknown as TenantRateLimiter;
+const unlimited = { acquireExecution: async () => ({ hold: null, release: async () => undefined }) } as unknown as TenantRateLimiter;
 
 const principal = { tenantId: 'ten_1', limits: {} };
 

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { PlatformMetrics } from '@drydock/metrics';
-import { addToLogContext, APP_CONFIG, DrydockError, newId, TenantRateLimiter, type AppConfig, type TenantPrincipal } from '@drydock/core';
+import { addToLogContext, APP_CONFIG, DrydockError, newId, TenantRateLimiter, type AppConfig, type ExecutionSlot, type TenantPrincipal } from '@drydock/core';
 import {
   EXECUTIONS_REPOSITORY,
   failedRun,
@@ -56,16 +56,19 @@ export class SessionExecutionsService {
     // A slot of the tenant's concurrent executions, held at most as long as this request
     // may wait; refused before anything is recorded.
     const holdMs = Math.min((command.timeoutMs ?? this.config.defaultLimits.timeoutMs) + 60_000, this.config.gateway.maxWaitMs);
-    const release = await this.rateLimits.acquireExecution({ id: principal.tenantId, limits: principal.limits }, newId('hold'), holdMs);
+    const slot = await this.rateLimits.acquireExecution({ id: principal.tenantId, limits: principal.limits }, newId('hold'), holdMs);
+    // The worker frees the slot in the round trip that answers the run; every other way
+    // out of here frees it from here.
+    const handedOver = { freed: false };
     try {
-      const view = await this.executeHolding(principal, sessionId, command, onOutput);
+      const view = await this.executeHolding(principal, sessionId, command, onOutput, slot.hold, handedOver);
       this.metrics?.executions.inc({ tenant: principal.tenantId, status: view.status });
       return view;
     } finally {
       // Not waited for: the release goes out now, ahead of anything this gateway sends
       // Redis later (one connection keeps the order), and before the answer leaves; the
       // caller does not wait a round trip for it. It never rejects.
-      void release();
+      if (!handedOver.freed) void slot.release();
     }
   }
 
@@ -73,7 +76,9 @@ export class SessionExecutionsService {
     principal: Pick<TenantPrincipal, 'tenantId' | 'limits'>,
     sessionId: string,
     command: ExecuteCommand,
-    onOutput?: (event: StreamEvent) => void,
+    onOutput: ((event: StreamEvent) => void) | undefined,
+    slot: ExecutionSlot['hold'],
+    handedOver: { freed: boolean },
   ): Promise<ExecutionView> {
     const { tenantId } = principal;
     const { session, record, created, threadRevision } = await this.record(principal, sessionId, command);
@@ -90,7 +95,10 @@ export class SessionExecutionsService {
       let placed = session;
       for (let attempt = 1; ; attempt++) {
         try {
-          return await this.dispatch(placed, record, command, onOutput !== undefined, threadRevision);
+          const view = await this.dispatch(placed, record, command, onOutput !== undefined, threadRevision, slot);
+          // Answered by the worker, which freed the slot with its answer.
+          handedOver.freed = true;
+          return view;
         } catch (error) {
           // Its worker drained while the job waited: place the session again, resend.
           if (error instanceof DrydockError && error.code === 'SESSION_MOVED' && attempt < MAX_MOVES) {
@@ -122,11 +130,20 @@ export class SessionExecutionsService {
     command: ExecuteCommand,
     stream: boolean,
     threadRevision: number | undefined,
+    slot: ExecutionSlot['hold'],
   ): Promise<ExecutionView> {
     return this.dispatcher.dispatch<typeof JobName.Execute, ExecutionView>(
       session.workerId,
       JobName.Execute,
-      { session: specOf(session), executionId: record.id, code: command.code, timeoutMs: record.timeoutMs, stream, threadRevision },
+      {
+        session: specOf(session),
+        executionId: record.id,
+        code: command.code,
+        timeoutMs: record.timeoutMs,
+        stream,
+        threadRevision,
+        ...(slot ? { slot } : {}),
+      },
       { waitMs: Math.min(record.timeoutMs + 60_000, this.config.gateway.maxWaitMs) },
     );
   }

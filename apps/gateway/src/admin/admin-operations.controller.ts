@@ -12,7 +12,7 @@ import {
 } from '@drydock/sessions';
 import { ApiErrors } from '../openapi/api-errors.js';
 import { AdminRoutes } from '../openapi/api-auth.js';
-import { BullMqJobDispatcher } from '../queue/bullmq-job-dispatcher.js';
+import { RedisJobDispatcher } from '../queue/redis-job-dispatcher.js';
 import {
   AdminSessionListResponse,
   DrainingWorkerResponse,
@@ -27,7 +27,7 @@ export class AdminOperationsController {
     @Inject(WORKER_REGISTRY) private readonly workers: WorkerRegistry,
     @Inject(SESSIONS_REPOSITORY) private readonly sessionsRepo: SessionsRepository,
     private readonly sessions: SessionsService,
-    private readonly dispatcher: BullMqJobDispatcher,
+    private readonly dispatcher: RedisJobDispatcher,
   ) {}
 
   @Get('workers')

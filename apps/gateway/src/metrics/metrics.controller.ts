@@ -5,7 +5,7 @@ import { PlatformMetrics } from '@drydock/metrics';
 import { WORKER_REGISTRY, type WorkerRegistry } from '@drydock/sessions';
 import { UsageRepository } from '../admin/usage.repository.js';
 import { AdminRoutes } from '../openapi/api-auth.js';
-import { BullMqJobDispatcher } from '../queue/bullmq-job-dispatcher.js';
+import { RedisJobDispatcher } from '../queue/redis-job-dispatcher.js';
 
 // Prometheus text for this gateway (prom-client), behind the admin key: Prometheus sends
 // it as a bearer token (`authorization` in its scrape config). Queue depths and the bytes
@@ -15,7 +15,7 @@ import { BullMqJobDispatcher } from '../queue/bullmq-job-dispatcher.js';
 export class MetricsController implements OnModuleInit {
   constructor(
     private readonly metrics: PlatformMetrics,
-    private readonly dispatcher: BullMqJobDispatcher,
+    private readonly dispatcher: RedisJobDispatcher,
     private readonly usage: UsageRepository,
     @Inject(WORKER_REGISTRY) private readonly workers: WorkerRegistry,
   ) {}
@@ -23,8 +23,9 @@ export class MetricsController implements OnModuleInit {
   onModuleInit(): void {
     this.metrics.onScrape(async () => {
       const live = await this.workers.listLive();
-      for (const { queue, counts } of await this.dispatcher.queueCounts(live.map((w) => w.id))) {
+      for (const { workerId, queue, counts, executions } of await this.dispatcher.queueCounts(live.map((w) => w.id))) {
         for (const [state, n] of Object.entries(counts)) this.metrics.queueJobs.set({ queue, state }, n);
+        for (const [state, n] of Object.entries(executions)) this.metrics.queueJobs.set({ queue: `drydock-exec-lane-${workerId}`, state }, n);
       }
     });
     this.metrics.onScrape(async () => {

@@ -5,6 +5,7 @@ import { APP_CONFIG, DrydockError, redisOptions, REDIS, runWithLogContext, type 
 import {
   executionStreamChannel,
   JobName,
+  type ExecutionLaneJob,
   toJobError,
   workerQueueName,
   type ExecuteJobData,
@@ -19,9 +20,20 @@ import { SessionsError } from '@drydock/sessions';
 import { ExecutionRunner, SessionLifecycle } from '@drydock/session-host';
 import { PlatformMetrics } from '@drydock/metrics';
 import { closeQueueWorker, stopQueueWorker } from './close-queue-worker.js';
+import { ExecutionLaneConsumer } from './execution-lane.consumer.js';
 
-// Consumes this worker's own queue. The queue name includes the worker id, known only
-// at run time, which is why this builds a BullMQ Worker itself instead of using the
+// What a job is to the handling below, whichever way it came.
+interface WorkerJob {
+  name: JobName;
+  id: string;
+  data: unknown;
+  // When it was sent (ms since the epoch).
+  timestamp: number;
+}
+
+// Consumes this worker's own queue and its execution lane (executions,
+// docs/decisions/011-execution-lane.md). The queue name includes the worker id, known
+// only at run time, which is why this builds a BullMQ Worker itself instead of using the
 // static @Processor() decorator. It stays thin: every job is one call into
 // @drydock/session-host, and its outcome (a value or a typed error) goes back to the
 // gateway waiting for it.
@@ -29,6 +41,7 @@ import { closeQueueWorker, stopQueueWorker } from './close-queue-worker.js';
 export class SessionJobsProcessor {
   private readonly logger = new Logger(SessionJobsProcessor.name);
   private worker: Worker | null = null;
+  private lane: ExecutionLaneConsumer | null = null;
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -38,7 +51,7 @@ export class SessionJobsProcessor {
     private readonly metrics: PlatformMetrics,
   ) {}
 
-  start(): void {
+  async start(): Promise<void> {
     const name = workerQueueName(this.config.worker.id);
     this.worker = new Worker(name, (job) => this.process(job), {
       connection: redisOptions(this.config.redisUrl, 'drydock-worker-jobs'),
@@ -46,17 +59,36 @@ export class SessionJobsProcessor {
     });
     this.worker.on('failed', (job, error) => this.logger.warn(`job ${job?.name} ${job?.id} failed: ${error.message}`));
     this.worker.on('error', (error) => this.logger.error(`queue ${name}: ${error.message}`));
+    this.lane = new ExecutionLaneConsumer(this.redis, this.config.redisUrl, this.config.worker.id, this.config.worker.concurrency, (job) =>
+      this.processExecution(job),
+    );
+    await this.lane.start();
+  }
+
+  // Holds the executions waiting in the lane (those running go on) until
+  // resumeExecutions(); BullMQ's pause does the same for the queue.
+  pauseExecutions(): void {
+    this.lane?.pause();
+  }
+
+  resumeExecutions(): void {
+    this.lane?.resume();
   }
 
   // Stops taking jobs and waits up to `graceMs` for running ones; returns whether they
   // all finished.
   async drain(graceMs: number): Promise<boolean> {
-    return this.worker ? closeQueueWorker(this.worker, graceMs) : true;
+    const [lane, queue] = await Promise.all([
+      this.lane?.drain(graceMs) ?? true,
+      this.worker ? closeQueueWorker(this.worker, graceMs) : true,
+    ]);
+    return lane && queue;
   }
 
   async close(): Promise<void> {
-    if (this.worker) await stopQueueWorker(this.worker);
+    await Promise.all([this.worker && stopQueueWorker(this.worker), this.lane?.close()]);
     this.worker = null;
+    this.lane = null;
   }
 
   // After a drain handed this worker's sessions back: jobs still waiting in its queue
@@ -67,6 +99,7 @@ export class SessionJobsProcessor {
     const queue = new Queue(workerQueueName(this.config.worker.id), {
       connection: redisOptions(this.config.redisUrl, 'drydock-worker-reroute'),
     });
+    const moved = (sessionId: string | undefined) => toJobError(SessionsError.moved(sessionId ?? 'unknown'));
     let rerouted = 0;
     try {
       let quietSince = Date.now();
@@ -74,12 +107,13 @@ export class SessionJobsProcessor {
         const jobs = await queue.getJobs(['waiting', 'prioritized', 'delayed'], 0, 99);
         for (const job of jobs) {
           const { replyTo, session } = job.data as JobReplyRoute & { session?: { sessionId: string } };
-          const failure = toJobError(SessionsError.moved(session?.sessionId ?? 'unknown'));
-          if (replyTo) this.reply(replyTo, { jobId: job.id!, ok: false, error: failure });
+          if (replyTo) this.reply(replyTo, { jobId: job.id!, ok: false, error: moved(session?.sessionId) });
           await job.remove().catch(() => undefined);
           rerouted++;
         }
-        if (jobs.length) quietSince = Date.now();
+        const executions = (await this.lane?.answerWaiting((job) => ({ ok: false, error: moved(job.session.sessionId) }))) ?? 0;
+        rerouted += executions;
+        if (jobs.length || executions) quietSince = Date.now();
         else await new Promise((resolve) => setTimeout(resolve, 100));
       }
     } finally {
@@ -88,52 +122,55 @@ export class SessionJobsProcessor {
     return rerouted;
   }
 
-  // Runs the job and publishes its outcome to the gateway waiting for it (one PUBLISH,
-  // before BullMQ's own bookkeeping); the return value still goes to BullMQ as usual.
-  // A failure travels typed ({code, status, message, details}): on the reply channel,
-  // and in the job's data for a gateway that missed the reply.
+  // A job of the queue: its outcome is published to the gateway waiting for it (one
+  // PUBLISH, before BullMQ's own bookkeeping); the return value still goes to BullMQ as
+  // usual. A failure travels typed ({code, status, message, details}): on the reply
+  // channel, and in the job's data for a gateway that missed the reply.
   async process(job: Job): Promise<unknown> {
-    const { requestId, session, executionId } = job.data as JobReplyRoute & { session?: { tenantId?: string; sessionId?: string }; executionId?: string };
-    // Every line logged for this job carries the request that sent it and its ids.
-    return runWithLogContext({ requestId, tenantId: session?.tenantId, sessionId: session?.sessionId, executionId }, () => this.processInContext(job));
+    const { replyTo } = job.data as JobReplyRoute;
+    const reply = await this.inContext({ name: job.name as JobName, id: job.id!, data: job.data, timestamp: job.timestamp });
+    if (replyTo) this.reply(replyTo, reply);
+    if (reply.ok) return reply.value;
+    const record: JobFailureRecord = { failure: reply.error };
+    await job.updateData({ ...job.data, ...record }).catch(() => undefined);
+    throw new Error(reply.error.message);
   }
 
-  private async processInContext(job: Job): Promise<unknown> {
-    const { replyTo } = job.data as JobReplyRoute;
+  // An execution from the lane; the lane publishes the reply.
+  processExecution(job: ExecutionLaneJob): Promise<JobReply> {
+    return this.inContext({ name: JobName.Execute, id: job.jobId, data: job, timestamp: job.enqueuedAt });
+  }
+
+  // Every line logged for the job carries the request that sent it and its ids.
+  private inContext(job: WorkerJob): Promise<JobReply> {
+    const { requestId, session, executionId } = job.data as JobReplyRoute & { session?: { tenantId?: string; sessionId?: string }; executionId?: string };
+    return runWithLogContext({ requestId, tenantId: session?.tenantId, sessionId: session?.sessionId, executionId }, () => this.settle(job));
+  }
+
+  // Runs the job; its outcome as a reply, never a rejection.
+  private async settle(job: WorkerJob): Promise<JobReply> {
     const started = performance.now();
     if (job.name === JobName.Execute) this.metrics.stageSeconds.observe({ stage: 'queue_wait' }, Math.max(0, Date.now() - job.timestamp) / 1000);
     try {
       const value = await this.handle(job);
       this.logger.debug(`job ${job.name} ${job.id} done in ${Math.round(performance.now() - started)} ms`);
-      if (replyTo) this.reply(replyTo, { jobId: job.id!, ok: true, value });
-      // An execution's job is removed as it completes and its result is its record:
-      // BullMQ gets a summary, not the whole output to copy into its event stream.
-      if (job.name === JobName.Execute) {
-        const { id, status } = value as { id: string; status: string };
-        return { id, status };
-      }
-      return value;
+      return { jobId: job.id, ok: true, value };
     } catch (error) {
-      const failure = toJobError(error);
       if (!(error instanceof DrydockError)) {
         this.logger.error(`job ${job.name} ${job.id}: ${(error as Error).stack ?? String(error)}`);
       }
-      if (replyTo) this.reply(replyTo, { jobId: job.id!, ok: false, error: failure });
-      const record: JobFailureRecord = { failure };
-      await job.updateData({ ...job.data, ...record }).catch(() => undefined);
-      throw error;
+      return { jobId: job.id, ok: false, error: toJobError(error) };
     }
   }
 
-  // Best effort: a reply the gateway misses is found by its periodic check of the job
-  // (and, for an execution, in PostgreSQL).
+  // Best effort: a reply the gateway misses is found by its periodic check of the job.
   private reply(channel: string, reply: JobReply): void {
     void this.redis.publish(channel, JSON.stringify(reply)).catch((error: Error) =>
       this.logger.warn(`replying for job ${reply.jobId} failed: ${error.message}`),
     );
   }
 
-  private handle(job: Job): Promise<unknown> {
+  private handle(job: WorkerJob): Promise<unknown> {
     switch (job.name) {
       case JobName.StartSession:
         return this.lifecycle.start((job.data as StartSessionJobData).session);

@@ -62,7 +62,7 @@ export class WorkerLifecycleService implements OnApplicationBootstrap, BeforeApp
     ] as const) {
       await this.maintenance.upsertJobScheduler(name, { every }, { name, opts: { removeOnComplete: true, removeOnFail: 100 } });
     }
-    this.processor.start();
+    await this.processor.start();
     await this.batchItems.start();
     this.logger.log(
       `worker ${id} ready (capacity ${this.config.worker.capacity} sessions, ${this.config.batches.workerConcurrency} batch slots)`,

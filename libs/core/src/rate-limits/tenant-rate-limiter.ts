@@ -7,6 +7,12 @@ import type { TenantLimits } from '../tenancy/tenant-limits.js';
 
 const WINDOW_MS = 60_000;
 
+// Counts one request in the window's counter, which expires with its window; the count.
+const COUNT = `
+local n = redis.call('INCR', KEYS[1])
+if n == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
+return n`;
+
 // Takes a slot when fewer than ARGV[2] are held (expired holds dropped first); 1 or 0.
 const ACQUIRE = `
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
@@ -21,6 +27,14 @@ export class RateLimitedError extends DrydockError {
   }
 }
 
+// A held execution slot. `hold` names it for whoever frees it with the run's answer (the
+// worker, in the same Redis round trip); null when limits are not enforced. release()
+// frees it from here (idempotent, never throws).
+export interface ExecutionSlot {
+  hold: { key: string; id: string } | null;
+  release(): Promise<void>;
+}
+
 export interface RateLimitedTenant {
   id: string;
   limits: Pick<TenantLimits, 'requestsPerMinute' | 'concurrentExecutions'>;
@@ -28,7 +42,8 @@ export interface RateLimitedTenant {
 
 // Per-tenant limits shared by every gateway through Redis (tenant limits
 // `requestsPerMinute` and `concurrentExecutions`, defaults RATE_LIMIT_*):
-// - requests: a counter per tenant and clock minute (INCR + PEXPIRE, one round trip);
+// - requests: a counter per tenant and clock minute (one script: INCR, PEXPIRE on the
+//   first);
 // - executions running at once: a sorted set of holds per tenant, each expiring after
 //   the longest its request can wait, so a gateway that dies does not keep its slots.
 // Over a limit: 429 RATE_LIMITED with Retry-After. While Redis is not connected the
@@ -43,9 +58,10 @@ export class TenantRateLimiter {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(REDIS) private readonly redis: Redis,
   ) {
-    // ACQUIRE as a command of the client: sent as EVALSHA (ioredis loads the script on
-    // the first NOSCRIPT), not the whole script text on every execution.
+    // The scripts as commands of the client: sent as EVALSHA (ioredis loads a script on
+    // the first NOSCRIPT), not the whole script text every time.
     if (!('drydockAcquireSlot' in redis)) redis.defineCommand('drydockAcquireSlot', { numberOfKeys: 1, lua: ACQUIRE });
+    if (!('drydockCountRequest' in redis)) redis.defineCommand('drydockCountRequest', { numberOfKeys: 1, lua: COUNT });
   }
 
   // Counts one request of the tenant; throws RATE_LIMITED past its limit this minute.
@@ -57,8 +73,7 @@ export class TenantRateLimiter {
     const key = `drydock:rate:requests:${tenant.id}:${window}`;
     let count: number;
     try {
-      const replies = await this.redis.multi().incr(key).pexpire(key, WINDOW_MS + 1_000).exec();
-      count = Number(replies?.[0]?.[1] ?? 0);
+      count = Number(await this.script('drydockCountRequest', key, String(WINDOW_MS + 1_000)));
     } catch (error) {
       this.warn(error as Error);
       return;
@@ -74,19 +89,19 @@ export class TenantRateLimiter {
   }
 
   // Holds one of the tenant's execution slots for at most `holdMs`; throws
-  // RATE_LIMITED when all are taken. Returns the release (idempotent, never throws).
-  async acquireExecution(tenant: RateLimitedTenant, holdId: string, holdMs: number): Promise<() => Promise<void>> {
+  // RATE_LIMITED when all are taken.
+  async acquireExecution(tenant: RateLimitedTenant, holdId: string, holdMs: number): Promise<ExecutionSlot> {
     const limit = tenant.limits.concurrentExecutions ?? this.config.rateLimits.concurrentExecutions;
-    const noop = async () => undefined;
-    if (!this.connected()) return noop;
+    const unenforced: ExecutionSlot = { hold: null, release: async () => undefined };
+    if (!this.connected()) return unenforced;
     const key = `drydock:rate:executions:${tenant.id}`;
     const now = Date.now();
     let taken: number;
     try {
-      taken = Number(await this.acquireScript(key, String(now), String(limit), String(now + holdMs), holdId, String(holdMs)));
+      taken = Number(await this.script('drydockAcquireSlot', key, String(now), String(limit), String(now + holdMs), holdId, String(holdMs)));
     } catch (error) {
       this.warn(error as Error);
-      return noop;
+      return unenforced;
     }
     if (!taken) {
       throw new RateLimitedError(`This tenant already has ${limit} executions running; retry when one has finished.`, 1, {
@@ -95,15 +110,18 @@ export class TenantRateLimiter {
       });
     }
     let released = false;
-    return async () => {
-      if (released) return;
-      released = true;
-      await this.redis.zrem(key, holdId).catch(() => undefined);
+    return {
+      hold: { key, id: holdId },
+      release: async () => {
+        if (released) return;
+        released = true;
+        await this.redis.zrem(key, holdId).catch(() => undefined);
+      },
     };
   }
 
-  private acquireScript(...args: string[]): Promise<unknown> {
-    return (this.redis as Redis & { drydockAcquireSlot(...a: string[]): Promise<unknown> }).drydockAcquireSlot(...args);
+  private script(name: 'drydockAcquireSlot' | 'drydockCountRequest', ...args: string[]): Promise<unknown> {
+    return (this.redis as unknown as Record<string, (...a: string[]) => Promise<unknown>>)[name]!(...args);
   }
 
   private connected(): boolean {

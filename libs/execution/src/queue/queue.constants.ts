@@ -53,6 +53,9 @@ export interface ExecuteJobData {
   // worker whose sandbox already holds exactly this revision skips its own lookup; any
   // other value (or none, from an older gateway) makes it look the revision up.
   threadRevision?: number;
+  // The tenant's execution slot the run holds (TenantRateLimiter): the worker frees it in
+  // the round trip that answers the run. Absent when limits are not enforced.
+  slot?: { key: string; id: string };
 }
 
 export interface StopSessionJobData {

@@ -1,9 +1,12 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
 import { Job, Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { APP_CONFIG, createRedis, logContext, REDIS, redisOptions, ServiceUnavailableError, type AppConfig } from '@drydock/core';
 import {
+  executionLaneActiveKey,
+  executionLaneKey,
+  executionOutcomeKey,
   executionStreamChannel,
   fromJobError,
   isJobError,
@@ -11,6 +14,9 @@ import {
   jobReplyChannel,
   JobName,
   workerQueueName,
+  type ExecuteJobData,
+  type ExecutionLaneJob,
+  type ExecutionOutcome,
   type JobDataByName,
   type JobDispatcher,
   type JobFailureRecord,
@@ -30,17 +36,21 @@ interface Waiter {
   settle(reply: JobReply): void;
 }
 
-// Completed jobs other than executions are kept this long, so a gateway that missed a
-// reply still finds the result on the job. An execution's result is its record in
-// PostgreSQL, so its job is dropped at once.
+// Completed jobs are kept this long, so a gateway that missed a reply still finds the
+// result on the job.
 const KEEP_COMPLETED_S = 600;
 
-// BullMQ implementation of the dispatch port: one queue per worker, created on first
-// use. Results come back on this gateway's own reply channel (Redis pub/sub), as does
-// live output; no QueueEvents stream is read (docs/decisions/003-per-worker-queues.md).
+// How a periodic look at a waited-on job ends the wait, if it does: the job's outcome
+// as a reply, or an error.
+type Check = () => Promise<JobReply | Error | null>;
+
+// The dispatch port over Redis: executions on each worker's execution lane (a list,
+// docs/decisions/011-execution-lane.md), the other jobs on its BullMQ queue, created on
+// first use. Results come back on this gateway's own reply channel (Redis pub/sub), as
+// does live output; no QueueEvents stream is read (docs/decisions/003-per-worker-queues.md).
 @Injectable()
-export class BullMqJobDispatcher implements JobDispatcher, OnApplicationShutdown {
-  private readonly logger = new Logger(BullMqJobDispatcher.name);
+export class RedisJobDispatcher implements JobDispatcher, OnApplicationShutdown {
+  private readonly logger = new Logger(RedisJobDispatcher.name);
   private readonly channels = new Map<string, WorkerChannel>();
   private readonly replyChannel = jobReplyChannel(randomBytes(9).toString('base64url'));
   private subscriber: Redis | null = null;
@@ -65,17 +75,43 @@ export class BullMqJobDispatcher implements JobDispatcher, OnApplicationShutdown
     // BullMQ's connections wait for Redis to come back, however long; a request should
     // not. The gateway's own client tells whether Redis answers right now.
     if (this.redis.status !== 'ready') throw new ServiceUnavailableError('redis');
+    if (name === JobName.Execute) return this.dispatchExecution<R>(workerId, data as ExecuteJobData, options.waitMs);
     const channel = this.channel(workerId);
     await Promise.all([channel.ready, this.listenForReplies()]);
     const jobId = jobIdFor(name, data);
     const payload: JobDataByName[N] & JobReplyRoute = { ...data, replyTo: this.replyChannel, requestId: logContext()?.requestId };
-    return this.waitFor<R>(channel.queue, jobId, workerId, options.waitMs, () =>
-      channel.queue.add(name, payload, {
-        jobId,
-        attempts: 1,
-        removeOnComplete: name === JobName.Execute ? true : { age: KEEP_COMPLETED_S },
-        removeOnFail: { age: 24 * 3600 },
-      }),
+    return this.waitFor<R>(
+      jobId,
+      options.waitMs,
+      () =>
+        channel.queue.add(name, payload, {
+          jobId,
+          attempts: 1,
+          removeOnComplete: { age: KEEP_COMPLETED_S },
+          removeOnFail: { age: 24 * 3600 },
+        }),
+      () => this.checkJob(channel.queue, jobId, workerId),
+    );
+  }
+
+  // An execution: one LPUSH onto its worker's lane.
+  private async dispatchExecution<R>(workerId: string, data: ExecuteJobData, waitMs: number): Promise<R> {
+    await this.listenForReplies();
+    const job: ExecutionLaneJob = {
+      ...data,
+      jobId: jobIdFor(JobName.Execute, data),
+      dispatchId: randomUUID(),
+      enqueuedAt: Date.now(),
+      replyTo: this.replyChannel,
+      requestId: logContext()?.requestId,
+    };
+    const payload = JSON.stringify(job);
+    const seen = { misses: 0 };
+    return this.waitFor<R>(
+      job.jobId,
+      waitMs,
+      () => this.redis.lpush(executionLaneKey(workerId), payload),
+      () => this.checkExecution(workerId, job, payload, seen),
     );
   }
 
@@ -85,7 +121,7 @@ export class BullMqJobDispatcher implements JobDispatcher, OnApplicationShutdown
   // job itself (a reply lost while the subscriber reconnected, a job BullMQ failed
   // without running it). Every timer and listener is released when the wait ends, and
   // pending waits end on shutdown.
-  private waitFor<R>(queue: Queue, jobId: string, workerId: string, waitMs: number, add: () => Promise<unknown>): Promise<R> {
+  private waitFor<R>(jobId: string, waitMs: number, add: () => Promise<unknown>, check: Check): Promise<R> {
     return new Promise<R>((resolve, reject) => {
       let added = false;
       let done = false;
@@ -111,7 +147,7 @@ export class BullMqJobDispatcher implements JobDispatcher, OnApplicationShutdown
       const watch = setInterval(() => {
         if (!added || checking) return;
         checking = true;
-        void this.check(queue, jobId, workerId)
+        void check()
           .then((outcome) => {
             if (outcome instanceof Error) finish(() => reject(outcome));
             else if (outcome) waiter.settle(outcome);
@@ -130,9 +166,8 @@ export class BullMqJobDispatcher implements JobDispatcher, OnApplicationShutdown
     });
   }
 
-  // What a periodic look at a waited-on job concludes, if anything: the job's outcome
-  // as a reply, or an error that ends the wait.
-  private async check(queue: Queue, jobId: string, workerId: string): Promise<JobReply | Error | null> {
+  // What a periodic look at a waited-on BullMQ job concludes, if anything.
+  private async checkJob(queue: Queue, jobId: string, workerId: string): Promise<JobReply | Error | null> {
     if (!(await this.workers.isLive(workerId))) {
       // Nobody will take it from a dead worker's queue; drop it if still waiting.
       await queue.remove(jobId).catch(() => undefined);
@@ -147,10 +182,41 @@ export class BullMqJobDispatcher implements JobDispatcher, OnApplicationShutdown
       const { failure } = job.data as JobFailureRecord;
       return { jobId, ok: false, error: isJobError(failure) ? failure : fromJobErrorReason(job.failedReason) };
     }
-    // Finished and removed (an execution's result is its record in PostgreSQL), or
-    // lost with Redis: the caller decides what it can still find out.
+    // Lost with Redis: the caller decides what it can still find out.
     if (state === 'unknown') return new Error(`job ${jobId} is gone and its reply was not received`);
     return null;
+  }
+
+  // The same for an execution on the lane. Its outcome, if stored, ends the wait (a
+  // success: the record in PostgreSQL is final, the caller reads it). Waiting in the
+  // lane or taken by the worker, it goes on. In neither, nor answered, twice in a row
+  // (a heartbeat period apart, longer than a move from the lane to \`active\` takes): it
+  // was lost with Redis' data.
+  private async checkExecution(workerId: string, job: ExecutionLaneJob, payload: string, seen: { misses: number }): Promise<JobReply | Error | null> {
+    const lane = executionLaneKey(workerId);
+    if (!(await this.workers.isLive(workerId))) {
+      // Nobody will take it from a dead worker's lane; drop it if still there.
+      await this.redis.lrem(lane, 1, payload).catch(() => undefined);
+      return new WorkerLostError(workerId);
+    }
+    const replies = await this.redis
+      .multi()
+      .get(executionOutcomeKey(job.dispatchId))
+      .lpos(lane, payload)
+      .lpos(executionLaneActiveKey(workerId), payload)
+      .exec();
+    const [outcome, waiting, taken] = (replies ?? []).map(([, value]) => value);
+    if (typeof outcome === 'string') {
+      const parsed = JSON.parse(outcome) as ExecutionOutcome;
+      if ('lost' in parsed) return new WorkerLostError(workerId);
+      if (!parsed.ok) return { jobId: job.jobId, ok: false, error: parsed.error };
+      return new Error(`execution job ${job.jobId} finished and its reply was not received`);
+    }
+    if (waiting !== null || taken !== null) {
+      seen.misses = 0;
+      return null;
+    }
+    return ++seen.misses >= 2 ? new Error(`execution job ${job.jobId} is gone and its reply was not received`) : null;
   }
 
   async subscribeOutput(executionId: string, onEvent: (event: StreamEvent) => void) {
@@ -173,13 +239,17 @@ export class BullMqJobDispatcher implements JobDispatcher, OnApplicationShutdown
   }
 
   // Counts per worker queue, for the admin API.
+  // Counts per worker: its queue's (BullMQ) and its execution lane's.
   async queueCounts(workerIds: string[]) {
     return Promise.all(
-      workerIds.map(async (id) => ({
-        workerId: id,
-        queue: workerQueueName(id),
-        counts: await this.channel(id).queue.getJobCounts('waiting', 'active', 'completed', 'failed', 'delayed'),
-      })),
+      workerIds.map(async (id) => {
+        const [counts, waiting, active] = await Promise.all([
+          this.channel(id).queue.getJobCounts('waiting', 'active', 'completed', 'failed', 'delayed'),
+          this.redis.llen(executionLaneKey(id)),
+          this.redis.llen(executionLaneActiveKey(id)),
+        ]);
+        return { workerId: id, queue: workerQueueName(id), counts, executions: { waiting, active } };
+      }),
     );
   }
 
