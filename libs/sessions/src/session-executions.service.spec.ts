@@ -94,6 +94,13 @@ function fakeExecutions(repo: ReturnType<typeof fakeRepository>): ExecutionsRepo
       repo.executions.set(id, record);
       return record;
     },
+    completeUnfinished: async (_t: string, id: string, outcome: Partial<ExecutionRecord>) => {
+      const current = repo.executions.get(id);
+      if (!current || !['queued', 'running'].includes(current.status)) return null;
+      const record = { ...current, ...outcome, finishedAt: new Date() } as ExecutionRecord;
+      repo.executions.set(id, record);
+      return record;
+    },
   } as unknown as ExecutionsRepository;
 }
 
@@ -230,6 +237,18 @@ describe(SessionExecutionsService.name, () => {
 
     expect(view).toMatchObject({ status: 'killed', error: { name: 'WorkerLost' } });
     expect(placement.markLost).toHaveBeenCalledWith('ten_1', 'ses_1');
+  });
+
+  it('should keep what the run recorded when its worker is given up for lost after the run finished', async () => {
+    (dispatcher.dispatch as jest.Mock<(w: string, n: string, data: { executionId: string }) => Promise<unknown>>).mockImplementation(async (_w, _n, data) => {
+      repo.executions.set(data.executionId, { ...repo.executions.get(data.executionId)!, status: 'ok', stdout: '1\n' });
+      throw new WorkerLostError('w1');
+    });
+
+    const view = await sut.execute(principal, 'ses_1', { code: 'print(1)' });
+
+    expect(view).toMatchObject({ status: 'ok', stdout: '1\n' });
+    expect(placement.markLost).not.toHaveBeenCalled();
   });
 
   it('should answer with the stored record when the reply was missed but the run finished', async () => {

@@ -187,8 +187,7 @@ export class SessionExecutionsService {
   // The run's fate is unknown and its container is gone with the worker: record it as
   // killed and mark the session lost, so the next run re-creates it on a live worker.
   private async failOnLostWorker(tenantId: string, sessionId: string, executionId: string): Promise<ExecutionView> {
-    await this.sessions.markLost(tenantId, sessionId);
-    const record = await this.executions.complete(
+    const killed = await this.executions.completeUnfinished(
       tenantId,
       executionId,
       failedRun({
@@ -197,7 +196,14 @@ export class SessionExecutionsService {
         value: 'The worker hosting this session stopped during the run; the next run re-creates the session.',
       }),
     );
-    return toExecutionView(record);
+    if (killed) {
+      await this.sessions.markLost(tenantId, sessionId);
+      return toExecutionView(killed);
+    }
+    // The run recorded its outcome after all: its worker was not gone, the session stays.
+    const recorded = await this.executions.findById(tenantId, executionId);
+    if (!recorded) throw SessionsError.waitTimeout(executionId);
+    return toExecutionView(recorded);
   }
 
   async get(tenantId: string, executionId: string): Promise<ExecutionView> {

@@ -40,9 +40,16 @@ interface Waiter {
 // result on the job.
 const KEEP_COMPLETED_S = 600;
 
+// What the periodic looks at one waited-on job have seen so far, in a row: the job
+// nowhere (`misses`), its worker's heartbeat missing (`workerMissing`).
+interface Seen {
+  misses: number;
+  workerMissing: number;
+}
+
 // How a periodic look at a waited-on job ends the wait, if it does: the job's outcome
 // as a reply, or an error.
-type Check = () => Promise<JobReply | Error | null>;
+type Check = (seen: Seen) => Promise<JobReply | Error | null>;
 
 // The dispatch port over Redis: executions on each worker's execution lane (a list,
 // docs/decisions/011-execution-lane.md), the other jobs on its BullMQ queue, created on
@@ -90,7 +97,7 @@ export class RedisJobDispatcher implements JobDispatcher, OnApplicationShutdown 
           removeOnComplete: { age: KEEP_COMPLETED_S },
           removeOnFail: { age: 24 * 3600 },
         }),
-      () => this.checkJob(channel.queue, jobId, workerId),
+      (seen) => this.checkJob(channel.queue, jobId, workerId, seen),
     );
   }
 
@@ -106,12 +113,11 @@ export class RedisJobDispatcher implements JobDispatcher, OnApplicationShutdown 
       requestId: logContext()?.requestId,
     };
     const payload = JSON.stringify(job);
-    const seen = { misses: 0 };
     return this.waitFor<R>(
       job.jobId,
       waitMs,
       () => this.redis.lpush(executionLaneKey(workerId), payload),
-      () => this.checkExecution(workerId, job, payload, seen),
+      (seen) => this.checkExecution(workerId, job, payload, seen),
     );
   }
 
@@ -144,10 +150,11 @@ export class RedisJobDispatcher implements JobDispatcher, OnApplicationShutdown 
       const cancel = () => finish(() => reject(new Error('the gateway is shutting down')));
       const deadline = setTimeout(() => finish(() => reject(new Error(`no result within ${waitMs} ms`))), waitMs);
       let checking = false;
+      const seen: Seen = { misses: 0, workerMissing: 0 };
       const watch = setInterval(() => {
         if (!added || checking) return;
         checking = true;
-        void check()
+        void check(seen)
           .then((outcome) => {
             if (outcome instanceof Error) finish(() => reject(outcome));
             else if (outcome) waiter.settle(outcome);
@@ -167,8 +174,8 @@ export class RedisJobDispatcher implements JobDispatcher, OnApplicationShutdown 
   }
 
   // What a periodic look at a waited-on BullMQ job concludes, if anything.
-  private async checkJob(queue: Queue, jobId: string, workerId: string): Promise<JobReply | Error | null> {
-    if (!(await this.workers.isLive(workerId))) {
+  private async checkJob(queue: Queue, jobId: string, workerId: string, seen: Seen): Promise<JobReply | Error | null> {
+    if (await this.workerGone(workerId, seen)) {
       // Nobody will take it from a dead worker's queue; drop it if still waiting.
       await queue.remove(jobId).catch(() => undefined);
       return new WorkerLostError(workerId);
@@ -192,9 +199,9 @@ export class RedisJobDispatcher implements JobDispatcher, OnApplicationShutdown 
   // lane or taken by the worker, it goes on. In neither, nor answered, twice in a row
   // (a heartbeat period apart, longer than a move from the lane to \`active\` takes): it
   // was lost with Redis' data.
-  private async checkExecution(workerId: string, job: ExecutionLaneJob, payload: string, seen: { misses: number }): Promise<JobReply | Error | null> {
+  private async checkExecution(workerId: string, job: ExecutionLaneJob, payload: string, seen: Seen): Promise<JobReply | Error | null> {
     const lane = executionLaneKey(workerId);
-    if (!(await this.workers.isLive(workerId))) {
+    if (await this.workerGone(workerId, seen)) {
       // Nobody will take it from a dead worker's lane; drop it if still there.
       await this.redis.lrem(lane, 1, payload).catch(() => undefined);
       return new WorkerLostError(workerId);
@@ -217,6 +224,17 @@ export class RedisJobDispatcher implements JobDispatcher, OnApplicationShutdown 
       return null;
     }
     return ++seen.misses >= 2 ? new Error(`execution job ${job.jobId} is gone and its reply was not received`) : null;
+  }
+
+  // A worker is given up for lost when its heartbeat is missing at two checks in a row
+  // (a heartbeat period apart): once may be a Redis restart that lost the key, which a
+  // live worker writes again within a period.
+  private async workerGone(workerId: string, seen: Seen): Promise<boolean> {
+    if (await this.workers.isLive(workerId)) {
+      seen.workerMissing = 0;
+      return false;
+    }
+    return ++seen.workerMissing >= 2;
   }
 
   async subscribeOutput(executionId: string, onEvent: (event: StreamEvent) => void) {

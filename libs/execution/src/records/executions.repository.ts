@@ -35,6 +35,10 @@ export interface ExecutionsRepository {
   // Moves a queued execution to running; false when it had already started or finished.
   markRunning(tenantId: string, executionId: string): Promise<boolean>;
   complete(tenantId: string, executionId: string, outcome: CompletedRun): Promise<ExecutionRecord>;
+  // Records `outcome` only on an execution still queued or running: a verdict from outside
+  // the run (its worker given up for lost) never replaces what the run recorded. The
+  // updated record, or null when it had finished (or is gone).
+  completeUnfinished(tenantId: string, executionId: string, outcome: CompletedRun): Promise<ExecutionRecord | null>;
   // Newest first (created_at, then id), across tenants unless one is named.
   list(filter: ExecutionFilter): Promise<ExecutionRecord[]>;
 }

@@ -168,14 +168,23 @@ export class TypeOrmExecutionsRepository implements ExecutionsRepository {
   }
 
   async complete(tenantId: string, executionId: string, outcome: CompletedRun): Promise<ExecutionRecord> {
+    return toRecord((await this.update(tenantId, executionId, outcome, false))!);
+  }
+
+  async completeUnfinished(tenantId: string, executionId: string, outcome: CompletedRun): Promise<ExecutionRecord | null> {
+    const row = await this.update(tenantId, executionId, outcome, true);
+    return row ? toRecord(row) : null;
+  }
+
+  private async update(tenantId: string, executionId: string, outcome: CompletedRun, unfinishedOnly: boolean): Promise<ExecutionRow | undefined> {
     assertTenant(tenantId);
     const { rows } = await this.pool.query<ExecutionRow>({
-      name: 'executions.complete',
+      name: unfinishedOnly ? 'executions.complete-unfinished' : 'executions.complete',
       text: `UPDATE executions
           SET status = $3, stdout = $4, stderr = $5, truncated = $6, result = $7, error = $8,
               state_lost = $9, duration_ms = $10, files = $11, artifacts = $12, artifacts_skipped = $13,
               cpu_ms = $14, finished_at = now()
-        WHERE tenant_id = $1 AND id = $2
+        WHERE tenant_id = $1 AND id = $2${unfinishedOnly ? ` AND status IN ('queued', 'running')` : ''}
         RETURNING ${COLUMNS}`,
       values: [
         tenantId,
@@ -194,6 +203,6 @@ export class TypeOrmExecutionsRepository implements ExecutionsRepository {
         outcome.cpuMs ?? null,
       ],
     });
-    return toRecord(rows[0]!);
+    return rows[0];
   }
 }
