@@ -15,6 +15,7 @@ from .framing import MAX_HOST_FRAME, Exit, FrameReader, log
 from .host_channel import HostChannelMixin
 from .kernel_control import EVENT_PRIORITY, EXIT_POLL_INTERVAL_S, KERNEL_PATH, KERNEL_START_TIMEOUT_S, KernelMixin, KernelProc
 from .privileges import Identity
+from .processes import CPU_COUNTER_FILES, CounterFile
 from .recycle import DEFAULT_SCRATCH_DIRS
 from .session_tree import ChangeWatch, Snapshot
 from .zygote import Zygote
@@ -35,7 +36,9 @@ class Supervisor(HostChannelMixin, ExecMixin, KernelMixin):
         self.host_out = host_out
         self.session_dir = session_dir
         self.grace_s = grace_s
-        self.oom_files = oom_files
+        # The cgroup's OOM and CPU counters (processes.py), kept open.
+        self.oom_counter = CounterFile(oom_files)
+        self.cpu_counter = CounterFile(CPU_COUNTER_FILES)
         # Who runs user code (privileges.py); without separation, the supervisor's user.
         self.identity = identity or Identity(None, None, os.getuid())
         # Where the sandbox user may write besides the session dir (emptied by recycle).

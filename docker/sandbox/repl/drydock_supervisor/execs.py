@@ -54,7 +54,7 @@ class ExecMixin:
         cur, kernel = self.current, self.kernel
         assert cur is not None and kernel is not None and kernel.ready
         cur.state_lost, self.state_lost = self.state_lost, False
-        cur.oom_before = read_oom_kills(self.oom_files)
+        cur.oom_before = read_oom_kills(self.oom_counter)
         t0 = time.perf_counter()
         ensure_artifacts_dir(self.session_dir)
         moved = self.watch.drain()
@@ -68,7 +68,7 @@ class ExecMixin:
             cur.dirty = False
         cur.tracking_ms = (time.perf_counter() - t0) * 1000.0
         cur.started = time.monotonic()
-        cur.cpu_before = read_cpu_usec()
+        cur.cpu_before = read_cpu_usec(self.cpu_counter)
         cur.deadline = cur.started + cur.timeout_ms / 1000.0
         self.send_command(
             kernel,
@@ -98,7 +98,7 @@ class ExecMixin:
                 self.send({"ev": "stream", "id": cur.id, "name": name, "text": tail})
         started = cur.started if cur.started is not None else time.monotonic()
         duration_ms = round((time.monotonic() - started) * 1000.0, 3)
-        cpu_after = read_cpu_usec() if cur.cpu_before is not None else None
+        cpu_after = read_cpu_usec(self.cpu_counter) if cur.cpu_before is not None else None
         cpu_ms = round((cpu_after - cur.cpu_before) / 1000.0, 3) if cpu_after is not None and cur.cpu_before is not None else None
         t0 = time.perf_counter()
         if cur.snapshot is None:

@@ -365,7 +365,7 @@ class KernelMixin:
             return "timeout", None, timeout_error(cur, "")
         if rc == -signal.SIGKILL:
             # SIGKILL we did not send: the memory cgroup's OOM killer if its counter moved.
-            after = read_oom_kills(self.oom_files)
+            after = read_oom_kills(self.oom_counter)
             if cur.oom_before is not None and after is not None and after > cur.oom_before:
                 return "memory", None, {
                     "name": "OutOfMemory",

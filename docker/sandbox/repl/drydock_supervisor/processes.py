@@ -14,45 +14,70 @@ OOM_COUNTER_FILES = (
 )
 
 
-def read_oom_kills(paths: tuple[str, ...]) -> int | None:
-    """The cgroup's `oom_kill` counter, or None when no counter is readable."""
-    for path in paths:
+class CounterFile:
+    """The first of `paths` that opens, kept open and read again from its start each
+    time: a cgroup file regenerates its content on every read from offset 0, so a read
+    is one pread instead of an open, fstat, ioctl, read and close (and, on cgroup v1,
+    the failed opens of the v2 names first). Until one opens, every read tries again."""
+
+    def __init__(self, paths: tuple[str, ...]) -> None:
+        self.paths = paths
+        self.path: str | None = None
+        self._fd: int | None = None
+
+    def text(self) -> str | None:
+        if self._fd is None:
+            for path in self.paths:
+                try:
+                    self._fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+                except OSError:
+                    continue
+                self.path = path
+                break
+            else:
+                return None
         try:
-            with open(path) as f:
-                for line in f:
-                    parts = line.split()
-                    if len(parts) == 2 and parts[0] == "oom_kill":
-                        return int(parts[1])
-        except (OSError, ValueError):
-            continue
+            return os.pread(self._fd, 65536, 0).decode("ascii", "replace")
+        except OSError:
+            return None
+
+
+def read_oom_kills(counter: CounterFile) -> int | None:
+    """The cgroup's `oom_kill` counter, or None when no counter is readable."""
+    text = counter.text()
+    if text is None:
+        return None
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) == 2 and parts[0] == "oom_kill":
+            try:
+                return int(parts[1])
+            except ValueError:
+                return None
     return None
 
 
 CPU_COUNTER_FILES = (
-    ("/sys/fs/cgroup/cpu.stat", 1),  # cgroup v2: "usage_usec N", microseconds
-    ("/sys/fs/cgroup/cpuacct/cpuacct.usage", 1000),  # cgroup v1: nanoseconds
+    "/sys/fs/cgroup/cpu.stat",  # cgroup v2: "usage_usec N", microseconds
+    "/sys/fs/cgroup/cpuacct/cpuacct.usage",  # cgroup v1: nanoseconds
 )
 
 
-def read_cpu_usec(paths: tuple[tuple[str, int], ...] = CPU_COUNTER_FILES) -> int | None:
+def read_cpu_usec(counter: CounterFile) -> int | None:
     """CPU time used by every process of the container so far (its cgroup's counter),
     in microseconds, or None when no counter is readable."""
-    for path, divisor in paths:
-        try:
-            with open(path) as f:
-                text = f.read()
-        except OSError:
-            continue
-        try:
-            if divisor == 1:
-                for line in text.splitlines():
-                    parts = line.split()
-                    if len(parts) == 2 and parts[0] == "usage_usec":
-                        return int(parts[1])
-            else:
-                return int(text.strip()) // divisor
-        except ValueError:
-            continue
+    text = counter.text()
+    if text is None:
+        return None
+    try:
+        if counter.path is not None and counter.path.endswith("cpuacct.usage"):
+            return int(text.strip()) // 1000
+        for line in text.splitlines():
+            parts = line.split()
+            if len(parts) == 2 and parts[0] == "usage_usec":
+                return int(parts[1])
+    except ValueError:
+        return None
     return None
 
 
