@@ -44,6 +44,9 @@ export async function createGateway(options: { logger?: false } & GatewayOptions
   app.get(QueueDashboard).mount(app);
   mountOpenApiDocs(app);
   app.disable('x-powered-by');
+  // Express hashes every response body for a weak ETag; JSON answers are not cached by
+  // ETag (file and artifact contents set their own, the content's SHA-256).
+  app.set('etag', false);
   app.enableShutdownHooks();
   return app;
 }
