@@ -1,5 +1,7 @@
 import type { INestApplication } from '@nestjs/common';
 import { DataSource } from 'typeorm';
+import type { Redis } from 'ioredis';
+import { REDIS } from '@drydock/core';
 import { createGateway } from '../../apps/gateway/src/bootstrap.js';
 import { ApiClient } from './support/api-client.js';
 import { startPlatform, type Platform } from './support/platform.js';
@@ -53,6 +55,23 @@ describe('Rate limits', () => {
     }
     // Another tenant's budget is its own.
     expect((await other.get('/v1/sessions')).status).toBe(200);
+  });
+
+  it('should count executions as requests, refusing one past the minute\'s budget before recording it', async () => {
+    const intoMinute = Date.now() % 60_000;
+    if (intoMinute > 50_000) await new Promise((r) => setTimeout(r, 60_000 - intoMinute + 100));
+    const api = await platform.newTenant({ requestsPerMinute: 3 });
+    const session = await api.createSession({ threadId: 'counted' });
+    expect((await api.execute(session.id, 'print(1)')).status).toBe(200);
+    expect((await api.execute(session.id, 'print(2)')).status).toBe(200);
+    const limited = await api.execute(session.id, 'print(3)');
+    expect([limited.status, limited.body.error?.code, limited.body.error?.details?.per]).toEqual([429, 'RATE_LIMITED', 'minute']);
+    const db = platform.gateway.get(DataSource);
+    const [{ n }] = await db.query('SELECT count(*)::int AS n FROM executions WHERE tenant_id = $1', [api.tenantId]);
+    expect(n).toBe(2);
+    // The refused execution took no slot: nothing is held for the tenant.
+    const held = await platform.worker.get<Redis>(REDIS).zcard(`drydock:rate:executions:${api.tenantId}`);
+    expect(held).toBe(0);
   });
 
   it('should refuse an execution past the tenant\'s concurrent executions, recording nothing, and take it once one finished', async () => {
