@@ -4,6 +4,7 @@ export * from './database/database-options.js';
 export * from './errors/drydock.error.js';
 export * from './errors/service-unavailable.js';
 export * from './ids.js';
+export * from './async/with-timeout.js';
 export * from './tenancy/tenant-scope.js';
 export * from './tenancy/tenant-limits.js';
 export * from './tenancy/tenant.entity.js';

@@ -1,4 +1,5 @@
 import type { Worker } from 'bullmq';
+import { withTimeout } from '@drydock/core';
 
 // How long closing waits for a blocking connection that is reconnecting; redisOptions
 // retries at least every second.
@@ -15,30 +16,17 @@ const RECONNECT_WAIT_MS = 3_000;
 export async function closeQueueWorker(worker: Worker, withinMs: number, force = false): Promise<boolean> {
   const blocking = await worker.getBackend().blockingClient;
   if (blocking && (blocking.status === 'reconnecting' || blocking.status === 'connecting' || blocking.status === 'connect')) {
-    await within(
-      new Promise<void>((resolve) => {
-        blocking.once('ready', resolve);
-        blocking.once('end', resolve);
-      }),
-      RECONNECT_WAIT_MS,
-      undefined,
-    );
+    const back = new Promise<void>((resolve) => {
+      blocking.once('ready', resolve);
+      blocking.once('end', resolve);
+    });
+    await withTimeout(back, RECONNECT_WAIT_MS, undefined);
   }
-  return within(worker.close(force).then(() => true), withinMs, false);
+  return withTimeout(worker.close(force).then(() => true), withinMs, false);
 }
 
 // A worker stopping: jobs still running are not waited for, and its connections get a
 // few seconds to close.
 export function stopQueueWorker(worker: Worker): Promise<boolean> {
   return closeQueueWorker(worker, 5_000, true);
-}
-
-// What `work` gives, or `otherwise` if it takes longer than `ms`.
-async function within<T>(work: Promise<T>, ms: number, otherwise: T): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([work, new Promise<T>((resolve) => (timer = setTimeout(() => resolve(otherwise), ms)))]);
-  } finally {
-    clearTimeout(timer);
-  }
 }

@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import type { Redis } from 'ioredis';
-import { createRedis } from '@drydock/core';
+import { createRedis, withTimeout } from '@drydock/core';
 import {
   EXECUTION_OUTCOME_TTL_S,
   executionLaneActiveKey,
@@ -81,11 +81,7 @@ export class ExecutionLaneConsumer {
   // Stops taking jobs and waits up to `graceMs` for those taken; whether they all ended.
   async drain(graceMs: number): Promise<boolean> {
     await this.stopTaking();
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), graceMs)));
-    const finished = await Promise.race([Promise.all(this.running).then(() => true), timeout]);
-    clearTimeout(timer);
-    return finished;
+    return withTimeout(Promise.all(this.running).then(() => true), graceMs, false);
   }
 
   // Answers `answer(job)` to every job still in the lane (after a drain: sent before
@@ -117,11 +113,7 @@ export class ExecutionLaneConsumer {
     // the lane (takeLoop). Should Redis be unreachable, the connection is dropped after
     // a grace: a job a dropped take moved stays in `active`, answered `lost` by the
     // worker's next start.
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([this.loop, new Promise((resolve) => (timer = setTimeout(resolve, TAKE_BLOCK_S * 1000 + STOP_GRACE_MS)))]).catch(
-      () => undefined,
-    );
-    clearTimeout(timer);
+    await withTimeout(this.loop ?? Promise.resolve(), TAKE_BLOCK_S * 1000 + STOP_GRACE_MS, undefined);
     this.taker?.disconnect();
     await this.loop?.catch((error: Error) => this.logger.warn(`taking from ${this.lane} ended: ${error.message}`));
     this.taker = null;

@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { APP_CONFIG, type AppConfig } from '@drydock/core';
+import { APP_CONFIG, withTimeout, type AppConfig } from '@drydock/core';
 import { SANDBOX_RUNTIME, type SandboxRuntime } from '@drydock/execution';
 import { WORKER_REGISTRY, type WorkerRegistry, type WorkerState } from '@drydock/sessions';
 import { HostedSessionRegistry } from '../hosting/hosted-session.registry.js';
@@ -102,18 +102,5 @@ export class WorkerHeartbeat {
 
   deregister(): Promise<void> {
     return this.workers.deregister(this.config.worker.id);
-  }
-}
-
-// The promise's value, or `fallback` when it takes longer than `ms` (or fails).
-async function withTimeout<T>(promise: Promise<T>, ms: number, fallback: T): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<T>((resolve) => {
-    timer = setTimeout(() => resolve(fallback), ms);
-  });
-  try {
-    return await Promise.race([promise.catch(() => fallback), late]);
-  } finally {
-    clearTimeout(timer);
   }
 }
