@@ -5,6 +5,7 @@ import type { ToolResultEvictor } from '../eviction/tool-result-eviction.js';
 import { AgentStateAnnotation, type AgentState } from './agent-state.js';
 import { createModelNode } from './model.node.js';
 import type { AgentResolver } from './resolved-agent.js';
+import { useLeanRunnableContext } from './runnable-context.js';
 import { createToolNode } from './tool.node.js';
 
 export const MODEL_NODE = 'model';
@@ -17,6 +18,8 @@ export function buildAgentGraph(deps: {
   evictor: ToolResultEvictor;
   checkpointer: BaseCheckpointSaver;
 }) {
+  // No LangSmith RunTree per runnable when nothing traces (runnable-context.ts).
+  useLeanRunnableContext();
   return new StateGraph(AgentStateAnnotation)
     .addNode(MODEL_NODE, createModelNode(deps.resolver))
     .addNode(TOOLS_NODE, createToolNode(deps.resolver, deps.evictor))
