@@ -1,3 +1,5 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { AIMessage, HumanMessage } from '@langchain/core/messages';
 import { tool } from '@langchain/core/tools';
 import { z } from 'zod';
@@ -60,5 +62,26 @@ describe(OpenAiCompatibleModelProvider.name, () => {
     expect(chunks.join('')).toBe('Let me check.');
     expect(full!.tool_calls?.[0]).toMatchObject({ name: 'weather', args: { city: 'Oslo' } });
     expect(server.requests.at(-1)!).toMatchObject({ model: 'other-model', stream: true });
+  });
+
+  it('should give up on a model that does not answer within its timeout, and on one that is down', async () => {
+    const silent = http.createServer(() => undefined);
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const silentUrl = `http://127.0.0.1:${(silent.address() as AddressInfo).port}/v1`;
+    try {
+      const slow = new OpenAiCompatibleModelProvider(
+        makeConfig({ AGENT_MODEL_BASE_URL: silentUrl, AGENT_MODEL: 'm', AGENT_MODEL_TIMEOUT_MS: '200' }).agent,
+      ).get('default');
+      const started = Date.now();
+      // What the OpenAI client reports for a timeout under LangChain's signal (the same
+      // with Node's own fetch).
+      await expect(slow.invoke([new HumanMessage('hi')])).rejects.toThrow(/connection error/i);
+      expect(Date.now() - started).toBeLessThan(5_000);
+    } finally {
+      silent.closeAllConnections();
+      await new Promise((resolve) => silent.close(resolve));
+    }
+    const down = new OpenAiCompatibleModelProvider(makeConfig({ AGENT_MODEL_BASE_URL: silentUrl, AGENT_MODEL: 'm' }).agent).get('default');
+    await expect(down.invoke([new HumanMessage('hi')])).rejects.toThrow(/connection error/i);
   });
 });

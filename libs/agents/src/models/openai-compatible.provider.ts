@@ -1,6 +1,7 @@
 import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
 import type { AppConfig } from '@drydock/core';
 import { CachingChatOpenAICompletions } from './caching-completions.model.js';
+import { keepAliveFetch } from './keep-alive-fetch.js';
 import { DEFAULT_MODEL_NAME, modelNotConfigured, type ChatModelProvider } from './chat-model-provider.js';
 
 // Any endpoint speaking OpenAI's chat completions protocol (OpenAI itself, vLLM, Ollama,
@@ -8,6 +9,8 @@ import { DEFAULT_MODEL_NAME, modelNotConfigured, type ChatModelProvider } from '
 // Responses API, because that is the protocol the compatible servers implement.
 export class OpenAiCompatibleModelProvider implements ChatModelProvider {
   private readonly models = new Map<string, BaseChatModel>();
+  // One set of keep-alive connections for every model this gateway calls.
+  private readonly fetch = keepAliveFetch();
 
   constructor(private readonly config: AppConfig['agent']) {}
 
@@ -24,7 +27,7 @@ export class OpenAiCompatibleModelProvider implements ChatModelProvider {
         model: name,
         // Local servers often need no key; the client insists on one.
         apiKey: this.config.modelApiKey ?? 'not-needed',
-        configuration: { baseURL: this.config.modelBaseUrl },
+        configuration: { baseURL: this.config.modelBaseUrl, fetch: this.fetch },
         timeout: this.config.modelTimeoutMs,
         maxRetries: 2,
         // Several OpenAI-compatible servers reject the stream_options field.

@@ -1,0 +1,95 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { keepAliveFetch } from './keep-alive-fetch.js';
+
+// A server that records each request's socket and body, and answers by path.
+function startServer() {
+  const sockets = new Set<unknown>();
+  const bodies: string[] = [];
+  const server = http.createServer((req, res) => {
+    sockets.add(req.socket);
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      bodies.push(Buffer.concat(chunks).toString());
+      if (req.url === '/empty') return void res.writeHead(204).end();
+      if (req.url === '/slow') return void setTimeout(() => res.end('late'), 5_000).unref();
+      if (req.url === '/events') {
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        res.write('data: 1\n\n');
+        setTimeout(() => res.end('data: 2\n\n'), 10);
+        return;
+      }
+      res.writeHead(429, { 'content-type': 'application/json', 'x-echo': String(req.headers['authorization']) });
+      res.end(JSON.stringify({ error: { message: 'slow down' } }));
+    });
+  });
+  return new Promise<{ url: string; sockets: Set<unknown>; bodies: string[]; close: () => Promise<void> }>((resolve) =>
+    server.listen(0, '127.0.0.1', () =>
+      resolve({
+        url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+        sockets,
+        bodies,
+        close: () => new Promise((done) => { server.closeAllConnections(); server.close(() => done()); }),
+      }),
+    ),
+  );
+}
+
+describe('keepAliveFetch', () => {
+  let server: Awaited<ReturnType<typeof startServer>>;
+  const sut = keepAliveFetch();
+  beforeAll(async () => (server = await startServer()));
+  afterAll(() => server.close());
+
+  it('sends the body and headers, answers status, headers and JSON, and reuses its connection', async () => {
+    const first = await sut(`${server.url}/v1/chat`, {
+      method: 'POST',
+      headers: new Headers({ Authorization: 'Bearer k', 'content-type': 'application/json' }),
+      body: Buffer.from('{"a":1}'),
+    });
+    expect(first.status).toBe(429);
+    expect(first.ok).toBe(false);
+    expect(first.headers.get('x-echo')).toBe('Bearer k');
+    expect(await first.json()).toEqual({ error: { message: 'slow down' } });
+    const second = await sut(`${server.url}/v1/chat`, { method: 'POST', headers: { authorization: 'Bearer k' }, body: 'two' });
+    await second.text();
+    expect(server.bodies.slice(-2)).toEqual(['{"a":1}', 'two']);
+    expect(server.sockets.size).toBe(1);
+  });
+
+  it('answers a bodiless status with a null body', async () => {
+    const response = await sut(`${server.url}/empty`, { method: 'POST', body: '' });
+    expect(response.status).toBe(204);
+    expect(response.body).toBeNull();
+  });
+
+  it('streams server-sent events as they come', async () => {
+    const response = await sut(`${server.url}/events`, { method: 'POST', body: '{}' });
+    const reader = response.body!.getReader();
+    const decoder = new TextDecoder();
+    expect(decoder.decode((await reader.read()).value)).toBe('data: 1\n\n');
+    let rest = '';
+    for (let part = await reader.read(); !part.done; part = await reader.read()) rest += decoder.decode(part.value);
+    expect(rest).toBe('data: 2\n\n');
+  });
+
+  it('rejects with the signal\'s AbortError when aborted, as the model client\'s timeout does', async () => {
+    const controller = new AbortController();
+    const pending = sut(`${server.url}/slow`, { method: 'POST', body: '{}', signal: controller.signal });
+    setTimeout(() => controller.abort(), 20);
+    await expect(pending).rejects.toMatchObject({ name: 'AbortError' });
+  });
+
+  it('rejects a refused connection with fetch\'s TypeError and its cause', async () => {
+    const closed = http.createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const { port } = closed.address() as AddressInfo;
+    await new Promise((resolve) => closed.close(resolve));
+    await expect(sut(`http://127.0.0.1:${port}/v1`, { method: 'POST', body: '{}' })).rejects.toMatchObject({
+      name: 'TypeError',
+      message: 'fetch failed',
+      cause: expect.objectContaining({ code: 'ECONNREFUSED' }),
+    });
+  });
+});

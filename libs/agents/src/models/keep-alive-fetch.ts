@@ -1,0 +1,91 @@
+import http from 'node:http';
+import https from 'node:https';
+import { Readable } from 'node:stream';
+
+// Status codes whose response has no body (a Response made with one throws).
+const NULL_BODY = new Set([101, 103, 204, 205, 304]);
+
+// The `fetch` the model client is given: one request on node:http(s) keep-alive agents,
+// its answer as a WHATWG Response. Node 20's global fetch (undici) costs about twice
+// the CPU per request (WHATWG request and body streams, the llhttp parser in wasm):
+// 0.66-0.77 against 0.37-0.42 ms for a chat completions call, measured with
+// bench/agent's scripted model (see bench/README.md, agent). A turn makes two.
+//
+// What the OpenAI client needs of fetch, and what this does:
+// - a body given as bytes or a string (its JSON request), sent as is;
+// - an AbortSignal for its timeout: aborting rejects with the signal's reason (an
+//   AbortError) and ends the request;
+// - a server-sent-events answer as a stream, any other answer buffered whole;
+// - a network failure rejects with a TypeError carrying the cause, as fetch does.
+// It does not follow redirects (a chat completions endpoint does not send them; the 3xx
+// is answered to the client, which reports it), and takes no proxy from the environment
+// (neither does Node 20's fetch).
+export function keepAliveFetch(): typeof fetch {
+  const agents = {
+    'http:': new http.Agent({ keepAlive: true }),
+    'https:': new https.Agent({ keepAlive: true }),
+  };
+  return (input, init = {}) =>
+    new Promise<Response>((resolve, reject) => {
+      const url = new URL(typeof input === 'string' || input instanceof URL ? input : input.url);
+      const agent = agents[url.protocol as keyof typeof agents];
+      if (!agent) return reject(new TypeError(`fetch failed: unsupported protocol ${url.protocol}`));
+      const { signal } = init;
+      if (signal?.aborted) return reject(signal.reason);
+      const body = requestBody(init.body);
+      const request = (url.protocol === 'https:' ? https : http).request(
+        url,
+        { method: init.method ?? 'GET', headers: plainHeaders(init.headers), agent },
+        (response) => {
+          const status = response.statusCode ?? 0;
+          const headers = new Headers();
+          const raw = response.rawHeaders;
+          for (let i = 0; i < raw.length; i += 2) headers.append(raw[i]!, raw[i + 1]!);
+          const answer = { status, statusText: response.statusMessage ?? '', headers };
+          if (String(response.headers['content-type']).startsWith('text/event-stream')) {
+            signal?.removeEventListener('abort', onAbort);
+            // The stream itself ends when the signal aborts (the request is destroyed).
+            signal?.addEventListener('abort', () => request.destroy(signal.reason), { once: true });
+            resolve(new Response(Readable.toWeb(response) as ReadableStream<Uint8Array>, answer));
+            return;
+          }
+          const chunks: Buffer[] = [];
+          response.on('data', (chunk: Buffer) => chunks.push(chunk));
+          response.on('error', fail);
+          response.on('end', () => {
+            signal?.removeEventListener('abort', onAbort);
+            resolve(new Response(NULL_BODY.has(status) ? null : Buffer.concat(chunks), answer));
+          });
+        },
+      );
+      function fail(error: Error): void {
+        signal?.removeEventListener('abort', onAbort);
+        reject(signal?.aborted ? signal.reason : new TypeError('fetch failed', { cause: error }));
+      }
+      function onAbort(): void {
+        request.destroy(signal!.reason);
+      }
+      signal?.addEventListener('abort', onAbort, { once: true });
+      request.on('error', fail);
+      request.end(body);
+    });
+}
+
+type FetchInit = NonNullable<Parameters<typeof fetch>[1]>;
+
+function plainHeaders(headers: FetchInit['headers']): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (!headers) return out;
+  if (headers instanceof Headers) headers.forEach((value, name) => (out[name] = value));
+  else if (Array.isArray(headers)) for (const [name, value] of headers) out[name!.toLowerCase()] = value!;
+  else for (const [name, value] of Object.entries(headers as Record<string, string>)) out[name.toLowerCase()] = value;
+  return out;
+}
+
+function requestBody(body: FetchInit['body']): string | Uint8Array | undefined {
+  if (body === null || body === undefined) return undefined;
+  if (typeof body === 'string' || body instanceof Uint8Array) return body;
+  if (body instanceof ArrayBuffer) return new Uint8Array(body);
+  // Streams, forms and blobs: the model client sends none of these.
+  throw new TypeError('keepAliveFetch sends only string or byte bodies');
+}
