@@ -82,12 +82,9 @@ module.exports = {
         path: CODE,
         pathNot: [
           REPOSITORY,
-          // The checkpoint store: LangGraph's PostgresSaver over a pg Pool is the
+          // The checkpoint store: LangGraph's PostgresSaver over its own pg Pool is the
           // repository of the agent's conversation state.
-          '^libs/agents/src/checkpoint/cached-postgres\\.saver\\.ts$',
-          // Known debt, not a precedent: it opens the checkpointer's pg Pool and takes an
-          // advisory lock with raw SQL, which belongs beside the saver in checkpoint/.
-          '^libs/agents/src/runtime/graph-agent\\.runtime\\.ts$',
+          '^libs/agents/src/checkpoint/(cached-postgres\\.saver|checkpoint-store)\\.ts$',
         ],
       },
       to: { path: 'node_modules/(pg|@langchain/langgraph-checkpoint-postgres)/' },

@@ -1,9 +1,7 @@
-import { Logger } from '@nestjs/common';
-import { CHECKPOINT_SCHEMA } from '../checkpoint/checkpoint-schema.js';
 import type { RunnableConfig } from '@langchain/core/runnables';
-import pg from 'pg';
 import { DrydockError, type AppConfig } from '@drydock/core';
-import { CachedPostgresSaver } from '../checkpoint/cached-postgres.saver.js';
+import { CHECKPOINT_SCHEMA } from '../checkpoint/checkpoint-schema.js';
+import { CheckpointStore } from '../checkpoint/checkpoint-store.js';
 import { ToolResultEvictor } from '../eviction/tool-result-eviction.js';
 import { buildAgentGraph } from '../graph/agent-graph.js';
 import type { AgentResolver } from '../graph/resolved-agent.js';
@@ -19,9 +17,6 @@ import {
 
 // Where LangGraph's checkpointer keeps its tables (its own migrations, run at start-up).
 export { CHECKPOINT_SCHEMA };
-// A constant key for pg_advisory_lock so two gateways starting together do not both
-// run the checkpointer's migrations.
-const SETUP_LOCK_KEY = 0x64727964; // "dryd"
 
 export interface AssistantSource {
   list(tenantId: string): Promise<AssistantInfo[]>;
@@ -34,8 +29,7 @@ export interface AssistantSource {
 // thread key so one tenant can never load another's checkpoints.
 export class GraphAgentRuntime implements AgentRuntime {
   readonly graph: AgentGraph;
-  private readonly pool: pg.Pool;
-  private readonly checkpointer: CachedPostgresSaver;
+  private readonly checkpoints: CheckpointStore;
 
   constructor(
     private readonly config: AppConfig,
@@ -43,39 +37,24 @@ export class GraphAgentRuntime implements AgentRuntime {
     resolver: AgentResolver,
     private readonly assistants: AssistantSource,
   ) {
-    this.pool = new pg.Pool({ connectionString: config.databaseUrl, max: 10 });
-    // An idle connection the server closed (a PostgreSQL restart) is an 'error' event
-    // on the pool; without a listener it would take the gateway down. The pool drops
-    // that connection and opens a new one on the next query.
-    this.pool.on('error', (error) => new Logger(GraphAgentRuntime.name).warn(`checkpoint pool: ${error.message}`));
-    this.checkpointer = new CachedPostgresSaver(this.pool, {
-      schema: CHECKPOINT_SCHEMA,
-      maxThreads: config.agent.checkpointCacheThreads,
+    this.checkpoints = new CheckpointStore({
+      databaseUrl: config.databaseUrl,
+      cacheThreads: config.agent.checkpointCacheThreads,
     });
     const evictor = new ToolResultEvictor({
       thresholdChars: config.agent.evictionThresholdChars,
       maxKept: config.agent.maxEvictedResults,
     });
-    this.graph = buildAgentGraph({ resolver, evictor, checkpointer: this.checkpointer }) as unknown as AgentGraph;
+    this.graph = buildAgentGraph({ resolver, evictor, checkpointer: this.checkpoints.saver }) as unknown as AgentGraph;
   }
 
   // Creates or upgrades the checkpointer's tables, once across concurrent starts.
-  async setup(): Promise<void> {
-    const client = await this.pool.connect();
-    try {
-      await client.query('SELECT pg_advisory_lock($1)', [SETUP_LOCK_KEY]);
-      try {
-        await this.checkpointer.setup();
-      } finally {
-        await client.query('SELECT pg_advisory_unlock($1)', [SETUP_LOCK_KEY]);
-      }
-    } finally {
-      client.release();
-    }
+  setup(): Promise<void> {
+    return this.checkpoints.setup();
   }
 
-  async close(): Promise<void> {
-    await this.pool.end();
+  close(): Promise<void> {
+    return this.checkpoints.close();
   }
 
   async runConfig(tenantId: string, threadId: string, assistantId: string): Promise<RunnableConfig> {
@@ -107,7 +86,7 @@ export class GraphAgentRuntime implements AgentRuntime {
   }
 
   async deleteThread(tenantId: string, threadId: string): Promise<void> {
-    await this.checkpointer.deleteThread(this.stateConfig(tenantId, threadId).configurable!.thread_id as string);
+    await this.checkpoints.saver.deleteThread(this.stateConfig(tenantId, threadId).configurable!.thread_id as string);
   }
 
   listAssistants(tenantId: string): Promise<AssistantInfo[]> {
