@@ -43,9 +43,7 @@ export function keepAliveFetch(): typeof fetch {
           for (let i = 0; i < raw.length; i += 2) headers.append(raw[i]!, raw[i + 1]!);
           const answer = { status, statusText: response.statusMessage ?? '', headers };
           if (String(response.headers['content-type']).startsWith('text/event-stream')) {
-            signal?.removeEventListener('abort', onAbort);
-            // The stream itself ends when the signal aborts (the request is destroyed).
-            signal?.addEventListener('abort', () => request.destroy(signal.reason), { once: true });
+            // The abort listener stays: aborting destroys the request, which errors the stream.
             resolve(new Response(Readable.toWeb(response) as ReadableStream<Uint8Array>, answer));
             return;
           }
