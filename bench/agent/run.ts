@@ -24,6 +24,7 @@ import { AIMessage, HumanMessage } from '@langchain/core/messages';
 import { AGENT_RUNTIME, ScriptedModelProvider, type AgentRuntime, type ScriptedTurn } from '@drydock/agents';
 import { SessionExecutionsService } from '@drydock/sessions';
 import { startScriptedModelServer } from '../lib/fake-model-server.js';
+import { cpuPerUnit, defaultWorkerMetricsUrl, deploymentCpuMeters } from '../lib/process-metrics.js';
 import {
   api,
   BenchError,
@@ -56,12 +57,17 @@ const USAGE = `Usage: node dist/bench/agent/run.js [--turns N] [--warmup N] [--u
   --model-port <n>  port of the scripted model server this bench starts with --url
                     (BENCH_MODEL_PORT, default ${DEFAULT_MODEL_PORT}); start the gateway with
                     AGENT_MODEL_BASE_URL=http://127.0.0.1:<n>/v1 AGENT_MODEL=${MODEL_NAME}
+  --worker-metrics-url <u>  with --url: the worker's operator port, for its CPU per turn
+                    (default http://127.0.0.1:<WORKER_METRICS_PORT or 9401>/metrics)
 
 Without --url: boots a gateway (with a scripted model) and a worker in this process
 against DATABASE_URL and REDIS_URL (the local dev services by default).`;
 
 function options() {
-  const values = readArgs({ turns: { type: 'string' }, warmup: { type: 'string' }, ...TARGET_ARGS, 'model-port': { type: 'string' } }, USAGE);
+  const values = readArgs(
+    { turns: { type: 'string' }, warmup: { type: 'string' }, ...TARGET_ARGS, 'model-port': { type: 'string' }, 'worker-metrics-url': { type: 'string' } },
+    USAGE,
+  );
   const env = process.env;
   return {
     turns: wholeNumber('--turns', values.turns ?? env.BENCH_TURNS, 200, 1),
@@ -69,6 +75,7 @@ function options() {
     url: values.url,
     adminKey: values['admin-key'],
     modelPort: wholeNumber('--model-port', values['model-port'] ?? env.BENCH_MODEL_PORT, DEFAULT_MODEL_PORT, 0),
+    workerMetricsUrl: values['worker-metrics-url'] ?? defaultWorkerMetricsUrl(),
   };
 }
 
@@ -211,18 +218,21 @@ async function againstUrl(opts: Options, platform: BenchTarget) {
     for (let i = 0; i < opts.warmup; i++) sessionId = (await turn()).sessionId;
     const totals: number[] = [];
     const durations: number[] = [];
+    const turnCpu = await deploymentCpuMeters(platform, opts.workerMetricsUrl);
     for (let i = 0; i < opts.turns; i++) {
       const t = await turn();
       totals.push(t.total);
       durations.push(t.durationMs);
       sessionId = t.sessionId;
     }
+    const turnCpuLine = await cpuPerUnit(turnCpu.meters, opts.turns);
     const modelMs = model.stats.handleMs.slice(-2 * opts.turns);
 
     // Baseline: the same code through the REST API, on the thread's (now warm) session.
     const rest: number[] = [];
     const restDurations: number[] = [];
     const restFixed: number[] = [];
+    const restCpu = await deploymentCpuMeters(platform, opts.workerMetricsUrl);
     for (let i = 0; i < opts.turns; i++) {
       const started = performance.now();
       const res = await api(base, key, 'POST', `/v1/sessions/${sessionId}/executions`, { code: CODE });
@@ -232,6 +242,7 @@ async function againstUrl(opts: Options, platform: BenchTarget) {
       restDurations.push(res.body.durationMs ?? 0);
       restFixed.push(ms - (res.body.durationMs ?? 0));
     }
+    const restCpuLine = await cpuPerUnit(restCpu.meters, opts.turns);
     const fixedCost = summarize(restFixed).p50;
     const overheads = totals.map((t, i) => t - durations[i]! - fixedCost);
     const upper = totals.map((t, i) => t - durations[i]!);
@@ -259,6 +270,13 @@ async function againstUrl(opts: Options, platform: BenchTarget) {
         `\n(the overhead includes the gateway's two HTTP calls to the scripted model; the model server's own time is the row above;` +
         `\n ${model.stats.streamed} of ${model.stats.requests} model requests were streamed)`,
     );
+    if (turnCpu.meters.length) {
+      console.log(
+        `\nCPU (process_cpu_seconds_total) per turn: ${turnCpuLine} (with the bench's GET /admin/executions per turn);` +
+          ` per REST execution: ${restCpuLine}`,
+      );
+    }
+    if (turnCpu.note) console.log(turnCpu.note);
   } finally {
     // Ends the tenant's sessions and deletes its threads, checkpoints and executions.
     if (tenantId) await deleteTenant(platform, tenantId);

@@ -11,7 +11,8 @@
 // RSS for both, printed for completeness only (the target is per process).
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { api, BenchError, createTenant, deleteTenant, fixed, openTarget, readArgs, request, runMain, table, TARGET_ARGS, wholeNumber } from '../lib/harness.js';
+import { api, BenchError, createTenant, deleteTenant, fixed, openTarget, readArgs, runMain, table, TARGET_ARGS, wholeNumber } from '../lib/harness.js';
+import { defaultWorkerMetricsUrl, metricValue, scrapeMetrics } from '../lib/process-metrics.js';
 
 const execFileAsync = promisify(execFile);
 const TARGET_MB = 300;
@@ -32,21 +33,11 @@ interface Reading {
   sessionsLive: number | null;
 }
 
-// A gauge from the Prometheus text, with or without the drydock_ prefix.
-function gauge(text: string, name: string): number | null {
-  const match = new RegExp(`^(?:drydock_)?${name}(?:\\{[^}]*\\})?\\s+(\\S+)`, 'm').exec(text);
-  return match ? Number(match[1]) : null;
-}
-
 async function scrape(url: string, key: string | null, what: string): Promise<Reading> {
-  const res = await request(url, { headers: key ? { authorization: `Bearer ${key}` } : {} }).catch((error: Error) => {
-    throw new BenchError(`${what}: ${error.message}`);
-  });
-  const text = await res.text();
-  if (res.status !== 200) throw new BenchError(`${what}: GET ${url} answered ${res.status}: ${text.slice(0, 200)}`);
-  const rss = gauge(text, 'process_resident_memory_bytes');
+  const text = await scrapeMetrics(url, key, what);
+  const rss = metricValue(text, 'process_resident_memory_bytes');
   if (rss === null) throw new BenchError(`${what}: ${url} has no process_resident_memory_bytes`);
-  return { rss, heapUsed: gauge(text, 'nodejs_heap_size_used_bytes'), sessionsLive: gauge(text, 'sessions_live') };
+  return { rss, heapUsed: metricValue(text, 'nodejs_heap_size_used_bytes'), sessionsLive: metricValue(text, 'sessions_live') };
 }
 
 async function main() {
@@ -64,7 +55,7 @@ async function main() {
   const count = wholeNumber('--sessions', values.sessions, 50, 1);
   const parallel = wholeNumber('--parallel', values.parallel, 4, 1);
   const settleMs = wholeNumber('--settle', values.settle, 3, 0) * 1000;
-  const workerMetricsUrl = values['worker-metrics-url'] ?? `http://127.0.0.1:${process.env.WORKER_METRICS_PORT || 9401}/metrics`;
+  const workerMetricsUrl = values['worker-metrics-url'] ?? defaultWorkerMetricsUrl();
 
   const platform = await openTarget({ url: values.url, adminKey: values['admin-key'] }, { WORKER_ORPHAN_SWEEP_MS: process.env.WORKER_ORPHAN_SWEEP_MS ?? '0' });
   // With --url the gateway and the worker are processes of their own, each with its RSS.

@@ -13,6 +13,7 @@ import { execFile } from 'node:child_process';
 import { Agent, request } from 'node:http';
 import { parseArgs } from 'node:util';
 import { api, BenchError, containerOfSession, createSession, createTenant, fixed, openTarget, summarize, table, TARGET_ARGS } from '../lib/harness.js';
+import { cpuPerUnit, defaultWorkerMetricsUrl, deploymentCpuMeters } from '../lib/process-metrics.js';
 
 const USAGE = `usage: npm run bench:throughput -- [options]
   --sessions <n>        sessions the load is spread over        (default 16)
@@ -20,7 +21,9 @@ const USAGE = `usage: npm run bench:throughput -- [options]
   --seconds <s>         Drydock load duration                    (default 10)
   --docker-seconds <s>  docker exec baseline duration            (default 5)
   --url <url>           bench this running gateway instead of one in this process
-  --admin-key <key>     its admin key (else DRYDOCK_ADMIN_KEY)`;
+  --admin-key <key>     its admin key (else DRYDOCK_ADMIN_KEY)
+  --worker-metrics-url <u>  with --url: the worker's operator port, for its CPU per execution
+                        (default http://127.0.0.1:<WORKER_METRICS_PORT or 9401>/metrics)`;
 
 async function main() {
   const { values } = parseArgs({
@@ -30,6 +33,7 @@ async function main() {
       seconds: { type: 'string' },
       'docker-seconds': { type: 'string' },
       ...TARGET_ARGS,
+      'worker-metrics-url': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -85,7 +89,9 @@ async function main() {
         req.on('error', reject);
         req.end(body);
       });
+    const cpu = await deploymentCpuMeters(platform, values['worker-metrics-url'] ?? defaultWorkerMetricsUrl());
     const drydock = await load(clients, seconds, (i) => post(sessions[i % sessions.length]!.id));
+    const cpuLine = cpu.meters.length ? `CPU per execution (process_cpu_seconds_total over the load): ${await cpuPerUnit(cpu.meters, drydock.count)}` : '';
     agent.destroy();
     const docker = await load(clients, dockerSeconds, (i) => dockerExec(sessions[i % sessions.length]!.container));
 
@@ -112,6 +118,7 @@ async function main() {
       `\nratio (runs per second) ${fixed(rate / (docker.count / docker.seconds), 1)}x docker exec; ` +
         `target >= 500/s with 16 sessions and 16 clients: ${rate >= 500 ? 'MET' : 'MISSED'} (${fixed(rate, 1)}/s)`,
     );
+    for (const line of [cpuLine, cpu.note]) if (line) console.log(line);
     for (const session of sessions) await api(platform.url, key, 'DELETE', `/v1/sessions/${session.id}`);
   } finally {
     await platform.close();
