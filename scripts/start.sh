@@ -35,8 +35,8 @@ build_app
 ENV_FILE="$DRYDOCK_VAR/drydock.env"
 if [[ ! -f "$ENV_FILE" ]]; then
   cat >"$ENV_FILE" <<ENV
-DATABASE_URL=postgres://drydock:drydock@127.0.0.1:5432/drydock
-REDIS_URL=redis://127.0.0.1:6379/0
+DATABASE_URL=$(pg_url drydock)
+REDIS_URL=$(redis_url 0)
 DRYDOCK_ADMIN_KEY=adm_$(head -c 32 /dev/urandom | base64 | tr -dc 'A-Za-z0-9' | head -c 40)
 GATEWAY_HOST=127.0.0.1
 GATEWAY_PORT=8080

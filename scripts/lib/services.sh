@@ -38,14 +38,17 @@ ensure_docker() {
 # Redis as BullMQ requires it (docs/operations.md): append-only persistence (a restart
 # keeps queued jobs; fsync every second) and no eviction (an evicted job key is a lost
 # job; a full Redis refuses writes instead). A Redis already running is checked and
-# those two settings applied to it.
+# those two settings applied to it. One started here also listens on a Unix socket
+# ($REDIS_SOCKET, root only), which processes on this host use (redis_url).
+REDIS_SOCKET="$DRYDOCK_VAR/redis/redis.sock"
 ensure_redis() {
   local port=${REDIS_PORT:-6379}
   if ! { command -v redis-cli >/dev/null && redis-cli -p "$port" ping >/dev/null 2>&1; }; then
     command -v redis-server >/dev/null || apt_install redis-server
     mkdir -p "$DRYDOCK_VAR/redis"
-    log "starting redis on :$port (append-only, noeviction)"
+    log "starting redis on :$port and $REDIS_SOCKET (append-only, noeviction)"
     redis-server --port "$port" --bind 127.0.0.1 --daemonize yes --dir "$DRYDOCK_VAR/redis" \
+      --unixsocket "$REDIS_SOCKET" --unixsocketperm 700 \
       --appendonly yes --appendfsync everysec --save '' --maxmemory-policy noeviction \
       --logfile "$DRYDOCK_VAR/log/redis.log"
     wait_for 20 "redis" redis-cli -p "$port" ping
@@ -70,6 +73,32 @@ ensure_postgres() {
   # One role for the platform; databases are created on demand.
   su postgres -c "psql -qAt -c \"select 1 from pg_roles where rolname='drydock'\"" | grep -q 1 ||
     su postgres -c "psql -q -c \"create role drydock login password 'drydock' createdb\""
+  # The role signs in with its password over the Unix socket too (Debian's rules allow
+  # only peer sign-in there), so processes on this host can skip loopback TCP (pg_url).
+  local hba; hba=$(su postgres -c "psql -qAtc 'show hba_file'")
+  if ! grep -q '^local all drydock scram-sha-256' "$hba"; then
+    sed -i '0,/^local[[:space:]]/s//local all drydock scram-sha-256\n&/' "$hba"
+    su postgres -c "psql -qAtc 'select pg_reload_conf()'" >/dev/null
+  fi
+}
+
+# Connection URLs for processes on this host: the Unix sockets when they answer (about
+# 0.9 ms less per execution at p50 than loopback TCP here, docs/operations.md), else TCP.
+pg_url() { # pg_url <database>
+  local dir=/var/run/postgresql
+  if [[ -S "$dir/.s.PGSQL.5432" ]] && PGPASSWORD=drydock psql -qAt -h "$dir" -U drydock -d "$1" -c 'select 1' >/dev/null 2>&1; then
+    echo "postgres://drydock:drydock@localhost/$1?host=$dir"
+  else
+    echo "postgres://drydock:drydock@127.0.0.1:5432/$1"
+  fi
+}
+
+redis_url() { # redis_url <db>
+  if [[ -S "$REDIS_SOCKET" ]] && redis-cli -s "$REDIS_SOCKET" ping >/dev/null 2>&1; then
+    echo "unix://$REDIS_SOCKET?db=$1"
+  else
+    echo "redis://127.0.0.1:${REDIS_PORT:-6379}/$1"
+  fi
 }
 
 ensure_database() { # ensure_database <name>

@@ -15,15 +15,24 @@ export const REQUEST_COMMAND_TIMEOUT_MS = 3_000;
 
 // Connection options rather than a client: BullMQ closes connections it created itself
 // but leaves a client it was handed open, which would keep a stopping process alive.
+//
+// `redis://[user:password@]host[:port][/db]`, `rediss://…` (TLS), or a Unix socket on this
+// host, `unix:///path/to/redis.sock[?db=N][&password=…]`.
 export function redisOptions(url: string, name: string): RedisOptions {
   const parsed = new URL(url);
+  const socket = parsed.protocol === 'unix:';
+  const password = socket ? parsed.searchParams.get('password') : parsed.password ? decodeURIComponent(parsed.password) : null;
   return {
-    host: parsed.hostname,
-    port: parsed.port ? Number(parsed.port) : 6379,
-    db: parsed.pathname.length > 1 ? Number(parsed.pathname.slice(1)) : 0,
-    username: parsed.username ? decodeURIComponent(parsed.username) : undefined,
-    password: parsed.password ? decodeURIComponent(parsed.password) : undefined,
-    tls: parsed.protocol === 'rediss:' ? {} : undefined,
+    ...(socket
+      ? { path: decodeURIComponent(parsed.pathname), db: Number(parsed.searchParams.get('db') ?? 0) }
+      : {
+          host: parsed.hostname,
+          port: parsed.port ? Number(parsed.port) : 6379,
+          db: parsed.pathname.length > 1 ? Number(parsed.pathname.slice(1)) : 0,
+          username: parsed.username ? decodeURIComponent(parsed.username) : undefined,
+          tls: parsed.protocol === 'rediss:' ? {} : undefined,
+        }),
+    password: password ?? undefined,
     // What BullMQ requires of the connections it uses.
     maxRetriesPerRequest: null,
     // Reconnect within a second of Redis coming back. BullMQ's own default waits up to
