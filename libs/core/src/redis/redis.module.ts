@@ -20,19 +20,8 @@ export const REQUEST_COMMAND_TIMEOUT_MS = 3_000;
 // host, `unix:///path/to/redis.sock[?db=N][&password=…]`.
 export function redisOptions(url: string, name: string): RedisOptions {
   const parsed = new URL(url);
-  const socket = parsed.protocol === 'unix:';
-  const password = socket ? parsed.searchParams.get('password') : parsed.password ? decodeURIComponent(parsed.password) : null;
   return {
-    ...(socket
-      ? { path: decodeURIComponent(parsed.pathname), db: Number(parsed.searchParams.get('db') ?? 0) }
-      : {
-          host: parsed.hostname,
-          port: parsed.port ? Number(parsed.port) : 6379,
-          db: parsed.pathname.length > 1 ? Number(parsed.pathname.slice(1)) : 0,
-          username: parsed.username ? decodeURIComponent(parsed.username) : undefined,
-          tls: parsed.protocol === 'rediss:' ? {} : undefined,
-        }),
-    password: password ?? undefined,
+    ...(parsed.protocol === 'unix:' ? socketOf(parsed) : hostOf(parsed)),
     // What BullMQ requires of the connections it uses.
     maxRetriesPerRequest: null,
     // Reconnect within a second of Redis coming back. BullMQ's own default waits up to
@@ -59,4 +48,20 @@ export class RedisModule implements OnApplicationShutdown {
   async onApplicationShutdown(): Promise<void> {
     await this.redis.quit().catch(() => this.redis.disconnect());
   }
+}
+
+function socketOf(url: URL): RedisOptions {
+  const password = url.searchParams.get('password');
+  return { path: decodeURIComponent(url.pathname), db: Number(url.searchParams.get('db') ?? 0), password: password ?? undefined };
+}
+
+function hostOf(url: URL): RedisOptions {
+  return {
+    host: url.hostname,
+    port: url.port ? Number(url.port) : 6379,
+    db: url.pathname.length > 1 ? Number(url.pathname.slice(1)) : 0,
+    username: url.username ? decodeURIComponent(url.username) : undefined,
+    password: url.password ? decodeURIComponent(url.password) : undefined,
+    tls: url.protocol === 'rediss:' ? {} : undefined,
+  };
 }
