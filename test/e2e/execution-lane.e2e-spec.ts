@@ -237,4 +237,41 @@ describe('Executions on the lane, through the gateway', () => {
       processor.resumeExecutions();
     }
   });
+
+  it('should hold each run-once claim for about the start deadline, not for good', async () => {
+    const api = await platform.newTenant();
+    const session = await api.createSession({ threadId: 'lane-claim-ttl' });
+    const res = await api.execute(session.id, 'print(1)', { timeoutMs: 30_000 });
+    expect(res.status).toBe(200);
+    const redis = platform.gateway.get<symbol, Redis>(REDIS);
+    const ttl = await redis.pttl(`drydock:exec-claimed:${res.body.id}`);
+    // The default deadline (1 h), the run's timeout, 15 minutes' margin.
+    expect(ttl).toBeGreaterThan(60 * 60_000);
+    expect(ttl).toBeLessThanOrEqual((60 + 15) * 60_000 + 30_000);
+  });
+
+  it('should not run an execution retried with its idempotency key after its start deadline', async () => {
+    const api = await platform.newTenant();
+    const session = await api.createSession({ threadId: 'lane-expired' });
+    const processor = platform.worker.get(SessionJobsProcessor);
+    const redis = platform.gateway.get<symbol, Redis>(REDIS);
+    const db = platform.gateway.get(DataSource);
+    const code = 'open("/session/ran.txt", "w").write("ran")';
+    processor.pauseExecutions();
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 1200));
+      const pending = api.execute(session.id, code, { idempotencyKey: 'late-1' });
+      await until(async () => (await redis.llen(executionLaneKey(platform.workerId))) > 0);
+      await redis.del(executionLaneKey(platform.workerId));
+      expect((await pending).status).toBe(504);
+    } finally {
+      processor.resumeExecutions();
+    }
+    // Submitted two hours ago and never started; the client retries now.
+    await db.query(`UPDATE executions SET created_at = now() - interval '2 hours' WHERE session_id = $1`, [session.id]);
+    const retried = await api.execute(session.id, code, { idempotencyKey: 'late-1' });
+    expect(retried.status).toBe(200);
+    expect(retried.body).toMatchObject({ status: 'killed', error: { name: 'ExecutionExpired' } });
+    expect((await api.execute(session.id, 'import os; print(os.path.exists("/session/ran.txt"))')).body.stdout).toBe('False\n');
+  });
 });

@@ -67,12 +67,27 @@ export function fakeExecutions(): FakeExecutions {
       records.set(id, record);
       return record;
     },
+    completeUnfinished: async (_t: string, id: string, outcome: CompletedRun) => {
+      const status = records.get(id)?.status ?? 'queued';
+      if (status !== 'queued' && status !== 'running') return null;
+      const record = { ...records.get(id), ...outcome, id, createdAt: new Date(), finishedAt: new Date() };
+      records.set(id, record);
+      return record;
+    },
   } as unknown as FakeExecutions;
 }
 
-export function fakeGuard(): RunGuard & { claimed: Set<string> } {
+export function fakeGuard(): RunGuard & { claimed: Set<string>; holds: number[] } {
   const claimed = new Set<string>();
-  return { claimed, claim: async (id: string) => !claimed.has(id) && !!claimed.add(id) };
+  const holds: number[] = [];
+  return {
+    claimed,
+    holds,
+    claim: async (id: string, holdMs: number) => {
+      holds.push(holdMs);
+      return !claimed.has(id) && !!claimed.add(id);
+    },
+  };
 }
 
 export const sessionSpec = (over: Partial<SessionSpec> = {}): SessionSpec => ({
@@ -104,7 +119,7 @@ export function hostWithFakes(options: { sessions?: FakeSessions; env?: Record<s
   const provisioner = new SandboxProvisioner(config, runtime, sessions, registry, stager, pool);
   const fileSync = new SessionFileSync(files.vfs, files.config);
   const activity = new SessionActivity(sessions);
-  const runner = new ExecutionRunner(executions, guard, registry, provisioner, fileSync, noArtifacts, activity, new PlatformMetrics());
+  const runner = new ExecutionRunner(config, executions, guard, registry, provisioner, fileSync, noArtifacts, activity, new PlatformMetrics());
   const lifecycle = new SessionLifecycle(registry, provisioner, stager, fileSync, activity, pool);
   const reaper = new IdleReaper(config, sessions, registry, lifecycle);
   return { config, runtime, sessions, executions, guard, files, registry, stager, pool, provisioner, fileSync, activity, runner, lifecycle, reaper };

@@ -142,6 +142,7 @@ export class SessionExecutionsService {
         timeoutMs: record.timeoutMs,
         stream,
         threadRevision,
+        recordedAt: new Date(record.createdAt).getTime(),
         ...(slot ? { slot } : {}),
       },
       { waitMs: Math.min(record.timeoutMs + 60_000, this.config.gateway.maxWaitMs) },

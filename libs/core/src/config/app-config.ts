@@ -51,6 +51,10 @@ export const configSchema = z.object({
     // still sent to it (SESSION_MOVED, so their gateway resends them): gateways read a
     // session's worker per request and cache live workers for a second.
     drainSettleMs: z.coerce.number().int().min(0).default(2_500),
+    // An execution that has not started this long after it was submitted is not run
+    // (recorded killed, ExecutionExpired): its run-once claim need only last this long
+    // (plus its run) instead of for good.
+    executionStartDeadlineMs: z.coerce.number().int().min(60_000).default(60 * 60_000),
     // Started sandboxes (REPL ready, default limits, no tenant's data) kept for new
     // sessions, so a session start takes one instead of starting a container; 0: off.
     poolSize: z.coerce.number().int().min(0).max(100).default(2),
@@ -274,6 +278,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       // WORKER_SHUTDOWN_GRACE_MS is its name before drains existed.
       drainTimeoutMs: env.WORKER_DRAIN_TIMEOUT_MS ?? env.WORKER_SHUTDOWN_GRACE_MS,
       drainSettleMs: env.WORKER_DRAIN_SETTLE_MS,
+      executionStartDeadlineMs: env.EXECUTION_START_DEADLINE_MS,
       poolSize: env.WORKER_POOL_SIZE,
       orphanSweepMs: env.WORKER_ORPHAN_SWEEP_MS,
       metricsPort: env.WORKER_METRICS_PORT,

@@ -53,6 +53,10 @@ export interface ExecuteJobData {
   // worker whose sandbox already holds exactly this revision skips its own lookup; any
   // other value (or none, from an older gateway) makes it look the revision up.
   threadRevision?: number;
+  // When the execution was recorded (ms since the epoch, the record's createdAt): a job
+  // that has not started EXECUTION_START_DEADLINE_MS after it is refused, which bounds
+  // how long the run-once claim must last. Absent from an older gateway: no deadline.
+  recordedAt?: number;
   // The tenant's execution slot the run holds (TenantRateLimiter): the worker frees it in
   // the round trip that answers the run. Absent when limits are not enforced.
   slot?: { key: string; id: string };

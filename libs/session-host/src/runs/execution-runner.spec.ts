@@ -1,4 +1,5 @@
 import { DrydockError, ServiceUnavailableError } from '@drydock/core';
+import { failedRun } from '@drydock/execution';
 import { okOutcome as ok } from '../../../../test/fakes/fake-sandbox.js';
 import { executeJob as job, fakeSessions, hostWithFakes } from '../session-host.spec-helper.js';
 import { ExecutionRunner } from './execution-runner.js';
@@ -126,6 +127,46 @@ describe(ExecutionRunner.name, () => {
     expect(executions.records.get('exe_1')).toMatchObject({ status: 'killed', error: { name: 'SessionEnded' } });
     // The container that came up too late is not left running.
     expect(runtime.created[0]!.alive).toBe(false);
+  });
+
+  describe('start deadline', () => {
+    const HOUR = 3600_000;
+    const late = (id: string) => ({ ...job(id), recordedAt: Date.now() - HOUR - 1_000 });
+
+    it('should not run a job that comes after its execution start deadline, and record the execution killed', async () => {
+      const { runner: sut, runtime, executions } = hostWithFakes();
+      const view = await sut.execute(late('exe_1'));
+      expect(view.status).toBe('killed');
+      expect(view.error).toMatchObject({ name: 'ExecutionExpired' });
+      expect(view.error?.value).toContain('60 minutes');
+      expect(executions.records.get('exe_1')).toMatchObject({ status: 'killed', error: { name: 'ExecutionExpired' } });
+      expect(runtime.created.flatMap((sandbox) => sandbox.runs)).toHaveLength(0);
+    });
+
+    it('should answer a late job of a finished execution with its record, unchanged', async () => {
+      const { runner: sut, runtime } = hostWithFakes();
+      const first = await sut.execute({ ...job('exe_1'), recordedAt: Date.now() });
+      const again = await sut.execute(late('exe_1'));
+      expect([again.status, again.error]).toEqual([first.status, first.error]);
+      expect(runtime.created[0]!.runs).toHaveLength(1);
+    });
+
+    it('should leave an execution whose run still holds the claim to that run', async () => {
+      const { runner: sut, guard, executions } = hostWithFakes();
+      guard.claimed.add('exe_1');
+      const running = await executions.complete('ten_1', 'exe_1', failedRun({ status: 'killed', name: 'x', value: 'x' }));
+      executions.records.set('exe_1', { ...running, status: 'running', error: null });
+      expect((await sut.execute(late('exe_1'))).status).toBe('running');
+    });
+
+    it('should hold the claim until the deadline has passed and the run is over', async () => {
+      const { runner: sut, guard } = hostWithFakes({ env: { EXECUTION_START_DEADLINE_MS: String(10 * 60_000) } });
+      await sut.execute({ ...job('exe_1'), timeoutMs: 30_000, recordedAt: Date.now() - 4 * 60_000 });
+      // 6 minutes left of the deadline, the run's 30 s timeout, 15 minutes' margin.
+      expect(guard.holds[0]).toBeGreaterThan((6 * 60 + 30 + 15 * 60 - 5) * 1000);
+      expect(guard.holds[0]).toBeLessThanOrEqual((6 * 60 + 30 + 15 * 60) * 1000);
+      expect((await sut.execute({ ...job('exe_2'), recordedAt: Date.now() - 11 * 60_000 })).status).toBe('killed');
+    });
   });
 
   it('should mark the session active for the next activity flush', async () => {

@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { DrydockError, outageOf } from '@drydock/core';
+import { APP_CONFIG, DrydockError, outageOf, type AppConfig } from '@drydock/core';
 import {
   EXECUTIONS_REPOSITORY,
   failedRun,
@@ -19,7 +19,7 @@ import { fileStateOf, threadOf, type HostedSession } from '../hosting/hosted-ses
 import { HostedSessionRegistry } from '../hosting/hosted-session.registry.js';
 import { SessionActivity } from '../lifecycle/session-activity.js';
 import { SandboxProvisioner } from '../sandboxes/sandbox-provisioner.js';
-import { RUN_GUARD, type RunGuard } from './run-guard.js';
+import { CLAIM_MARGIN_MS, RUN_GUARD, runWindow, type RunGuard } from './run-guard.js';
 
 const RUNNING_MARK_DELAY_MS = 50;
 // Once the code has run, what it did is written down even across an outage of
@@ -43,6 +43,7 @@ export class ExecutionRunner {
   private readonly logger = new Logger(ExecutionRunner.name);
 
   constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(EXECUTIONS_REPOSITORY) private readonly executions: ExecutionsRepository,
     @Inject(RUN_GUARD) private readonly guard: RunGuard,
     private readonly registry: HostedSessionRegistry,
@@ -59,13 +60,15 @@ export class ExecutionRunner {
     return this.registry.serialize(hosted, async () => {
       // Stopped (deleted, reaped) while this job waited for the one before it.
       if (!this.registry.isCurrent(hosted)) throw SessionsError.ended(sessionId);
+      const window = runWindow(data, this.config.worker.executionStartDeadlineMs);
+      if (window.expired) return this.refuseExpired(data);
       // The run-once claim and the sandbox's preparation (usually one revision lookup)
       // go out together; the code runs only once both are done. Preparing for a job
       // that turns out to be redelivered is harmless: it only brings files up to date.
       const preparing = this.prepare(hosted, data.threadRevision);
       let claimed: boolean;
       try {
-        claimed = await this.guard.claim(data.executionId);
+        claimed = await this.guard.claim(data.executionId, window.holdMs);
       } finally {
         await preparing;
       }
@@ -100,6 +103,24 @@ export class ExecutionRunner {
       this.activity.mark(sessionId);
       return toExecutionView(record);
     });
+  }
+
+  // A job that comes after its execution's start deadline (an idempotent retry of an
+  // execution left unfinished, a job that waited behind others): the code is not run,
+  // and an execution nobody finished is recorded as killed. One still held by a run
+  // elsewhere (its claim lives) is left to that run.
+  private async refuseExpired(data: ExecuteJobData): Promise<ExecutionView> {
+    const { tenantId } = data.session;
+    const minutes = Math.round(this.config.worker.executionStartDeadlineMs / 60_000);
+    const outcome = failedRun({
+      status: 'killed',
+      name: 'ExecutionExpired',
+      value: `The code was not run: the execution had not started within ${minutes} minutes of being submitted (EXECUTION_START_DEADLINE_MS).`,
+    });
+    const recorded = (await this.guard.claim(data.executionId, CLAIM_MARGIN_MS))
+      ? await this.durably('recording', () => this.executions.completeUnfinished(tenantId, data.executionId, outcome))
+      : null;
+    return toExecutionView(recorded ?? (await this.executions.findById(tenantId, data.executionId))!);
   }
 
   // A sandbox that is alive and holds the thread's current files, or why the code
