@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import { ConfigError, APP_CONFIG, type AppConfig } from '@drydock/core';
+import { APP_CONFIG, startupFailure, type AppConfig } from '@drydock/core';
 import { createGateway } from './bootstrap.js';
 
 try {
@@ -9,9 +9,8 @@ try {
   const url = await app.getUrl();
   new Logger('Gateway').log(`Drydock gateway listening on ${url.replace('[::1]', 'localhost')}`);
 } catch (error) {
-  if (error instanceof ConfigError) {
-    console.error(error.message);
-    process.exit(1);
-  }
-  throw error;
+  const failure = startupFailure('gateway', error);
+  if (failure === null) throw error;
+  console.error(failure);
+  process.exit(1);
 }

@@ -1,4 +1,4 @@
-import { ConfigError } from '@drydock/core';
+import { startupFailure } from '@drydock/core';
 import { composeReplicaIdFromEngine } from '@drydock/docker-sandbox';
 import { createWorker } from './bootstrap.js';
 
@@ -11,9 +11,8 @@ try {
   }
   await createWorker();
 } catch (error) {
-  if (error instanceof ConfigError) {
-    console.error(error.message);
-    process.exit(1);
-  }
-  throw error;
+  const failure = startupFailure('worker', error);
+  if (failure === null) throw error;
+  console.error(failure);
+  process.exit(1);
 }

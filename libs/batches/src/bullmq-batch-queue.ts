@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { APP_CONFIG, REDIS, redisOptions, ServiceUnavailableError, type AppConfig } from '@drydock/core';
+import { APP_CONFIG, REDIS, redisOptions, ServiceUnavailableError, type AppConfig, repeatedErrorLogger } from '@drydock/core';
 import { BATCH_QUEUE, batchItemJobId, type BatchItemJobData } from '@drydock/execution';
 import type { BatchItemRef } from './batch.types.js';
 import type { BatchQueue } from './batch-queue.js';
@@ -77,7 +77,7 @@ export class BullMqBatchQueue implements BatchQueue, OnApplicationShutdown {
   private get(): Queue<BatchItemJobData> {
     if (!this.queue) {
       this.queue = new Queue<BatchItemJobData>(BATCH_QUEUE, { connection: redisOptions(this.config.redisUrl, 'drydock-batch-queue') });
-      this.queue.on('error', (error) => this.logger.warn(`queue ${BATCH_QUEUE}: ${error.message}`));
+      this.queue.on('error', repeatedErrorLogger(this.logger, `queue ${BATCH_QUEUE}`));
     }
     return this.queue;
   }

@@ -6,7 +6,7 @@ import { Queue } from 'bullmq';
 import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { ExpressAdapter } from '@bull-board/express';
-import { APP_CONFIG, redisOptions, type AppConfig } from '@drydock/core';
+import { APP_CONFIG, redisOptions, type AppConfig, repeatedErrorLogger } from '@drydock/core';
 import { BATCH_QUEUE, MAINTENANCE_QUEUE, workerQueueName } from '@drydock/execution';
 import { WORKER_REGISTRY, type WorkerRegistry } from '@drydock/sessions';
 
@@ -93,7 +93,7 @@ export class QueueDashboard implements OnApplicationShutdown {
     let queue = this.queues.get(name);
     if (!queue) {
       queue = new Queue(name, { connection: redisOptions(this.config.redisUrl, 'drydock-queue-dashboard') });
-      queue.on('error', (error) => this.logger.warn(`queue ${name}: ${error.message}`));
+      queue.on('error', repeatedErrorLogger(this.logger, `queue ${name}`));
       this.queues.set(name, queue);
     }
     return queue;

@@ -2,7 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
 import { Job, Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { APP_CONFIG, createRedis, logContext, REDIS, redisOptions, ServiceUnavailableError, type AppConfig } from '@drydock/core';
+import { APP_CONFIG, createRedis, logContext, REDIS, redisOptions, ServiceUnavailableError, type AppConfig, repeatedErrorLogger } from '@drydock/core';
 import {
   executionLaneActiveKey,
   executionLaneKey,
@@ -287,7 +287,7 @@ export class RedisJobDispatcher implements JobDispatcher, OnApplicationShutdown 
     if (!channel) {
       const name = workerQueueName(workerId);
       const queue = new Queue(name, { connection: redisOptions(this.config.redisUrl, 'drydock-gateway-queue') });
-      queue.on('error', (error) => this.logger.warn(`queue ${name}: ${error.message}`));
+      queue.on('error', repeatedErrorLogger(this.logger, `queue ${name}`));
       channel = { queue, ready: queue.waitUntilReady() };
       this.channels.set(workerId, channel);
     }

@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { APP_CONFIG, createRedis, redisOptions, type AppConfig } from '@drydock/core';
+import { APP_CONFIG, createRedis, redisOptions, type AppConfig, repeatedErrorLogger } from '@drydock/core';
 import { BATCH_QUEUE, type BatchItemJobData } from '@drydock/execution';
 import { BATCH_KILL_CHANNEL, type BatchKillMessage } from '@drydock/batches';
 import { BatchItemRunner } from '@drydock/session-host';
@@ -35,7 +35,7 @@ export class BatchItemsProcessor {
       maxStalledCount: maxAttempts,
     });
     this.worker.on('failed', (job, error) => this.logger.warn(`batch item ${job?.id} failed: ${error.message}`));
-    this.worker.on('error', (error) => this.logger.error(`queue ${BATCH_QUEUE}: ${error.message}`));
+    this.worker.on('error', repeatedErrorLogger(this.logger, `queue ${BATCH_QUEUE}`));
     this.kills = createRedis(this.config.redisUrl, 'drydock-worker-batch-kill');
     this.kills.on('message', (_channel: string, message: string) => this.onKill(message));
     await this.kills.subscribe(BATCH_KILL_CHANNEL);

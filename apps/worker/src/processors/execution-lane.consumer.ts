@@ -59,9 +59,8 @@ export class ExecutionLaneConsumer {
       else await this.redis.lrem(this.activeKey, 1, payload);
     }
     if (stale.length) this.logger.warn(`${stale.length} executions taken by this worker's previous run were answered as lost`);
-    this.taker = createRedis(this.redisUrl, 'drydock-worker-lane');
     // It reconnects on its own; a take that fails is logged by the loop.
-    this.taker.on('error', () => undefined);
+    this.taker = createRedis(this.redisUrl, 'drydock-worker-lane');
     this.taking = true;
     this.loop = this.takeLoop();
   }

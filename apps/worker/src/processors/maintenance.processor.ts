@@ -1,7 +1,9 @@
-import { Processor, WorkerHost } from '@nestjs/bullmq';
+import { Logger } from '@nestjs/common';
+import { OnWorkerEvent, Processor, WorkerHost } from '@nestjs/bullmq';
 import type { Job } from 'bullmq';
 import { ArtifactsService } from '@drydock/artifacts';
 import { BatchMaintenance } from '@drydock/batches';
+import { repeatedErrorLogger } from '@drydock/core';
 import { MAINTENANCE_QUEUE, MaintenanceJob } from '@drydock/execution';
 import { AbandonedSessionSweeper } from '@drydock/session-host';
 
@@ -14,6 +16,14 @@ export class MaintenanceProcessor extends WorkerHost {
     private readonly batches: BatchMaintenance,
   ) {
     super();
+  }
+
+  private readonly logError = repeatedErrorLogger(new Logger(MaintenanceProcessor.name), `queue ${MAINTENANCE_QUEUE}`);
+
+  // Without a listener BullMQ prints each failed reconnect's error with console.error.
+  @OnWorkerEvent('error')
+  onError(error: Error): void {
+    this.logError(error);
   }
 
   async process(job: Job): Promise<unknown> {

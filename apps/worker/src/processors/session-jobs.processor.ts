@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { Queue, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { APP_CONFIG, DrydockError, redisOptions, REDIS, runWithLogContext, type AppConfig } from '@drydock/core';
+import { APP_CONFIG, DrydockError, redisOptions, REDIS, runWithLogContext, type AppConfig, repeatedErrorLogger } from '@drydock/core';
 import {
   executionStreamChannel,
   JobName,
@@ -58,7 +58,7 @@ export class SessionJobsProcessor {
       concurrency: this.config.worker.concurrency,
     });
     this.worker.on('failed', (job, error) => this.logger.warn(`job ${job?.name} ${job?.id} failed: ${error.message}`));
-    this.worker.on('error', (error) => this.logger.error(`queue ${name}: ${error.message}`));
+    this.worker.on('error', repeatedErrorLogger(this.logger, `queue ${name}`));
     this.lane = new ExecutionLaneConsumer(this.redis, this.config.redisUrl, this.config.worker.id, this.config.worker.concurrency, (job) =>
       this.processExecution(job),
     );

@@ -3,11 +3,12 @@ import {
   Injectable,
   Logger,
   type OnApplicationBootstrap,
+  type OnModuleInit,
   type BeforeApplicationShutdown,
 } from '@nestjs/common';
 import { InjectQueue } from '@nestjs/bullmq';
 import type { Queue } from 'bullmq';
-import { APP_CONFIG, type AppConfig } from '@drydock/core';
+import { APP_CONFIG, type AppConfig, repeatedErrorLogger } from '@drydock/core';
 import { MAINTENANCE_QUEUE, MaintenanceJob, SANDBOX_RUNTIME, type SandboxRuntime } from '@drydock/execution';
 import { SESSIONS_REPOSITORY, WORKER_REGISTRY, type SessionsRepository, type WorkerRegistry } from '@drydock/sessions';
 import { IdleReaper, OrphanContainerSweeper, SessionLifecycle, WorkerHeartbeat } from '@drydock/session-host';
@@ -18,7 +19,7 @@ import { SessionJobsProcessor } from '../processors/session-jobs.processor.js';
 // announce itself, take jobs; on the way out (SIGTERM) or on an operator's request
 // (POST /admin/workers/:id/drain), drain. The work itself is in @drydock/session-host.
 @Injectable()
-export class WorkerLifecycleService implements OnApplicationBootstrap, BeforeApplicationShutdown {
+export class WorkerLifecycleService implements OnModuleInit, OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger('Worker');
   private heartbeatTimer: NodeJS.Timeout | null = null;
   private reaperTimer: NodeJS.Timeout | null = null;
@@ -38,6 +39,11 @@ export class WorkerLifecycleService implements OnApplicationBootstrap, BeforeApp
     private readonly batchItems: BatchItemsProcessor,
     @InjectQueue(MAINTENANCE_QUEUE) private readonly maintenance: Queue,
   ) {}
+
+  onModuleInit(): void {
+    // Without a listener BullMQ prints each failed reconnect's error with console.error.
+    this.maintenance.on('error', repeatedErrorLogger(this.logger, `queue ${MAINTENANCE_QUEUE}`));
+  }
 
   async onApplicationBootstrap(): Promise<void> {
     const { id } = this.config.worker;

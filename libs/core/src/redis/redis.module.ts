@@ -1,11 +1,27 @@
-import { Global, Inject, Module, type OnApplicationShutdown } from '@nestjs/common';
+import { Global, Inject, Logger, Module, type OnApplicationShutdown } from '@nestjs/common';
 import { Redis, type RedisOptions } from 'ioredis';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 
 export const REDIS = Symbol('REDIS');
 
 export function createRedis(url: string, name: string, options: Partial<RedisOptions> = {}): Redis {
-  return new Redis({ ...redisOptions(url, name), ...options });
+  const redis = new Redis({ ...redisOptions(url, name), ...options });
+  // Without a listener ioredis prints every failed reconnect attempt (ten a second) as an
+  // "Unhandled error event" with its stack. One line when the connection is lost, one
+  // when it is back; commands meanwhile fail or wait as their options say.
+  const logger = new Logger('Redis');
+  let down = false;
+  redis.on('error', (error: Error) => {
+    if (down) return;
+    down = true;
+    logger.warn(`connection ${name} lost: ${error.message}; reconnecting`);
+  });
+  redis.on('ready', () => {
+    if (!down) return;
+    down = false;
+    logger.log(`connection ${name} is back`);
+  });
+  return redis;
 }
 
 // For clients that serve requests (not BullMQ's, whose blocking reads must wait): a
