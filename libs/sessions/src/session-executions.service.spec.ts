@@ -164,6 +164,55 @@ describe(SessionExecutionsService.name, () => {
     expect(dispatcher.subscribeOutput).toHaveBeenCalledTimes(1);
   });
 
+  describe('admission', () => {
+    const limiter = (acquire: TenantRateLimiter['acquireExecution']) => {
+      const released: string[] = [];
+      const fake = {
+        acquireExecution: jest.fn(async (...args: Parameters<TenantRateLimiter['acquireExecution']>) => {
+          const slot = await acquire(...args);
+          return { ...slot, release: async () => void released.push(args[1]) };
+        }),
+      };
+      return { fake: fake as unknown as TenantRateLimiter, calls: fake.acquireExecution, released };
+    };
+    const withLimiter = (rateLimits: TenantRateLimiter) =>
+      new SessionExecutionsService(makeConfig(), fakeExecutions(repo), dispatcher, repo as unknown as SessionsRepository, placement as unknown as SessionsService, rateLimits);
+
+    it('should leave nothing recorded and dispatch nothing when the tenant is over a limit', async () => {
+      const { fake } = limiter(async () => {
+        throw Object.assign(new Error('over'), { code: 'RATE_LIMITED' });
+      });
+      await expect(withLimiter(fake).execute(principal, 'ses_1', { code: '1' })).rejects.toMatchObject({ code: 'RATE_LIMITED' });
+      expect(repo.calls).toHaveLength(1);
+      expect(repo.executions.size).toBe(0);
+      expect(dispatched).toHaveLength(0);
+    });
+
+    it('should keep an execution recorded by an earlier request with the same idempotency key when this one is refused', async () => {
+      await sut.execute(principal, 'ses_1', { code: '1', idempotencyKey: 'k' });
+      const { fake } = limiter(async () => {
+        throw Object.assign(new Error('over'), { code: 'RATE_LIMITED' });
+      });
+      await expect(withLimiter(fake).execute(principal, 'ses_1', { code: '1', idempotencyKey: 'k' })).rejects.toMatchObject({ code: 'RATE_LIMITED' });
+      expect(repo.executions.size).toBe(1);
+    });
+
+    it('should give the slot back when the execution cannot be recorded', async () => {
+      const { fake, released } = limiter(async () => ({ hold: { key: 'k', id: 'h' }, release: async () => undefined }));
+      await expect(withLimiter(fake).execute({ tenantId: 'ten_2', limits: {} }, 'ses_1', { code: '1' })).rejects.toMatchObject({
+        code: 'SESSION_NOT_FOUND',
+      });
+      expect(released).toHaveLength(1);
+    });
+
+    it('should pass on whether the request is to be counted with the admission', async () => {
+      const { fake, calls } = limiter(async () => ({ hold: null, release: async () => undefined }));
+      await withLimiter(fake).execute(principal, 'ses_1', { code: '1' }, undefined, { countRequest: true });
+      await withLimiter(fake).execute(principal, 'ses_1', { code: '1' });
+      expect(calls.mock.calls.map((call) => call[3])).toEqual([{ countRequest: true }, {}]);
+    });
+  });
+
   it('should say the session does not exist when another tenant names it', async () => {
     await expect(sut.execute({ tenantId: 'ten_2', limits: {} }, 'ses_1', { code: '1' })).rejects.toMatchObject({
       code: 'SESSION_NOT_FOUND',

@@ -31,6 +31,15 @@ const FINISHED = new Set(['ok', 'error', 'timeout', 'memory', 'killed']);
 // session does not move more often than this within one request.
 const MAX_MOVES = 3;
 
+// An execution recorded (or found, by its idempotency key) on a session placed on a live
+// worker.
+interface Recorded {
+  session: SessionRecord;
+  record: ExecutionRecord;
+  created: boolean;
+  threadRevision?: number;
+}
+
 const sha256 = (code: string) => createHash('sha256').update(code, 'utf8').digest('hex');
 
 // The hot path on the gateway side: record the execution, hand it to the worker that
@@ -52,17 +61,37 @@ export class SessionExecutionsService {
     sessionId: string,
     command: ExecuteCommand,
     onOutput?: (event: StreamEvent) => void,
+    options: { countRequest?: boolean } = {},
   ): Promise<ExecutionView> {
-    // A slot of the tenant's concurrent executions, held at most as long as this request
-    // may wait; refused before anything is recorded.
+    const { tenantId } = principal;
+    // The tenant's admission (a slot of its concurrent executions, held at most as long as
+    // this request may wait; with `countRequest` also the request against its requests
+    // per minute, in the same Redis round trip) goes out together with the execution's
+    // recording (one statement), not before it: the request waits for the slower of the
+    // two instead of both. A refused execution leaves nothing recorded: a row this
+    // request inserted is deleted before the 429 goes out.
     const holdMs = Math.min((command.timeoutMs ?? this.config.defaultLimits.timeoutMs) + 60_000, this.config.gateway.maxWaitMs);
-    const slot = await this.rateLimits.acquireExecution({ id: principal.tenantId, limits: principal.limits }, newId('hold'), holdMs);
+    const [admission, recording] = await Promise.allSettled([
+      this.rateLimits.acquireExecution({ id: tenantId, limits: principal.limits }, newId('hold'), holdMs, options),
+      this.record(principal, sessionId, command),
+    ]);
+    if (admission.status === 'rejected') {
+      if (recording.status === 'fulfilled' && recording.value.created) {
+        await this.executions.discardQueued(tenantId, recording.value.record.id).catch(() => undefined);
+      }
+      throw admission.reason;
+    }
+    const slot = admission.value;
+    if (recording.status === 'rejected') {
+      void slot.release();
+      throw recording.reason;
+    }
     // The worker frees the slot in the round trip that answers the run; every other way
     // out of here frees it from here.
     const handedOver = { freed: false };
     try {
-      const view = await this.executeHolding(principal, sessionId, command, onOutput, slot.hold, handedOver);
-      this.metrics?.executions.inc({ tenant: principal.tenantId, status: view.status });
+      const view = await this.executeHolding(principal, recording.value, command, onOutput, slot.hold, handedOver);
+      this.metrics?.executions.inc({ tenant: tenantId, status: view.status });
       return view;
     } finally {
       // Not waited for: the release goes out now, ahead of anything this gateway sends
@@ -74,14 +103,14 @@ export class SessionExecutionsService {
 
   private async executeHolding(
     principal: Pick<TenantPrincipal, 'tenantId' | 'limits'>,
-    sessionId: string,
+    recorded: Recorded,
     command: ExecuteCommand,
     onOutput: ((event: StreamEvent) => void) | undefined,
     slot: ExecutionSlot['hold'],
     handedOver: { freed: boolean },
   ): Promise<ExecutionView> {
     const { tenantId } = principal;
-    const { session, record, created, threadRevision } = await this.record(principal, sessionId, command);
+    const { session, record, created, threadRevision } = recorded;
     addToLogContext({ sessionId: session.id, executionId: record.id });
     if (!created) {
       if (record.sessionId !== session.id || record.codeSha256 !== sha256(command.code)) {
@@ -156,7 +185,7 @@ export class SessionExecutionsService {
     principal: Pick<TenantPrincipal, 'tenantId' | 'limits'>,
     sessionId: string,
     command: ExecuteCommand,
-  ): Promise<{ session: SessionRecord; record: ExecutionRecord; created: boolean; threadRevision?: number }> {
+  ): Promise<Recorded> {
     const { tenantId } = principal;
     const draft: SessionExecutionDraft = {
       id: newId('exe'),

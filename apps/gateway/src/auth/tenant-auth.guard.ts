@@ -1,8 +1,10 @@
 import { type CanActivate, type ExecutionContext, Injectable } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
 import { addToLogContext, TenantRateLimiter, TenantsService, type TenantPrincipal } from '@drydock/core';
 import { AuthError } from './auth.errors.js';
 import { bearerToken } from './bearer-token.js';
+import { REQUEST_COUNTED_BY_HANDLER } from './request-counted-by-handler.decorator.js';
 
 export interface TenantRequest extends Request {
   principal: TenantPrincipal;
@@ -15,6 +17,7 @@ export class TenantAuthGuard implements CanActivate {
   constructor(
     private readonly tenants: TenantsService,
     private readonly rateLimits: TenantRateLimiter,
+    private readonly reflector: Reflector,
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
@@ -25,7 +28,7 @@ export class TenantAuthGuard implements CanActivate {
     if (!tenant) throw AuthError.invalid();
     addToLogContext({ tenantId: tenant.id });
     if (tenant.suspendedAt) throw AuthError.suspended();
-    await this.rateLimits.admitRequest(tenant);
+    if (!this.reflector.get<boolean>(REQUEST_COUNTED_BY_HANDLER, context.getHandler())) await this.rateLimits.admitRequest(tenant);
     req.principal = { tenantId: tenant.id, tenantName: tenant.name, limits: tenant.limits };
     return true;
   }

@@ -5,6 +5,7 @@ import type { TenantPrincipal } from '@drydock/core';
 import type { ExecutionView, StreamEvent } from '@drydock/execution';
 import { SessionExecutionsService } from '@drydock/sessions';
 import { Principal } from '../auth/principal.decorator.js';
+import { RequestCountedByHandler } from '../auth/request-counted-by-handler.decorator.js';
 import { TenantRoutes } from '../openapi/api-auth.js';
 import { ApiErrors, VALIDATION_ERRORS } from '../openapi/api-errors.js';
 import { ExecutionResponse } from './dto/execution.response.js';
@@ -18,6 +19,7 @@ export class ExecutionsController {
   constructor(private readonly executions: SessionExecutionsService) {}
 
   @Post('sessions/:id/executions')
+  @RequestCountedByHandler()
   @ApiOperation({
     summary: "Run Python in the session's REPL and answer the execution record",
     description:
@@ -50,7 +52,7 @@ export class ExecutionsController {
     @Res() res: Response,
   ): Promise<void> {
     if (!(req.headers.accept ?? '').includes('text/event-stream')) {
-      const view = await this.executions.execute(principal, sessionId, dto);
+      const view = await this.executions.execute(principal, sessionId, dto, undefined, { countRequest: true });
       res.status(200).json(view);
       return;
     }
@@ -71,9 +73,9 @@ export class ExecutionsController {
   private async stream(principal: TenantPrincipal, sessionId: string, dto: CreateExecutionDto, res: Response) {
     const sse = new SseWriter(res);
     try {
-      const view = await this.executions.execute(principal, sessionId, dto, (event: StreamEvent) =>
-        sse.send(event.name, { text: event.text }),
-      );
+      const view = await this.executions.execute(principal, sessionId, dto, (event: StreamEvent) => sse.send(event.name, { text: event.text }), {
+        countRequest: true,
+      });
       if (view.result) sse.send('result', view.result);
       if (view.error) sse.send('error', view.error);
       sse.send('done', view);
