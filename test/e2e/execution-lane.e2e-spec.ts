@@ -238,12 +238,15 @@ describe('Executions on the lane, through the gateway', () => {
     }
   });
 
-  it('should hold each run-once claim for about the start deadline, not for good', async () => {
+  it('should claim only executions that can be dispatched again, for about the start deadline, not for good', async () => {
     const api = await platform.newTenant();
     const session = await api.createSession({ threadId: 'lane-claim-ttl' });
-    const res = await api.execute(session.id, 'print(1)', { timeoutMs: 30_000 });
-    expect(res.status).toBe(200);
     const redis = platform.gateway.get<symbol, Redis>(REDIS);
+    // Without an idempotency key an execution has one dispatch, and no claim.
+    const plain = await api.execute(session.id, 'print(1)');
+    expect(await redis.exists(`drydock:exec-claimed:${plain.body.id}`)).toBe(0);
+    const res = await api.execute(session.id, 'print(1)', { timeoutMs: 30_000, idempotencyKey: 'claim-ttl' });
+    expect(res.status).toBe(200);
     const ttl = await redis.pttl(`drydock:exec-claimed:${res.body.id}`);
     // The default deadline (1 h), the run's timeout, 15 minutes' margin.
     expect(ttl).toBeGreaterThan(60 * 60_000);

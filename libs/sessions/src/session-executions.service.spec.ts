@@ -328,6 +328,17 @@ describe(SessionExecutionsService.name, () => {
       ['w2', view.id],
     ]);
     expect(repo.executions.has(view.id)).toBe(true);
+    // The resend is a second delivery of the execution: the worker must claim it.
+    expect(dispatched.map((d) => d.data.onlyDispatch)).toEqual([true, undefined]);
+  });
+
+  it("should tell the worker when a dispatch is the execution's only one, so it can skip the run-once claim", async () => {
+    await sut.execute(principal, 'ses_1', { code: '1' });
+    // An idempotency key lets a retry dispatch the same execution again.
+    const keyed = await sut.execute(principal, 'ses_1', { code: '1', idempotencyKey: 'k1' });
+    await sut.execute(principal, 'ses_1', { code: '1', idempotencyKey: 'k1' });
+    expect(dispatched.map((d) => d.data.onlyDispatch)).toEqual([true, undefined, undefined]);
+    expect(dispatched[2]!.data.executionId).toBe(keyed.id);
   });
 
   it('should discard the queued execution when the worker refuses the job with a typed error', async () => {

@@ -124,7 +124,10 @@ export class SessionExecutionsService {
       let placed = session;
       for (let attempt = 1; ; attempt++) {
         try {
-          const view = await this.dispatch(placed, record, command, onOutput !== undefined, threadRevision, slot);
+          // Only this dispatch can ever deliver the execution: this request recorded it,
+          // no idempotency key lets a retry name it, and it is not a resend.
+          const onlyDispatch = created && record.idempotencyKey === null && attempt === 1;
+          const view = await this.dispatch(placed, record, command, { stream: onOutput !== undefined, onlyDispatch }, threadRevision, slot);
           // Answered by the worker, which freed the slot with its answer.
           handedOver.freed = true;
           return view;
@@ -157,7 +160,7 @@ export class SessionExecutionsService {
     session: SessionRecord,
     record: ExecutionRecord,
     command: ExecuteCommand,
-    stream: boolean,
+    { stream, onlyDispatch }: { stream: boolean; onlyDispatch: boolean },
     threadRevision: number | undefined,
     slot: ExecutionSlot['hold'],
   ): Promise<ExecutionView> {
@@ -172,6 +175,7 @@ export class SessionExecutionsService {
         stream,
         threadRevision,
         recordedAt: new Date(record.createdAt).getTime(),
+        ...(onlyDispatch ? { onlyDispatch } : {}),
         ...(slot ? { slot } : {}),
       },
       { waitMs: Math.min(record.timeoutMs + 60_000, this.config.gateway.maxWaitMs) },

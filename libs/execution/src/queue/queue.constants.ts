@@ -57,6 +57,12 @@ export interface ExecuteJobData {
   // that has not started EXECUTION_START_DEADLINE_MS after it is refused, which bounds
   // how long the run-once claim must last. Absent from an older gateway: no deadline.
   recordedAt?: number;
+  // Set when this dispatch is the only one the execution can ever have: the gateway
+  // recorded it for this request, without an idempotency key (no retry can name it), and
+  // it is not a resend after SESSION_MOVED. The lane delivers a push once, and a resend
+  // only follows an answer that the code did not run, so the worker skips the run-once
+  // claim (a Redis round trip before the code starts, and a key kept for an hour).
+  onlyDispatch?: true;
   // The tenant's execution slot the run holds (TenantRateLimiter): the worker frees it in
   // the round trip that answers the run. Absent when limits are not enforced.
   slot?: { key: string; id: string };

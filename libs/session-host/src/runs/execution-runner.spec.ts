@@ -13,6 +13,14 @@ describe(ExecutionRunner.name, () => {
     expect(runtime.created[0]!.runs).toHaveLength(1);
   });
 
+  it("should run an execution's only dispatch without claiming it", async () => {
+    const { runner: sut, runtime, guard } = hostWithFakes();
+    const view = await sut.execute({ ...job('exe_1'), onlyDispatch: true });
+    expect(view.status).toBe('ok');
+    expect(runtime.created[0]!.runs).toHaveLength(1);
+    expect([guard.claimed.size, guard.holds.length]).toEqual([0, 0]);
+  });
+
   it('should not run the code when the run-once claim cannot be made', async () => {
     const { runner: sut, runtime, guard, executions } = hostWithFakes();
     const claim = guard.claim;

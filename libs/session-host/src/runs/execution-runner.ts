@@ -65,10 +65,11 @@ export class ExecutionRunner {
       // The run-once claim and the sandbox's preparation (usually one revision lookup)
       // go out together; the code runs only once both are done. Preparing for a job
       // that turns out to be redelivered is harmless: it only brings files up to date.
+      // The execution's only dispatch (ExecuteJobData.onlyDispatch) needs no claim.
       const preparing = this.prepare(hosted, data.threadRevision);
       let claimed: boolean;
       try {
-        claimed = await this.guard.claim(data.executionId, window.holdMs);
+        claimed = data.onlyDispatch === true || (await this.guard.claim(data.executionId, window.holdMs));
       } finally {
         await preparing;
       }
