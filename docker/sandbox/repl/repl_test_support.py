@@ -118,6 +118,7 @@ class Client:
         max_output: int = 1 << 20,
         capture_figures: bool | None = None,
         session_unchanged: bool | None = None,
+        stream: bool | None = None,
     ) -> str:
         self._ids += 1
         exec_id = f"e{self._ids}"
@@ -128,6 +129,8 @@ class Client:
             message["captureFigures"] = capture_figures
         if session_unchanged is not None:
             message["sessionUnchanged"] = session_unchanged
+        if stream is not None:
+            message["stream"] = stream
         self.send(message)
         return exec_id
 

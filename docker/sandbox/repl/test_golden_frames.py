@@ -87,6 +87,14 @@ class TestGoldenFrames(ReplTestCase, GoldenAssertions):
         self.assertConforms(done, "done-ok")
         self.assertEqual((done["stdout"], done["result"], done["files"]["changed"]), ("hi\n", {"text": "42", "html": None}, ["/out.csv"]))
 
+    def test_exec_without_stream_events(self) -> None:
+        request = {**golden("requests", "exec"), "id": "quiet", "stream": False, "code": "print('a')\nprint('b')\n6 * 7"}
+        self.repl.send(request)
+        done, seen = self.repl.wait_done("quiet")
+        self.assertEqual([frame["ev"] for _at, frame in seen if frame["ev"] == "stream"], [])
+        self.assertConforms(done, "done-ok")
+        self.assertEqual(done["stdout"], "a\nb\n")
+
     def test_exec_error_and_timeout(self) -> None:
         self.assertConforms(self.repl.run("raise ValueError('bad')"), "done-error")
         self.assertConforms(self.repl.run("import time\ntime.sleep(5)", timeout_ms=200), "done-timeout")

@@ -121,8 +121,9 @@ export class DockerSandbox implements Sandbox {
       this.pending = { id: request.id, resolve, reject, onOutput };
     });
     // The supervisor may reuse the last exec's snapshot of /session as this one's
-    // "before" only if nothing was put there from outside since.
-    this.send({ op: 'exec', ...request, sessionUnchanged: !this.wroteSession });
+    // "before" only if nothing was put there from outside since. Output comes as it is
+    // written only for a listener; `done` carries all of it anyway.
+    this.send({ op: 'exec', ...request, sessionUnchanged: !this.wroteSession, stream: onOutput !== undefined });
     this.wroteSession = false;
     // The supervisor enforces the timeout itself; this deadline only fires when the
     // supervisor is wedged, in which case the container is killed.

@@ -43,6 +43,9 @@ class Exec:
     session_unchanged: bool = False
     # Files may have changed since `snapshot` was taken (events seen between execs).
     dirty: bool = True
+    # Output goes out as `stream` events while the cell runs; when false only in `done`
+    # (nobody relays it live: one frame, and one wake-up of the host, per exec).
+    stream: bool = True
     tracking_ms: float = 0.0  # time spent on the change report
 
 
@@ -94,7 +97,7 @@ class ExecMixin:
         self.current = None
         for name, capture in (("stdout", cur.stdout), ("stderr", cur.stderr)):
             tail = capture.finish()
-            if tail:
+            if tail and cur.stream:
                 self.send({"ev": "stream", "id": cur.id, "name": name, "text": tail})
         started = cur.started if cur.started is not None else time.monotonic()
         duration_ms = round((time.monotonic() - started) * 1000.0, 3)
@@ -150,7 +153,7 @@ class ExecMixin:
         if cur is None or cur.started is None:
             return  # written between execs (background children): dropped
         text = (cur.stdout if name == "stdout" else cur.stderr).add(data)
-        if text:
+        if text and cur.stream:
             self.send({"ev": "stream", "id": cur.id, "name": name, "text": text})
 
     def on_result(self, kernel: KernelProc, message: dict[str, Any]) -> None:

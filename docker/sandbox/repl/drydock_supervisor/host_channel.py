@@ -102,6 +102,7 @@ class HostChannelMixin:
         cap = message.get("maxOutputBytes", DEFAULT_MAX_OUTPUT_BYTES)
         capture_figures = message.get("captureFigures", True)
         session_unchanged = message.get("sessionUnchanged", False)
+        stream = message.get("stream", True)
         problem = None
         if not isinstance(code, str):
             problem = "code must be a string"
@@ -113,6 +114,8 @@ class HostChannelMixin:
             problem = "captureFigures must be a boolean"
         elif not isinstance(session_unchanged, bool):
             problem = "sessionUnchanged must be a boolean"
+        elif not isinstance(stream, bool):
+            problem = "stream must be a boolean"
         if problem is not None:
             self.send_rejection(exec_id, "InvalidRequest", problem)
             return
@@ -128,6 +131,7 @@ class HostChannelMixin:
             stderr=Capture(cap),
             capture_figures=capture_figures,
             session_unchanged=session_unchanged,
+            stream=stream,
         )
         if self.kernel is not None and self.kernel.ready:
             self.start_exec()

@@ -15,6 +15,10 @@ export interface ExecRequest {
   // Nothing was put into /session from outside since the last done: the supervisor may
   // reuse that exec's snapshot instead of walking the tree again.
   sessionUnchanged?: boolean;
+  // Whether the supervisor sends `stream` events while the code runs (default true).
+  // False when nobody relays the output live: it then arrives only in `done`, one frame
+  // per exec instead of one more per write the code makes.
+  stream?: boolean;
 }
 
 export interface RichResult {
