@@ -24,15 +24,11 @@ return 1`;
 // COUNT on KEYS[2] (ARGV[6] its expiry, ARGV[7] the limit), then ACQUIRE on KEYS[1]
 // unless the count is over: -1 (over the requests per minute), else 1 or 0. An
 // execution request in one round trip instead of two.
-const COUNT_AND_ACQUIRE = `
+const COUNT_AND_ACQUIRE =
+  `
 local n = redis.call('INCR', KEYS[2])
 if n == 1 then redis.call('PEXPIRE', KEYS[2], ARGV[6]) end
-if n > tonumber(ARGV[7]) then return -1 end
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
-if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then return 0 end
-redis.call('ZADD', KEYS[1], ARGV[3], ARGV[4])
-redis.call('PEXPIRE', KEYS[1], ARGV[5])
-return 1`;
+if n > tonumber(ARGV[7]) then return -1 end` + ACQUIRE;
 
 export class RateLimitedError extends DrydockError {
   constructor(message: string, retryAfterSeconds: number, details: Record<string, unknown>) {
