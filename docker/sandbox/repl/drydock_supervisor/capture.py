@@ -22,16 +22,18 @@ def utf8_prefix_len(data: bytes, limit: int) -> int:
 class Capture:
     """One output stream of one exec: bytes kept up to the cap, the rest dropped."""
 
-    def __init__(self, cap: int) -> None:
+    def __init__(self, cap: int, live: bool = True) -> None:
         self.cap = cap
         self.data = bytearray()
         self.truncated = False
         # Incremental so a character split across two pipe reads decodes correctly in
-        # the stream events; yields exactly what decoding ``data`` at once would.
-        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        # the stream events; yields exactly what decoding ``data`` at once would. None
+        # when nobody relays the output live (the exec's `stream: false`): only `text()`
+        # decodes it then, once.
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace") if live else None
 
     def add(self, chunk: bytes) -> str:
-        """Keep what fits; return the newly decodable text to forward."""
+        """Keep what fits; return the newly decodable text to forward ("" when not live)."""
         if self.truncated:
             return ""
         room = self.cap - len(self.data)
@@ -39,11 +41,11 @@ class Capture:
             chunk = chunk[: utf8_prefix_len(chunk, room)]
             self.truncated = True  # from now on everything is dropped
         self.data += chunk
-        return self._decoder.decode(chunk)
+        return self._decoder.decode(chunk) if self._decoder else ""
 
     def finish(self) -> str:
         """Text held back by the decoder (an incomplete trailing character)."""
-        return self._decoder.decode(b"", final=True)
+        return self._decoder.decode(b"", final=True) if self._decoder else ""
 
     def text(self) -> str:
         return self.data.decode("utf-8", "replace")

@@ -29,6 +29,8 @@ class Exec:
     code: str
     timeout_ms: float
     cap: int
+    # Live (text for `stream` events as it arrives) unless the exec asked for
+    # `"stream": false`: then the output goes out only in `done`.
     stdout: Capture
     stderr: Capture
     capture_figures: bool = True
@@ -43,9 +45,6 @@ class Exec:
     session_unchanged: bool = False
     # Files may have changed since `snapshot` was taken (events seen between execs).
     dirty: bool = True
-    # Output goes out as `stream` events while the cell runs; when false only in `done`
-    # (nobody relays it live: one frame, and one wake-up of the host, per exec).
-    stream: bool = True
     tracking_ms: float = 0.0  # time spent on the change report
 
 
@@ -97,7 +96,7 @@ class ExecMixin:
         self.current = None
         for name, capture in (("stdout", cur.stdout), ("stderr", cur.stderr)):
             tail = capture.finish()
-            if tail and cur.stream:
+            if tail:
                 self.send({"ev": "stream", "id": cur.id, "name": name, "text": tail})
         started = cur.started if cur.started is not None else time.monotonic()
         duration_ms = round((time.monotonic() - started) * 1000.0, 3)
@@ -153,7 +152,7 @@ class ExecMixin:
         if cur is None or cur.started is None:
             return  # written between execs (background children): dropped
         text = (cur.stdout if name == "stdout" else cur.stderr).add(data)
-        if text and cur.stream:
+        if text:
             self.send({"ev": "stream", "id": cur.id, "name": name, "text": text})
 
     def on_result(self, kernel: KernelProc, message: dict[str, Any]) -> None:

@@ -127,11 +127,10 @@ class HostChannelMixin:
             code=code,
             timeout_ms=float(timeout_ms),
             cap=cap,
-            stdout=Capture(cap),
-            stderr=Capture(cap),
+            stdout=Capture(cap, live=stream),
+            stderr=Capture(cap, live=stream),
             capture_figures=capture_figures,
             session_unchanged=session_unchanged,
-            stream=stream,
         )
         if self.kernel is not None and self.kernel.ready:
             self.start_exec()
