@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { jest } from '@jest/globals';
 import { AIMessage, HumanMessage, RemoveMessage, type BaseMessage } from '@langchain/core/messages';
-import { END, START, StateGraph } from '@langchain/langgraph';
+import { Annotation, END, START, StateGraph } from '@langchain/langgraph';
 import { PostgresSaver } from '@langchain/langgraph-checkpoint-postgres';
 import pg from 'pg';
 import { AgentStateAnnotation, CachedPostgresSaver, type AgentState } from '@drydock/agents';
@@ -208,6 +208,31 @@ describe('CachedPostgresSaver', () => {
       const latest = await cold.getTuple({ configurable: { thread_id: thread, checkpoint_ns: '' } });
       expect(contents(latest!.checkpoint.channel_values.messages as BaseMessage[])).toEqual(['human:one', 'ai:seen 1', 'human:two', 'ai:edited']);
       expect((await blobTypes(thread)).at(-1)!.type).toMatch(/^drydock-messages-delta\/3\//);
+    });
+
+    it('stores only lists of messages as deltas, also after a channel held one', async () => {
+      const saver = new CachedPostgresSaver(pool, { schema: SCHEMA, maxThreads: 10 });
+      const State = Annotation.Root({ ...AgentStateAnnotation.spec, items: Annotation<unknown[]>() });
+      // Each run appends to `items`: a message, then a plain value, then a message again.
+      const added: unknown[] = [new HumanMessage('first'), { note: 'not a message' }, new AIMessage('third')];
+      const graph = new StateGraph(State)
+        .addNode('add', (state: typeof State.State) => ({ items: [...(state.items ?? []), added[(state.items ?? []).length]] }))
+        .addEdge(START, 'add')
+        .addEdge('add', END)
+        .compile({ checkpointer: saver });
+      const thread = `delta-${randomUUID()}`;
+      for (let i = 0; i < 3; i++) await graph.invoke({ messages: [] }, config(thread));
+      const { rows } = await pool.query<{ type: string }>(
+        `SELECT type FROM ${SCHEMA}.checkpoint_blobs WHERE thread_id = $1 AND channel = 'items' ORDER BY version::numeric`,
+        [thread],
+      );
+      expect(rows.map((r) => r.type)).toEqual(['json', 'json', 'json']);
+      const cold = new CachedPostgresSaver(pool, { schema: SCHEMA, maxThreads: 10 });
+      const latest = await cold.getTuple({ configurable: { thread_id: thread, checkpoint_ns: '' } });
+      const items = latest!.checkpoint.channel_values.items as unknown[];
+      expect(items).toHaveLength(3);
+      expect(items[1]).toEqual({ note: 'not a message' });
+      expect(String((items[2] as BaseMessage).content)).toBe('third');
     });
 
     it('writes in full after starting from an older checkpoint (a fork)', async () => {

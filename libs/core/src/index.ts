@@ -19,5 +19,7 @@ export * from './rate-limits/tenant-rate-limiter.js';
 export * from './logging/log-context.js';
 export * from './logging/repeated-errors.js';
 export * from './logging/pino-options.js';
+export * from './json/list-prefix-memo.js';
+export * from './json/json-list-bytes.js';
 import { TenantApiKeyEntity, TenantEntity } from './tenancy/tenant.entity.js';
 export const CORE_ENTITIES = [TenantEntity, TenantApiKeyEntity];

@@ -5,6 +5,7 @@ import {
   RemoveMessage,
   SystemMessage,
   ToolMessage,
+  type BaseMessage,
 } from '@langchain/core/messages';
 import { InputMessageError, parseInputMessages, serializeMessage, toWire, wireJson } from './message-serializer.js';
 
@@ -122,6 +123,21 @@ describe(wireJson.name, () => {
     ];
 
     for (const value of values) expect(wireJson(value).toString('utf8')).toBe(JSON.stringify(toWire(value)));
+  });
+
+  it('should write a thread that grows, or whose start changed, as JSON.stringify(toWire(state)) does', () => {
+    const messages: BaseMessage[] = [new HumanMessage({ content: 'q', id: 'h' })];
+    for (let step = 0; step < 5; step++) {
+      messages.push(new AIMessage({ content: `answer ${step}`, id: `a${step}` }));
+      const state = { messages: [...messages] };
+      expect(wireJson(state).toString()).toBe(JSON.stringify(toWire(state)));
+    }
+    // The same last messages after another first one (a replaced message).
+    const edited = { messages: [new HumanMessage({ content: 'other', id: 'h' }), ...messages.slice(1)] };
+    expect(wireJson(edited).toString()).toBe(JSON.stringify(toWire(edited)));
+    // A list of messages and other values.
+    const mixed = { messages: [{ note: 1 }, ...messages] };
+    expect(wireJson(mixed).toString()).toBe(JSON.stringify(toWire(mixed)));
   });
 
   it('should write a message the same way each time it is met', () => {

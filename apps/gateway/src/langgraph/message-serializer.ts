@@ -8,6 +8,7 @@ import {
   isBaseMessageChunk,
   isToolMessage,
 } from '@langchain/core/messages';
+import { JsonListBytes } from '@drydock/core';
 
 // A message as the LangGraph Platform API and @langchain/langgraph-sdk write it: the
 // LangChain message's fields in snake_case with a `type` of human | ai | tool | system |
@@ -110,6 +111,11 @@ function cachedMessageBytes(message: BaseMessage): Buffer {
   return bytes;
 }
 
+// A list of messages only (a thread's `messages`): the state answered by the previous
+// run of the thread, or the previous step of a stream, starts with the same messages, so
+// its bytes are the start of this list's.
+const messageLists = new JsonListBytes<object>((item) => (isBaseMessage(item) ? cachedMessageBytes(item) : undefined));
+
 // Text and ready-made UTF-8 chunks, joined once.
 class JsonBytes {
   private readonly chunks: Buffer[] = [];
@@ -167,6 +173,13 @@ function writeJson(value: unknown, depth: number, path: WeakSet<object>, out: Js
     if (json === undefined) return false;
     out.text(json);
     return true;
+  }
+  if (Array.isArray(value) && value.length > 0 && isBaseMessage(value[value.length - 1])) {
+    const list = messageLists.of(value);
+    if (list !== undefined) {
+      out.bytes(list);
+      return true;
+    }
   }
   path.add(value);
   try {

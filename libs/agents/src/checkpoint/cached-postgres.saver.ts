@@ -1,5 +1,5 @@
 import type { RunnableConfig } from '@langchain/core/runnables';
-import type { BaseMessage } from '@langchain/core/messages';
+import { isBaseMessage, type BaseMessage } from '@langchain/core/messages';
 import type {
   ChannelVersions,
   Checkpoint,
@@ -193,6 +193,7 @@ export class CachedPostgresSaver extends PostgresSaver {
 
     const nextConfig = { configurable: { thread_id: threadId, checkpoint_ns: ns, checkpoint_id: checkpoint.id } };
     const deltaDepth: Record<string, number> = {};
+    const notMessages: string[] = [];
     const deltas: Array<[string, string, string, string, string, Uint8Array]> = [];
     const others: ChannelVersions = {};
     for (const [channel, version] of Object.entries(newVersions)) {
@@ -203,6 +204,7 @@ export class CachedPostgresSaver extends PostgresSaver {
       } else {
         others[channel] = version;
         if (isMessageList(checkpoint.channel_values[channel])) deltaDepth[channel] = 0;
+        else notMessages.push(channel);
       }
     }
     const [fullBlobs, serializedMetadata] = await Promise.all([
@@ -243,7 +245,8 @@ export class CachedPostgresSaver extends PostgresSaver {
           pendingWrites: [],
         },
         // Channels this checkpoint did not write keep their version, and its depth.
-        deltaDepth: { ...(previous?.deltaDepth ?? {}), ...deltaDepth },
+        // A depth is kept for message lists only (deltaOf relies on it).
+        deltaDepth: withoutKeys({ ...(previous?.deltaDepth ?? {}), ...deltaDepth }, notMessages),
         servable: true,
       });
     }
@@ -254,17 +257,21 @@ export class CachedPostgresSaver extends PostgresSaver {
   // when that list is known here, shares a first part with this one (the same message
   // objects), and is fewer than snapshotEvery deltas from a full version.
   private deltaOf(channel: string, value: unknown, previous: CachedLatest | undefined) {
-    if (!previous || this.snapshotEvery <= 1 || !isMessageList(value)) return undefined;
+    if (!previous || this.snapshotEvery <= 1 || !Array.isArray(value) || value.length === 0) return undefined;
     const before = previous.tuple.checkpoint.channel_values[channel];
     const baseVersion = previous.tuple.checkpoint.channel_versions[channel];
+    // A depth is kept for message lists only: `before` is one.
     const depth = previous.deltaDepth[channel];
     if (!Array.isArray(before) || baseVersion === undefined || depth === undefined || depth + 1 >= this.snapshotEvery) return undefined;
     let kept = 0;
     while (kept < before.length && kept < value.length && before[kept] === value[kept]) kept++;
     if (kept === 0) return undefined;
+    // The kept messages are `before`'s own objects; only the appended ones are checked.
+    const appended: unknown[] = value.slice(kept);
+    if (!appended.every((item) => isBaseMessage(item))) return undefined;
     return {
       type: messagesDeltaType(kept, String(baseVersion)),
-      blob: this.messagesSerde.dumpsMessages(value.slice(kept)),
+      blob: this.messagesSerde.dumpsMessages(appended as BaseMessage[]),
       depth: depth + 1,
     };
   }
@@ -332,4 +339,9 @@ function copyTuple(tuple: CheckpointTuple): CheckpointTuple {
     parentConfig: tuple.parentConfig ? { ...tuple.parentConfig, configurable: { ...tuple.parentConfig.configurable } } : undefined,
     pendingWrites: [...(tuple.pendingWrites ?? [])],
   };
+}
+
+function withoutKeys<V>(record: Record<string, V>, keys: readonly string[]): Record<string, V> {
+  for (const key of keys) delete record[key];
+  return record;
 }

@@ -61,6 +61,21 @@ describe(CachingChatOpenAICompletions.name, () => {
     expect(JSON.parse(bodies[2]!).messages).toHaveLength(5);
   });
 
+  it('should send a conversation whose earlier messages changed in full, not from the last request', async () => {
+    const [, second] = conversation();
+    // The same trailing message objects after another question: no earlier list is its start.
+    const edited = [second![0]!, new HumanMessage({ content: 'Weather in Bergen?', id: 'h2' }), ...second!.slice(2), new HumanMessage('thanks')];
+    const stock = make(ChatOpenAICompletions);
+    for (const messages of [second!, edited]) await stock.invoke(messages);
+    const expected = bodies.splice(0);
+
+    const sut = make(CachingChatOpenAICompletions);
+    for (const messages of [second!, edited]) await sut.invoke(messages);
+
+    expect(bodies).toEqual(expected);
+    expect(JSON.parse(bodies[1]!).messages[1].content).toBe('Weather in Bergen?');
+  });
+
   it('should read tool calls back and stream as the stock client does', async () => {
     const sut = make(CachingChatOpenAICompletions);
     const [first] = conversation();

@@ -3,6 +3,7 @@ import type { ChatModelStreamEvent } from '@langchain/core/language_models/event
 import type { BaseMessage } from '@langchain/core/messages';
 import type { ChatGenerationChunk, ChatResult } from '@langchain/core/outputs';
 import { ChatOpenAICompletions } from '@langchain/openai';
+import { JsonListBytes, ListPrefixMemo } from '@drydock/core';
 
 type CallOptions = ChatOpenAICompletions['ParsedCallOptions'];
 
@@ -25,9 +26,12 @@ type CallOptions = ChatOpenAICompletions['ParsedCallOptions'];
 export class CachingChatOpenAICompletions extends ChatOpenAICompletions {
   // Per message: what @langchain/openai maps it to (one param, or several).
   private readonly params = new WeakMap<BaseMessage, unknown>();
+  // Per conversation: the params of its messages as last mapped, found again by the next
+  // call's list, which starts with the same messages.
+  private readonly lists = new ListPrefixMemo<BaseMessage, unknown[]>();
 
   override async _generate(messages: BaseMessage[], options: CallOptions, runManager?: CallbackManagerForLLMRun): Promise<ChatResult> {
-    return super._generate(MemoizedMessageList.wrap(messages, this.params), options, runManager);
+    return super._generate(MemoizedMessageList.wrap(messages, this.params, this.lists), options, runManager);
   }
 
   override async *_streamResponseChunks(
@@ -35,7 +39,7 @@ export class CachingChatOpenAICompletions extends ChatOpenAICompletions {
     options: CallOptions,
     runManager?: CallbackManagerForLLMRun,
   ): AsyncGenerator<ChatGenerationChunk> {
-    yield* super._streamResponseChunks(MemoizedMessageList.wrap(messages, this.params), options, runManager);
+    yield* super._streamResponseChunks(MemoizedMessageList.wrap(messages, this.params, this.lists), options, runManager);
   }
 
   override async *_streamChatModelEvents(
@@ -43,7 +47,7 @@ export class CachingChatOpenAICompletions extends ChatOpenAICompletions {
     options: CallOptions,
     runManager?: CallbackManagerForLLMRun,
   ): AsyncGenerator<ChatModelStreamEvent> {
-    yield* super._streamChatModelEvents(MemoizedMessageList.wrap(messages, this.params), options, runManager);
+    yield* super._streamChatModelEvents(MemoizedMessageList.wrap(messages, this.params, this.lists), options, runManager);
   }
 
   // The request as the stock client would write it, from the messages' cached JSON.
@@ -58,14 +62,17 @@ export class CachingChatOpenAICompletions extends ChatOpenAICompletions {
   }
 }
 
-// A message list whose flatMap remembers, per message, what the callback gave for it.
+// A message list whose flatMap remembers, per message, what the callback gave for it,
+// and per conversation, the whole mapped list.
 class MemoizedMessageList extends Array<BaseMessage> {
   private memo!: WeakMap<BaseMessage, unknown>;
+  private lists!: ListPrefixMemo<BaseMessage, unknown[]>;
 
-  static wrap(messages: BaseMessage[], memo: WeakMap<BaseMessage, unknown>): BaseMessage[] {
+  static wrap(messages: BaseMessage[], memo: WeakMap<BaseMessage, unknown>, lists: ListPrefixMemo<BaseMessage, unknown[]>): BaseMessage[] {
     const list = new MemoizedMessageList();
     for (const message of messages) list.push(message);
     list.memo = memo;
+    list.lists = lists;
     return list;
   }
 
@@ -75,8 +82,10 @@ class MemoizedMessageList extends Array<BaseMessage> {
   }
 
   override flatMap<U>(callback: (value: BaseMessage, index: number, array: BaseMessage[]) => U | readonly U[]): U[] {
-    const out: U[] = [];
-    for (let i = 0; i < this.length; i++) {
+    // The messages the previous call of this conversation mapped, mapped the same way.
+    const found = this.lists.find(this);
+    const out = (found ? found.value.slice() : []) as U[];
+    for (let i = found?.length ?? 0; i < this.length; i++) {
       const message = this[i]!;
       let mapped = this.memo.get(message) as U | readonly U[] | undefined;
       if (mapped === undefined) {
@@ -86,35 +95,40 @@ class MemoizedMessageList extends Array<BaseMessage> {
       if (Array.isArray(mapped)) out.push(...(mapped as readonly U[]));
       else out.push(mapped as U);
     }
+    // A copy: the caller may change the list it gets.
+    this.lists.remember(this, out.slice(), found?.length);
     return out;
   }
 }
 
 const paramJson = new WeakMap<object, Buffer>();
+
+// A message param's JSON, kept as long as the param object lives.
+function paramBytes(param: object): Buffer {
+  let json = paramJson.get(param);
+  if (json === undefined) {
+    json = Buffer.from(JSON.stringify(param) ?? 'null');
+    paramJson.set(param, json);
+  }
+  return json;
+}
+
+// The messages of successive requests of a thread: each request's list starts with the
+// previous one's, so its bytes are the previous bytes and the new messages' (one copy).
+const messageLists = new JsonListBytes<object>(paramBytes);
+
 // A placeholder no request field holds, replaced by the messages' JSON.
 const SLOT = '\u0000drydock-messages\u0000';
 const SLOT_MEMBER = `"messages":${JSON.stringify(SLOT)}`;
-const COMMA = Buffer.from(',');
 
-// The UTF-8 bytes of JSON.stringify(request), with each message param's bytes from the
-// cache (a Buffer, so neither a whole-body string nor its encoding is made per call).
+// The UTF-8 bytes of JSON.stringify(request), with the messages' bytes from the caches
+// (a Buffer, so neither a whole-body string nor its encoding is made per call).
 function requestBody(request: { messages: unknown[] }): Buffer {
   const rest = JSON.stringify({ ...request, messages: SLOT });
   const at = rest.indexOf(SLOT_MEMBER);
-  const chunks: Buffer[] = [Buffer.from(`${rest.slice(0, at)}"messages":[`)];
-  request.messages.forEach((param, i) => {
-    if (i > 0) chunks.push(COMMA);
-    if (param === null || typeof param !== 'object') {
-      chunks.push(Buffer.from(JSON.stringify(param) ?? 'null'));
-      return;
-    }
-    let json = paramJson.get(param);
-    if (json === undefined) {
-      json = Buffer.from(JSON.stringify(param) ?? 'null');
-      paramJson.set(param, json);
-    }
-    chunks.push(json);
-  });
-  chunks.push(Buffer.from(`]${rest.slice(at + SLOT_MEMBER.length)}`));
-  return Buffer.concat(chunks);
+  const params = request.messages;
+  const messages = params.every((param) => param !== null && typeof param === 'object')
+    ? messageLists.of(params as object[])!
+    : Buffer.from(JSON.stringify(params));
+  return Buffer.concat([Buffer.from(`${rest.slice(0, at)}"messages":`), messages, Buffer.from(rest.slice(at + SLOT_MEMBER.length))]);
 }

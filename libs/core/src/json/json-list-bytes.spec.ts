@@ -1,0 +1,80 @@
+import { JsonListBytes } from './json-list-bytes.js';
+import { ListPrefixMemo } from './list-prefix-memo.js';
+
+type Item = { n: number };
+const item = (n: number): Item => ({ n });
+
+describe(JsonListBytes.name, () => {
+  // Counts the items whose bytes were asked for: what was written again.
+  function lists() {
+    const asked: number[] = [];
+    const bytes = new JsonListBytes<Item>((it) => {
+      asked.push(it.n);
+      return it.n < 0 ? undefined : Buffer.from(JSON.stringify(it));
+    });
+    return { bytes, asked };
+  }
+
+  it('writes what JSON.stringify writes, for every length', () => {
+    const { bytes } = lists();
+    const items = [item(1), item(2), item(3)];
+    expect(bytes.of([])!.toString()).toBe('[]');
+    for (let n = 1; n <= items.length; n++) expect(bytes.of(items.slice(0, n))!.toString()).toBe(JSON.stringify(items.slice(0, n)));
+  });
+
+  it('writes only the items a grown list gained', () => {
+    const { bytes, asked } = lists();
+    const items = Array.from({ length: 10 }, (_, i) => item(i));
+    bytes.of(items.slice(0, 6));
+    asked.length = 0;
+    expect(bytes.of(items)!.toString()).toBe(JSON.stringify(items));
+    expect(asked).toEqual([6, 7, 8, 9]);
+    asked.length = 0;
+    // The same list again: nothing is written.
+    expect(bytes.of([...items])!.toString()).toBe(JSON.stringify(items));
+    expect(asked).toEqual([]);
+  });
+
+  it('writes a list whose start changed in full', () => {
+    const { bytes, asked } = lists();
+    const items = [item(1), item(2), item(3)];
+    bytes.of(items);
+    asked.length = 0;
+    // Same last item, another object before it.
+    const changed = [item(1), items[1]!, items[2]!, item(4)];
+    expect(bytes.of(changed)!.toString()).toBe(JSON.stringify(changed));
+    expect(asked).toEqual([1, 2, 3, 4]);
+  });
+
+  it('answers undefined for a list with an item it cannot write, and remembers nothing for it', () => {
+    const { bytes, asked } = lists();
+    const items = [item(1), item(-1), item(2)];
+    expect(bytes.of(items)).toBeUndefined();
+    asked.length = 0;
+    expect(bytes.of(items)).toBeUndefined();
+    expect(asked).toEqual([1, -1]);
+  });
+});
+
+describe(ListPrefixMemo.name, () => {
+  it('finds the longest remembered prefix within the look-back, and forgets what was extended', () => {
+    const memo = new ListPrefixMemo<Item, string>(3);
+    const items = Array.from({ length: 8 }, (_, i) => item(i));
+    memo.remember(items.slice(0, 2), 'two');
+    memo.remember(items.slice(0, 4), 'four');
+    expect(memo.find(items.slice(0, 6))).toEqual({ length: 4, value: 'four' });
+    // Four items gained: beyond a look-back of 3.
+    expect(memo.find(items)).toBeUndefined();
+    memo.remember(items.slice(0, 6), 'six', 4);
+    expect(memo.find(items.slice(0, 4))).toEqual({ length: 2, value: 'two' });
+    expect(memo.find(items.slice(0, 7))).toEqual({ length: 6, value: 'six' });
+  });
+
+  it('does not take a list that only shares the last item for a prefix', () => {
+    const memo = new ListPrefixMemo<Item, string>();
+    const last = item(9);
+    memo.remember([item(1), last], 'a');
+    expect(memo.find([item(1), last])).toBeUndefined();
+    expect(memo.find([last])).toBeUndefined();
+  });
+});
