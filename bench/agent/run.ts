@@ -52,6 +52,9 @@ const USAGE = `Usage: node dist/bench/agent/run.js [--turns N] [--warmup N] [--u
 
   --turns <n>       measured tool-calling turns            (BENCH_TURNS, default 200)
   --warmup <n>      turns run first and not measured       (BENCH_WARMUP, default 20)
+  --turns-per-thread <n>  with --url: a new thread every n turns, its first turn (which
+                    starts the thread's session) not measured; 0: every turn on one
+                    thread, which then grows by 4 messages a turn (BENCH_TURNS_PER_THREAD, default 0)
   --url <url>       bench this running gateway (separate processes) instead of one in this process
   --admin-key <k>   its admin key                          (else DRYDOCK_ADMIN_KEY)
   --model-port <n>  port of the scripted model server this bench starts with --url
@@ -65,13 +68,14 @@ against DATABASE_URL and REDIS_URL (the local dev services by default).`;
 
 function options() {
   const values = readArgs(
-    { turns: { type: 'string' }, warmup: { type: 'string' }, ...TARGET_ARGS, 'model-port': { type: 'string' }, 'worker-metrics-url': { type: 'string' } },
+    { turns: { type: 'string' }, warmup: { type: 'string' }, 'turns-per-thread': { type: 'string' }, ...TARGET_ARGS, 'model-port': { type: 'string' }, 'worker-metrics-url': { type: 'string' } },
     USAGE,
   );
   const env = process.env;
   return {
     turns: wholeNumber('--turns', values.turns ?? env.BENCH_TURNS, 200, 1),
     warmup: wholeNumber('--warmup', values.warmup ?? env.BENCH_WARMUP, 20, 1),
+    turnsPerThread: wholeNumber('--turns-per-thread', values['turns-per-thread'] ?? env.BENCH_TURNS_PER_THREAD, 0, 0),
     url: values.url,
     adminKey: values['admin-key'],
     modelPort: wholeNumber('--model-port', values['model-port'] ?? env.BENCH_MODEL_PORT, DEFAULT_MODEL_PORT, 0),
@@ -95,6 +99,7 @@ const script = (turn: ScriptedTurn) =>
     : new AIMessage('done');
 
 async function inProcess(opts: Options, platform: BenchTarget, local: InProcessPlatform) {
+  if (opts.turnsPerThread > 0) throw new BenchError('--turns-per-thread is for a running deployment (--url)');
   let created: string | null = null;
   try {
     const { id: tenantId, apiKey } = await createTenant(platform, { name: `bench-agent-${Date.now()}` });
@@ -176,12 +181,23 @@ async function againstUrl(opts: Options, platform: BenchTarget) {
     const tenant = await createTenant(platform, { name: `bench-agent-${Date.now()}`, limits: { requestsPerMinute: 10_000_000 } });
     tenantId = tenant.id;
     const key = tenant.apiKey;
-    const thread = await api(base, key, 'POST', '/threads', {});
-    if (thread.status !== 200 || !thread.body?.thread_id) throw new BenchError(`POST /threads answered ${thread.status}: ${JSON.stringify(thread.body)}`);
-    const threadId = thread.body.thread_id as string;
+    const newThread = async () => {
+      const thread = await api(base, key, 'POST', '/threads', {});
+      if (thread.status !== 200 || !thread.body?.thread_id) throw new BenchError(`POST /threads answered ${thread.status}: ${JSON.stringify(thread.body)}`);
+      return thread.body.thread_id as string;
+    };
+    let threadId = await newThread();
+    let onThread = 0;
 
     let lastExecution: string | null = null;
-    const turn = async () => {
+    const turn = async (): Promise<{ total: number; durationMs: number; sessionId: string }> => {
+      if (opts.turnsPerThread > 0 && onThread === opts.turnsPerThread) {
+        threadId = await newThread();
+        onThread = 0;
+        // The thread's first turn starts its session: not a warm tool call.
+        await turn();
+      }
+      onThread++;
       const before = model.stats.requests;
       const started = performance.now();
       const res = await api(base, key, 'POST', `/threads/${threadId}/runs/wait`, {
