@@ -1,8 +1,7 @@
-import type { AIMessage } from '@langchain/core/messages';
 import type { BaseCheckpointSaver } from '@langchain/langgraph';
 import { END, START, StateGraph } from '@langchain/langgraph';
 import type { ToolResultEvictor } from '../eviction/tool-result-eviction.js';
-import { AgentStateAnnotation, type AgentState } from './agent-state.js';
+import { AgentStateAnnotation } from './agent-state.js';
 import { createModelNode } from './model.node.js';
 import type { AgentResolver } from './resolved-agent.js';
 import { useLeanRunnableContext } from './runnable-context.js';
@@ -21,15 +20,11 @@ export function buildAgentGraph(deps: {
   // No LangSmith RunTree per runnable when nothing traces (runnable-context.ts).
   useLeanRunnableContext();
   return new StateGraph(AgentStateAnnotation)
-    .addNode(MODEL_NODE, createModelNode(deps.resolver))
+    // The model node says where to go next (a Command): a conditional edge would read
+    // the whole state again after every model call to find its last message.
+    .addNode(MODEL_NODE, createModelNode(deps.resolver, TOOLS_NODE), { ends: [TOOLS_NODE, END] })
     .addNode(TOOLS_NODE, createToolNode(deps.resolver, deps.evictor))
     .addEdge(START, MODEL_NODE)
-    .addConditionalEdges(MODEL_NODE, routeAfterModel, [TOOLS_NODE, END])
     .addEdge(TOOLS_NODE, MODEL_NODE)
     .compile({ checkpointer: deps.checkpointer, name: 'agent' });
-}
-
-function routeAfterModel(state: AgentState): typeof TOOLS_NODE | typeof END {
-  const last = state.messages.at(-1) as AIMessage | undefined;
-  return last?.tool_calls?.length ? TOOLS_NODE : END;
 }

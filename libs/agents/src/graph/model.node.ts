@@ -1,16 +1,18 @@
 import { AIMessage, SystemMessage, type BaseMessage } from '@langchain/core/messages';
 import type { RunnableConfig } from '@langchain/core/runnables';
+import { Command, END } from '@langchain/langgraph';
 import { randomUUID } from 'node:crypto';
 import { assignBlocksToCalls, isExtractionTool, messageText } from '../extraction/index.js';
 import type { AgentState, AgentStateUpdate, ExtractedUpdate } from './agent-state.js';
 import type { AgentResolver, ResolvedAgent } from './resolved-agent.js';
 import { runScopeOf } from './run-scope.js';
 
-// Calls the agent's model with its instructions and the conversation. When the reply
-// calls python_run_prepared or file_write, the fenced blocks of the same reply are
-// assigned to those calls here and kept in state until the tool node uses them.
-export function createModelNode(resolver: AgentResolver) {
-  return async function modelNode(state: AgentState, config: RunnableConfig): Promise<AgentStateUpdate> {
+// Calls the agent's model with its instructions and the conversation, and goes to the
+// tool node when the reply calls tools, else ends the run. When the reply calls
+// python_run_prepared or file_write, the fenced blocks of the same reply are assigned to
+// those calls here and kept in state until the tool node uses them.
+export function createModelNode(resolver: AgentResolver, toolsNode: string) {
+  return async function modelNode(state: AgentState, config: RunnableConfig): Promise<Command> {
     const agent = await resolver.resolve(runScopeOf(config));
     const prompt: BaseMessage[] = agent.instructions ? [instructionsOf(agent), ...state.messages] : state.messages;
     const reply = (await agent.model.invoke(prompt, config)) as AIMessage;
@@ -23,7 +25,9 @@ export function createModelNode(resolver: AgentResolver) {
         extracted[id] = assignment.ok ? { content: assignment.content } : { error: assignment.error };
       }
     }
-    return { messages: [reply], extracted };
+    const update: AgentStateUpdate = { messages: [reply], extracted };
+    // To the tools while the model calls any, else the run ends with its answer.
+    return new Command({ update, goto: calls.length ? toolsNode : END });
   };
 }
 
