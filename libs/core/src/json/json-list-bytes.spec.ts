@@ -57,17 +57,17 @@ describe(JsonListBytes.name, () => {
 });
 
 describe(ListPrefixMemo.name, () => {
-  it('finds the longest remembered prefix within the look-back, and forgets what was extended', () => {
-    const memo = new ListPrefixMemo<Item, string>(3);
-    const items = Array.from({ length: 8 }, (_, i) => item(i));
+  it('finds the longest remembered prefix however far back, and forgets what was extended', () => {
+    const memo = new ListPrefixMemo<Item, string>();
+    const items = Array.from({ length: 200 }, (_, i) => item(i));
     memo.remember(items.slice(0, 2), 'two');
     memo.remember(items.slice(0, 4), 'four');
     expect(memo.find(items.slice(0, 6))).toEqual({ length: 4, value: 'four' });
-    // Four items gained: beyond a look-back of 3.
-    expect(memo.find(items)).toBeUndefined();
-    memo.remember(items.slice(0, 6), 'six', 4);
+    // 196 items gained since: still found, then superseded.
+    expect(memo.find(items)).toEqual({ length: 4, value: 'four' });
+    memo.remember(items, 'all', 4);
     expect(memo.find(items.slice(0, 4))).toEqual({ length: 2, value: 'two' });
-    expect(memo.find(items.slice(0, 7))).toEqual({ length: 6, value: 'six' });
+    expect(memo.find([...items, item(200)])).toEqual({ length: 200, value: 'all' });
   });
 
   it('does not take a list that only shares the last item for a prefix', () => {

@@ -5,20 +5,17 @@
 // items.
 //
 // A value is looked up by the identity of a list's last item (a WeakMap, so it lives no
-// longer than that item), then every earlier item is compared by identity, which costs a
-// pointer comparison per item. A value that was extended is forgotten, so a list that
-// keeps growing keeps one value.
+// longer than that item), trying the list's items from its end, then every earlier item
+// is compared by identity (a pointer comparison each). A list that grew a little is
+// found after a few lookups; one that has nothing remembered costs a lookup per item.
+// A value that was extended is forgotten, so a list that keeps growing keeps one value,
+// however far apart the calls that see it.
 export class ListPrefixMemo<T extends object, V> {
   private readonly byLast = new WeakMap<T, { items: readonly T[]; value: V }>();
 
-  // lookBack: how many items a list may have gained since its value was remembered.
-  constructor(private readonly lookBack = 64) {}
-
-  // The value remembered for the longest prefix of `items` (at most lookBack items
-  // shorter), with that prefix's length.
+  // The value remembered for the longest prefix of `items`, with that prefix's length.
   find(items: readonly T[]): { length: number; value: V } | undefined {
-    const stop = Math.max(0, items.length - this.lookBack);
-    for (let end = items.length; end > stop; end--) {
+    for (let end = items.length; end > 0; end--) {
       const entry = this.byLast.get(items[end - 1]!);
       if (entry === undefined || entry.items.length !== end) continue;
       if (startsWith(items, entry.items)) return { length: end, value: entry.value };
