@@ -1,5 +1,18 @@
 import type { Response } from 'express';
 
+// Event data already serialized: the UTF-8 bytes of its JSON (which JSON.stringify
+// writes without a line break, as an SSE data line needs), written as they are.
+export class SerializedJson {
+  constructor(readonly bytes: Buffer) {}
+
+  // Anything that stringifies an event instead of sending it gets the same JSON.
+  toJSON(): unknown {
+    return JSON.parse(this.bytes.toString('utf8'));
+  }
+}
+
+const EVENT_END = Buffer.from('\n\n');
+
 // Writes server-sent events, sending the headers with the first event so that a
 // failure before any output can still be answered with a plain JSON error.
 export class SseWriter {
@@ -20,6 +33,10 @@ export class SseWriter {
       this.res.setHeader('X-Accel-Buffering', 'no');
       this.res.flushHeaders();
       this.headersSent = true;
+    }
+    if (data instanceof SerializedJson) {
+      this.res.write(Buffer.concat([Buffer.from(`event: ${event}\ndata: `), data.bytes, EVENT_END]));
+      return;
     }
     this.res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
   }

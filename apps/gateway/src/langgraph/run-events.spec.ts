@@ -1,4 +1,6 @@
 import { AIMessage, AIMessageChunk, HumanMessage } from '@langchain/core/messages';
+import { SerializedJson } from '../executions/sse-writer.js';
+import { toWire, wireJson } from './message-serializer.js';
 import { RunEventTranslator } from './run-events.js';
 
 const publicThreadId = (key: string) => key.replace(/^ten_[^:]+:/, '');
@@ -14,10 +16,22 @@ describe(RunEventTranslator.name, () => {
       ...sut.translate('updates', { agent: { messages: [new AIMessage({ content: 'yo', id: 'a1' })] } }),
     ];
 
-    expect(events).toEqual([
+    // As the client reads them (`values` data is sent as ready-made JSON bytes).
+    expect(JSON.parse(JSON.stringify(events))).toEqual([
       { event: 'values', data: { messages: [expect.objectContaining({ type: 'human', id: 'h1' })] } },
       { event: 'updates', data: { agent: { messages: [expect.objectContaining({ type: 'ai', content: 'yo' })] } } },
     ]);
+  });
+
+  it('should send each state as the bytes runs/wait answers for it', () => {
+    const sut = new RunEventTranslator(['values'], publicThreadId);
+    const state = { messages: [human, new AIMessage({ content: 'yo', id: 'a1' })] };
+
+    const [event] = sut.translate('values', state);
+
+    expect(event!.data).toBeInstanceOf(SerializedJson);
+    expect((event!.data as SerializedJson).bytes.toString()).toBe(wireJson(state).toString());
+    expect((event!.data as SerializedJson).bytes.toString()).toBe(JSON.stringify(toWire(state)));
   });
 
   it('should send only the modes asked for', () => {

@@ -1,6 +1,7 @@
 import { type BaseMessage, isBaseMessage, isBaseMessageChunk } from '@langchain/core/messages';
 import type { StreamMode } from '@drydock/agents';
-import { serializeMessage, toWire } from './message-serializer.js';
+import { SerializedJson } from '../executions/sse-writer.js';
+import { serializeMessage, toWire, wireJson } from './message-serializer.js';
 import type { ClientStreamMode } from './run-request.js';
 import { publicMetadata, type PublicThreadId } from './thread-state.mapper.js';
 
@@ -33,7 +34,9 @@ export class RunEventTranslator {
     const events: RunEvent[] = [];
     if (mode === 'values') {
       this.lastValues = chunk;
-      if (this.modes.includes('values')) events.push({ event: 'values', data: toWire(chunk) });
+      // The whole state after each step: its bytes from the message caches (wireJson), as
+      // runs/wait answers it, rather than the state serialized again per event.
+      if (this.modes.includes('values')) events.push({ event: 'values', data: new SerializedJson(wireJson(chunk)) });
       if (this.modes.includes('messages')) events.push(...this.completedMessages(chunk));
     } else if (mode === 'updates') {
       if (this.modes.includes('updates')) events.push({ event: 'updates', data: toWire(chunk) });
