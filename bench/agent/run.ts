@@ -55,6 +55,8 @@ const USAGE = `Usage: node dist/bench/agent/run.js [--turns N] [--warmup N] [--u
   --turns-per-thread <n>  with --url: a new thread every n turns, its first turn (which
                     starts the thread's session) not measured; 0: every turn on one
                     thread, which then grows by 4 messages a turn (BENCH_TURNS_PER_THREAD, default 0)
+  --stream          with --url: each turn is POST /threads/:id/runs/stream with stream_mode
+                    "values" (the state after every step, read to the end) instead of runs/wait
   --url <url>       bench this running gateway (separate processes) instead of one in this process
   --admin-key <k>   its admin key                          (else DRYDOCK_ADMIN_KEY)
   --model-port <n>  port of the scripted model server this bench starts with --url
@@ -68,7 +70,7 @@ against DATABASE_URL and REDIS_URL (the local dev services by default).`;
 
 function options() {
   const values = readArgs(
-    { turns: { type: 'string' }, warmup: { type: 'string' }, 'turns-per-thread': { type: 'string' }, ...TARGET_ARGS, 'model-port': { type: 'string' }, 'worker-metrics-url': { type: 'string' } },
+    { turns: { type: 'string' }, warmup: { type: 'string' }, 'turns-per-thread': { type: 'string' }, stream: { type: 'boolean' }, ...TARGET_ARGS, 'model-port': { type: 'string' }, 'worker-metrics-url': { type: 'string' } },
     USAGE,
   );
   const env = process.env;
@@ -76,6 +78,7 @@ function options() {
     turns: wholeNumber('--turns', values.turns ?? env.BENCH_TURNS, 200, 1),
     warmup: wholeNumber('--warmup', values.warmup ?? env.BENCH_WARMUP, 20, 1),
     turnsPerThread: wholeNumber('--turns-per-thread', values['turns-per-thread'] ?? env.BENCH_TURNS_PER_THREAD, 0, 0),
+    stream: values.stream === true,
     url: values.url,
     adminKey: values['admin-key'],
     modelPort: wholeNumber('--model-port', values['model-port'] ?? env.BENCH_MODEL_PORT, DEFAULT_MODEL_PORT, 0),
@@ -99,7 +102,7 @@ const script = (turn: ScriptedTurn) =>
     : new AIMessage('done');
 
 async function inProcess(opts: Options, platform: BenchTarget, local: InProcessPlatform) {
-  if (opts.turnsPerThread > 0) throw new BenchError('--turns-per-thread is for a running deployment (--url)');
+  if (opts.turnsPerThread > 0 || opts.stream) throw new BenchError('--turns-per-thread and --stream are for a running deployment (--url)');
   let created: string | null = null;
   try {
     const { id: tenantId, apiKey } = await createTenant(platform, { name: `bench-agent-${Date.now()}` });
@@ -201,17 +204,19 @@ async function againstUrl(opts: Options, platform: BenchTarget) {
       const before = model.stats.requests;
       const handledBefore = model.stats.handleMs.length;
       const started = performance.now();
-      const res = await api(base, key, 'POST', `/threads/${threadId}/runs/wait`, {
-        assistant_id: 'agent',
-        input: { messages: [{ role: 'user', content: 'go' }] },
-      });
+      const input = { messages: [{ role: 'user', content: 'go' }] };
+      const res = opts.stream
+        ? await api(base, key, 'POST', `/threads/${threadId}/runs/stream`, { assistant_id: 'agent', input, stream_mode: 'values' })
+        : await api(base, key, 'POST', `/threads/${threadId}/runs/wait`, { assistant_id: 'agent', input });
+      // runs/stream: the state after the last step is the last `values` event.
+      if (opts.stream && res.status === 200) res.body = lastSseData(res.text, 'values') ?? { __error__: res.text.slice(-500) };
       const total = performance.now() - started;
       if (res.status === 503 && res.body?.error?.code === 'MODEL_NOT_CONFIGURED') {
         throw new BenchError(`the gateway has no model: restart it with\n  ${envLine}`);
       }
       if (res.status !== 200 || res.body?.__error__) {
         throw new BenchError(
-          `runs/wait answered ${res.status}: ${JSON.stringify(res.body).slice(0, 500)}` +
+          `${opts.stream ? 'runs/stream' : 'runs/wait'} answered ${res.status}: ${JSON.stringify(res.body).slice(0, 500)}` +
             (model.stats.requests === before ? `\n(the scripted model got no request: was the gateway started with\n  ${envLine} ?)` : ''),
         );
       }
@@ -269,12 +274,13 @@ async function againstUrl(opts: Options, platform: BenchTarget) {
     const overheads = totals.map((t, i) => t - durations[i]! - fixedCost);
     const upper = totals.map((t, i) => t - durations[i]!);
 
-    console.log(`agent turn with one execute_python call via POST /threads/:id/runs/wait, ${opts.turns} turns after ${opts.warmup} warm-up (ms)\n`);
+    const route = opts.stream ? 'runs/stream (stream_mode "values")' : 'runs/wait';
+    console.log(`agent turn with one execute_python call via POST /threads/:id/${route}, ${opts.turns} turns after ${opts.warmup} warm-up (ms)\n`);
     console.log(
       table(
         ['measure', 'p50', 'p90', 'p99', 'mean'],
         [
-          row('turn, end to end (runs/wait)', totals),
+          row(`turn, end to end (${opts.stream ? 'runs/stream' : 'runs/wait'})`, totals),
           row('  its execution (durationMs)', durations),
           row('  turn - durationMs', upper),
           row('  Drydock agent overhead', overheads),
@@ -322,3 +328,12 @@ async function main() {
 }
 
 runMain('bench/agent', main);
+
+// The data of the last event of this name in a server-sent events body.
+function lastSseData(text: string, event: string): unknown {
+  const marker = `event: ${event}\ndata: `;
+  const at = text.lastIndexOf(marker);
+  if (at < 0) return undefined;
+  const end = text.indexOf('\n', at + marker.length);
+  return JSON.parse(text.slice(at + marker.length, end < 0 ? undefined : end));
+}
