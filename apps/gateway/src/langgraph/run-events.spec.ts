@@ -59,8 +59,9 @@ describe(RunEventTranslator.name, () => {
     const sut = new RunEventTranslator(['messages'], publicThreadId);
     const ai = new AIMessage({ content: 'echo', id: 'a1' });
 
-    const first = sut.translate('values', { messages: [human] });
-    const second = sut.translate('values', { messages: [human, ai] });
+    // As the client reads them (the data is sent as ready-made JSON bytes).
+    const first = JSON.parse(JSON.stringify(sut.translate('values', { messages: [human] })));
+    const second = JSON.parse(JSON.stringify(sut.translate('values', { messages: [human, ai] })));
 
     expect(first).toEqual([{ event: 'messages/complete', data: [expect.objectContaining({ id: 'h1' })] }]);
     expect(second).toEqual([{ event: 'messages/complete', data: [expect.objectContaining({ id: 'a1', content: 'echo' })] }]);

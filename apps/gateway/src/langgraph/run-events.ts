@@ -76,6 +76,7 @@ export class RunEventTranslator {
       this.partial.delete(message.id);
       fresh.push(message);
     }
-    return fresh.length > 0 ? [{ event: 'messages/complete', data: fresh.map(serializeMessage) }] : [];
+    // The first state of a run holds the whole thread: its bytes come from the message caches.
+    return fresh.length > 0 ? [{ event: 'messages/complete', data: new SerializedJson(wireJson(fresh)) }] : [];
   }
 }
