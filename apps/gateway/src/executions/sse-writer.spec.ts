@@ -8,6 +8,8 @@ function recordingResponse() {
     status: () => res,
     setHeader: () => undefined,
     flushHeaders: () => undefined,
+    cork: () => undefined,
+    uncork: () => undefined,
     write: (chunk: string | Buffer) => written.push(Buffer.from(chunk)),
     end: () => undefined,
   };

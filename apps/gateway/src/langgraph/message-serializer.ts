@@ -132,7 +132,8 @@ class JsonBytes {
 
   toBuffer(): Buffer {
     this.flush();
-    return Buffer.concat(this.chunks);
+    // A single part (a list of messages on its own) is answered as it is, not copied.
+    return this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks);
   }
 
   private flush(): void {

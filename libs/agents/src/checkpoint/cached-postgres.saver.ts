@@ -192,8 +192,9 @@ export class CachedPostgresSaver extends PostgresSaver {
     this.latest.delete(key);
 
     const nextConfig = { configurable: { thread_id: threadId, checkpoint_ns: ns, checkpoint_id: checkpoint.id } };
-    const deltaDepth: Record<string, number> = {};
-    const notMessages: string[] = [];
+    // Channels this checkpoint does not write keep their depth. A depth is kept for
+    // message lists only (deltaOf relies on it).
+    const deltaDepth: Record<string, number> = { ...(previous?.deltaDepth ?? {}) };
     const deltas: Array<[string, string, string, string, string, Uint8Array]> = [];
     const others: ChannelVersions = {};
     for (const [channel, version] of Object.entries(newVersions)) {
@@ -204,7 +205,7 @@ export class CachedPostgresSaver extends PostgresSaver {
       } else {
         others[channel] = version;
         if (isMessageList(checkpoint.channel_values[channel])) deltaDepth[channel] = 0;
-        else notMessages.push(channel);
+        else delete deltaDepth[channel];
       }
     }
     const [fullBlobs, serializedMetadata] = await Promise.all([
@@ -244,9 +245,7 @@ export class CachedPostgresSaver extends PostgresSaver {
           parentConfig: parentId ? { configurable: { thread_id: threadId, checkpoint_ns: ns, checkpoint_id: parentId } } : undefined,
           pendingWrites: [],
         },
-        // Channels this checkpoint did not write keep their version, and its depth.
-        // A depth is kept for message lists only (deltaOf relies on it).
-        deltaDepth: withoutKeys({ ...(previous?.deltaDepth ?? {}), ...deltaDepth }, notMessages),
+        deltaDepth,
         servable: true,
       });
     }
@@ -339,9 +338,4 @@ function copyTuple(tuple: CheckpointTuple): CheckpointTuple {
     parentConfig: tuple.parentConfig ? { ...tuple.parentConfig, configurable: { ...tuple.parentConfig.configurable } } : undefined,
     pendingWrites: [...(tuple.pendingWrites ?? [])],
   };
-}
-
-function withoutKeys<V>(record: Record<string, V>, keys: readonly string[]): Record<string, V> {
-  for (const key of keys) delete record[key];
-  return record;
 }
