@@ -58,6 +58,30 @@ describe('keepAliveFetch', () => {
     expect(server.sockets.size).toBe(1);
   });
 
+  it('reads a buffered answer once, as text, JSON, bytes or a stream, like fetch\'s own', async () => {
+    const post = () => sut(`${server.url}/v1/chat`, { method: 'POST', body: '{}' });
+    const asText = await post();
+    expect(asText).toBeInstanceOf(Response);
+    expect(asText.bodyUsed).toBe(false);
+    expect(await asText.text()).toBe('{"error":{"message":"slow down"}}');
+    expect(asText.bodyUsed).toBe(true);
+    await expect(asText.json()).rejects.toMatchObject({ name: 'TypeError' });
+    await expect(asText.arrayBuffer()).rejects.toMatchObject({ name: 'TypeError' });
+
+    const twice = await post();
+    const copy = twice.clone();
+    expect(await twice.json()).toEqual({ error: { message: 'slow down' } });
+    expect(JSON.parse(Buffer.from(await copy.arrayBuffer()).toString())).toEqual({ error: { message: 'slow down' } });
+    expect(copy.headers.get('content-type')).toBe('application/json');
+
+    const streamed = await post();
+    const chunks: Buffer[] = [];
+    for await (const chunk of streamed.body as unknown as AsyncIterable<Uint8Array>) chunks.push(Buffer.from(chunk));
+    expect(Buffer.concat(chunks).toString()).toBe('{"error":{"message":"slow down"}}');
+    expect(streamed.bodyUsed).toBe(true);
+    await expect(streamed.text()).rejects.toMatchObject({ name: 'TypeError' });
+  });
+
   it('answers a bodiless status with a null body', async () => {
     const response = await sut(`${server.url}/empty`, { method: 'POST', body: '' });
     expect(response.status).toBe(204);
