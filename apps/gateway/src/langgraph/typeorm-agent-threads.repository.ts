@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { assertTenant } from '@drydock/core';
+import { pgPoolOf } from '@drydock/execution';
 import type {
   AgentThreadRecord,
   AgentThreadSearch,
@@ -104,16 +105,19 @@ export class TypeOrmAgentThreadsRepository implements AgentThreadsRepository {
 
   async claim(tenantId: string, threadId: string, runId: string, staleAfterMs: number) {
     assertTenant(tenantId);
-    // One statement, so two runs racing for the thread cannot both win.
-    const [rows]: [AgentThreadRow[], number] = await this.db.query(
-      `UPDATE agent_threads
+    // One statement, so two runs racing for the thread cannot both win. Claim and release
+    // are on the path of every run: named statements on the pool, planned once per
+    // connection, as the executions' hot statements are.
+    const { rows } = await pgPoolOf(this.db).query<AgentThreadRow>({
+      name: 'agent_threads.claim',
+      text: `UPDATE agent_threads
           SET status = 'busy', run_id = $3, run_heartbeat_at = now(), error = NULL, updated_at = now()
         WHERE tenant_id = $1 AND thread_id = $2
           AND (status <> 'busy' OR run_heartbeat_at IS NULL
                OR run_heartbeat_at < now() - make_interval(secs => $4::double precision / 1000))
         RETURNING ${COLUMNS}`,
-      [tenantId, threadId, runId, staleAfterMs],
-    );
+      values: [tenantId, threadId, runId, staleAfterMs],
+    });
     if (rows[0]) return toRecord(rows[0]);
     return (await this.find(tenantId, threadId)) ? ('busy' as const) : ('missing' as const);
   }
@@ -128,12 +132,13 @@ export class TypeOrmAgentThreadsRepository implements AgentThreadsRepository {
 
   async release(tenantId: string, threadId: string, runId: string, error: AgentThreadRecord['error']) {
     assertTenant(tenantId);
-    await this.db.query(
-      `UPDATE agent_threads
+    await pgPoolOf(this.db).query({
+      name: 'agent_threads.release',
+      text: `UPDATE agent_threads
           SET status = $4, error = $5::jsonb, run_id = NULL, run_heartbeat_at = NULL, updated_at = now()
         WHERE tenant_id = $1 AND thread_id = $2 AND run_id = $3`,
-      [tenantId, threadId, runId, error ? 'error' : 'idle', error ? JSON.stringify(error) : null],
-    );
+      values: [tenantId, threadId, runId, error ? 'error' : 'idle', error ? JSON.stringify(error) : null],
+    });
   }
 
   async delete(tenantId: string, threadId: string, runId: string) {
