@@ -95,16 +95,19 @@ export class CachedPostgresSaver extends PostgresSaver {
     const key = cacheKey(threadId, ns);
     const cached = this.latest.get(key);
     if (cached) {
-      const { rows } = await this.db.query<{ checkpoint_id: string; pending: boolean }>(
-        `SELECT cp.checkpoint_id,
+      // Named statements (here and in put), planned once per connection: both are on
+      // the path of every run.
+      const { rows } = await this.db.query<{ checkpoint_id: string; pending: boolean }>({
+        name: `${this.schema}.checkpoints.latest`,
+        text: `SELECT cp.checkpoint_id,
                 EXISTS (SELECT 1 FROM ${this.table('checkpoint_writes')} w
                          WHERE w.thread_id = cp.thread_id AND w.checkpoint_ns = cp.checkpoint_ns
                            AND w.checkpoint_id = cp.checkpoint_id) AS pending
            FROM ${this.table('checkpoints')} cp
           WHERE cp.thread_id = $1 AND cp.checkpoint_ns = $2
           ORDER BY cp.checkpoint_id DESC LIMIT 1`,
-        [threadId, ns],
-      );
+        values: [threadId, ns],
+      });
       const row = rows[0];
       if (row && cached.servable && row.checkpoint_id === cached.checkpointId && !row.pending) {
         this.touch(key, cached);
@@ -233,7 +236,8 @@ export class CachedPostgresSaver extends PostgresSaver {
          )
          ${insertCheckpoint}`
       : insertCheckpoint;
-    await this.db.query(sql, params);
+    // The statement's text depends only on how many blobs it writes: one name per count.
+    await this.db.query({ name: `${this.schema}.checkpoints.put.${values.length}`, text: sql, values: params });
 
     if (this.maxThreads > 0 && ns === '') {
       this.touch(key, {
