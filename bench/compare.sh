@@ -2,7 +2,7 @@
 # Runs one bench against two builds of Drydock in alternating runs (base, head, head,
 # base, ...), each against the separate-process deployment (a worker and a gateway
 # started from that build, as scripts/start.sh starts them), and prints each run's
-# verdict lines side by side.
+# verdict lines, one run after another.
 #
 # Why alternating runs: on a small shared machine the same build gives figures 20-40 %
 # apart a few minutes apart (bench/README.md). Two builds are only compared fairly in
