@@ -126,9 +126,7 @@ const SLOT_MEMBER = `"messages":${JSON.stringify(SLOT)}`;
 function requestBody(request: { messages: unknown[] }): Buffer {
   const rest = JSON.stringify({ ...request, messages: SLOT });
   const at = rest.indexOf(SLOT_MEMBER);
-  const params = request.messages;
-  const messages = params.every((param) => param !== null && typeof param === 'object')
-    ? messageLists.of(params as object[])!
-    : Buffer.from(JSON.stringify(params));
+  // Params that are not objects (none the client makes) are written as they are.
+  const messages = messageLists.of(request.messages) ?? Buffer.from(JSON.stringify(request.messages));
   return Buffer.concat([Buffer.from(`${rest.slice(0, at)}"messages":`), messages, Buffer.from(rest.slice(at + SLOT_MEMBER.length))]);
 }

@@ -38,9 +38,10 @@ export function keepAliveFetch(): typeof fetch {
         { method: init.method ?? 'GET', headers: plainHeaders(init.headers), agent },
         (response) => {
           const status = response.statusCode ?? 0;
-          const headers = new Headers();
+          // As pairs: the Response makes its Headers from them once.
+          const headers: [string, string][] = [];
           const raw = response.rawHeaders;
-          for (let i = 0; i < raw.length; i += 2) headers.append(raw[i]!, raw[i + 1]!);
+          for (let i = 0; i < raw.length; i += 2) headers.push([raw[i]!, raw[i + 1]!]);
           const answer = { status, statusText: response.statusMessage ?? '', headers };
           if (String(response.headers['content-type']).startsWith('text/event-stream')) {
             // The abort listener stays: aborting destroys the request, which errors the stream.

@@ -20,20 +20,27 @@ export class JsonListBytes<T extends object> {
   // its items' bytes (the caller then writes it another way).
   constructor(private readonly itemBytes: (item: T) => Buffer | undefined) {}
 
-  of(items: readonly T[]): Buffer | undefined {
+  // Undefined when an item is not an object or itemBytes has no bytes for it. Only the
+  // items after the part already written are looked at: the earlier ones are that part's
+  // own objects.
+  of(items: readonly unknown[]): Buffer | undefined {
     if (items.length === 0) return Buffer.from('[]');
-    const found = this.written.find(items);
+    // A non-object item is never an entry's last (only lists of objects are remembered),
+    // so looking it up finds nothing.
+    const list = items as readonly T[];
+    const found = this.written.find(list);
     if (found?.length === items.length) return found.value;
     const chunks: Buffer[] = [found ? found.value.subarray(0, found.value.length - 1) : OPEN];
     for (let i = found?.length ?? 0; i < items.length; i++) {
-      const bytes = this.itemBytes(items[i]!);
+      const item = items[i];
+      const bytes = item !== null && typeof item === 'object' ? this.itemBytes(item as T) : undefined;
       if (bytes === undefined) return undefined;
       if (i > 0) chunks.push(COMMA);
       chunks.push(bytes);
     }
     chunks.push(CLOSE);
     const bytes = Buffer.concat(chunks);
-    this.written.remember(items, bytes, found?.length);
+    this.written.remember(list, bytes, found?.length);
     return bytes;
   }
 }
