@@ -4,7 +4,7 @@ import { AIMessage, HumanMessage, RemoveMessage, type BaseMessage } from '@langc
 import { Annotation, END, START, StateGraph } from '@langchain/langgraph';
 import { PostgresSaver } from '@langchain/langgraph-checkpoint-postgres';
 import pg from 'pg';
-import { AgentStateAnnotation, CachedPostgresSaver, type AgentState } from '@drydock/agents';
+import { AgentStateAnnotation, CachedPostgresSaver, CONFIG_LATEST_CHECKPOINT, type AgentState, type LatestCheckpoint } from '@drydock/agents';
 import { applyTestEnv } from './support/test-env.js';
 
 const SCHEMA = 'langgraph';
@@ -90,6 +90,62 @@ describe('CachedPostgresSaver', () => {
     const tuple = await gatewayA.getTuple({ configurable: { thread_id: thread, checkpoint_ns: '' } });
     expect(tuple!.pendingWrites).toHaveLength(1);
     expect(tuple!.pendingWrites![0][1]).toBe('messages');
+  });
+
+  describe('the latest checkpoint handed over by the run (the thread claim read it)', () => {
+    const latestQueries = () => {
+      const query = jest.spyOn(pool, 'query');
+      return () => query.mock.calls.filter(([q]) => (q as { name?: string })?.name === `${SCHEMA}.checkpoints.latest`).length;
+    };
+    const handed = (thread: string, latest: Omit<LatestCheckpoint, 'threadId'>, threadId = thread) => ({
+      configurable: { thread_id: thread, checkpoint_ns: '', [CONFIG_LATEST_CHECKPOINT]: { threadId, ...latest } },
+    });
+    afterEach(() => jest.restoreAllMocks());
+
+    it('answers from memory without a query when it names the remembered checkpoint', async () => {
+      const thread = `cache-${randomUUID()}`;
+      await graphOn(gatewayA).invoke(say('one'), config(thread));
+      const remembered = (await gatewayA.getTuple({ configurable: { thread_id: thread, checkpoint_ns: '' } }))!;
+      const queries = latestQueries();
+      const fullLoads = jest.spyOn(PostgresSaver.prototype, 'getTuple');
+      const tuple = await gatewayA.getTuple(handed(thread, { checkpointId: remembered.config.configurable!.checkpoint_id, pending: false }));
+      expect(queries()).toBe(0);
+      expect(fullLoads).not.toHaveBeenCalled();
+      expect(contents(tuple!.checkpoint.channel_values.messages as BaseMessage[])).toEqual(['human:one', 'ai:seen 1']);
+    });
+
+    it('loads from PostgreSQL when it names another checkpoint, or writes pending, or none', async () => {
+      const thread = `cache-${randomUUID()}`;
+      await graphOn(gatewayA).invoke(say('one'), config(thread)); // A remembers this checkpoint
+      await graphOn(gatewayB).invoke(say('two'), config(thread)); // B writes a newer one
+      const newer = (await gatewayB.getTuple({ configurable: { thread_id: thread, checkpoint_ns: '' } }))!;
+      const newerId = newer.config.configurable!.checkpoint_id as string;
+      const queries = latestQueries();
+      const fullLoads = jest.spyOn(PostgresSaver.prototype, 'getTuple');
+      const tuple = await gatewayA.getTuple(handed(thread, { checkpointId: newerId, pending: false }));
+      expect(queries()).toBe(0);
+      expect(fullLoads).toHaveBeenCalledTimes(1);
+      expect(contents(tuple!.checkpoint.channel_values.messages as BaseMessage[])).toEqual(['human:one', 'ai:seen 1', 'human:two', 'ai:seen 3']);
+
+      // A now remembers the newer one; pending writes on it, or no checkpoint at all, load.
+      await gatewayA.getTuple(handed(thread, { checkpointId: newerId, pending: true }));
+      expect(fullLoads).toHaveBeenCalledTimes(2);
+      await gatewayA.getTuple(handed(thread, { checkpointId: null, pending: false }));
+      expect(fullLoads).toHaveBeenCalledTimes(3);
+      expect(queries()).toBe(0);
+    });
+
+    it("asks PostgreSQL itself when what it was handed is another thread's", async () => {
+      const thread = `cache-${randomUUID()}`;
+      await graphOn(gatewayA).invoke(say('one'), config(thread));
+      const remembered = (await gatewayA.getTuple({ configurable: { thread_id: thread, checkpoint_ns: '' } }))!;
+      const queries = latestQueries();
+      const tuple = await gatewayA.getTuple(
+        handed(thread, { checkpointId: remembered.config.configurable!.checkpoint_id, pending: false }, `cache-${randomUUID()}`),
+      );
+      expect(queries()).toBe(1);
+      expect(tuple!.config).toEqual(remembered.config);
+    });
   });
 
   it('forgets a thread another gateway deleted', async () => {

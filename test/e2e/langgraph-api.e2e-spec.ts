@@ -2,6 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { AIMessage } from '@langchain/core/messages';
 import { Client } from '@langchain/langgraph-sdk';
 import { ScriptedModelProvider, type ChatScript } from '@drydock/agents';
+import {
+  AGENT_THREADS_REPOSITORY,
+  type AgentThreadsRepository,
+  type ClaimedThread,
+} from '../../apps/gateway/src/langgraph/agent-threads.repository.js';
 import type { ApiClient } from './support/api-client.js';
 import { EchoAgentRuntime } from './support/echo-agent-runtime.js';
 import { startPlatform, type Platform } from './support/platform.js';
@@ -346,5 +351,38 @@ describe('LangGraph-compatible API with the Drydock agent', () => {
     expect(JSON.stringify([events, state, await client.threads.getHistory(thread.thread_id)])).not.toContain(tenant.tenantId);
     const file = await tenant.get(`/v1/threads/${thread.thread_id}/files/content?path=/notes/todo.md`);
     expect(file.body).toBe('- ship it\n');
+  });
+  it('should read the latest checkpoint in the claim, and not when taking over from a stale run', async () => {
+    const client = new Client({ apiUrl: platform.url, apiKey: (tenant as unknown as { key: string }).key, callerOptions: { maxRetries: 0 } });
+    const threads = platform.gateway.get<AgentThreadsRepository>(AGENT_THREADS_REPOSITORY);
+    const checkpointThread = (threadId: string) => `${tenant.tenantId}:${threadId}`;
+
+    // A thread with no checkpoint yet: the claim says so.
+    const fresh = await client.threads.create();
+    const first = await threads.claim(tenant.tenantId, fresh.thread_id, randomUUID(), 60_000, checkpointThread(fresh.thread_id));
+    expect(first).toMatchObject({ status: 'busy', latestCheckpoint: { threadId: checkpointThread(fresh.thread_id), checkpointId: null, pending: false } });
+
+    // After a run, the checkpoint the thread's state shows.
+    const thread = await client.threads.create();
+    await client.runs.wait(thread.thread_id, 'agent', { input: { messages: [{ role: 'user', content: 'Note: ship it' }] } });
+    const state = await client.threads.getState(thread.thread_id);
+    const runId = randomUUID();
+    const claimed = await threads.claim(tenant.tenantId, thread.thread_id, runId, 60_000, checkpointThread(thread.thread_id));
+    expect(claimed).toMatchObject({ runId, latestCheckpoint: { checkpointId: state.checkpoint.checkpoint_id, pending: false } });
+
+    // Held by a live run: busy. Held by a run whose heartbeat is older than the stale
+    // limit: taken over, without a checkpoint read (that run may still be writing).
+    expect(await threads.claim(tenant.tenantId, thread.thread_id, randomUUID(), 60_000, checkpointThread(thread.thread_id))).toBe('busy');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const takeover = await threads.claim(tenant.tenantId, thread.thread_id, randomUUID(), 1, checkpointThread(thread.thread_id));
+    expect(takeover).toMatchObject({ status: 'busy' });
+    expect((takeover as ClaimedThread).latestCheckpoint).toBeUndefined();
+    await threads.release(tenant.tenantId, thread.thread_id, (takeover as ClaimedThread).runId!, null);
+
+    // Released: the next run starts from that checkpoint and carries the conversation on.
+    const next = (await client.runs.wait(thread.thread_id, 'agent', { input: { messages: [{ role: 'user', content: 'again' }] } })) as {
+      messages: WireMessage[];
+    };
+    expect(next.messages.map((m) => m.type)).toEqual(['human', 'ai', 'tool', 'ai', 'human', 'ai', 'tool', 'ai']);
   });
 });

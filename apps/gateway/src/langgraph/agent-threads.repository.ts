@@ -1,3 +1,5 @@
+import type { LatestCheckpoint } from '@drydock/agents';
+
 export type AgentThreadStatus = 'idle' | 'busy' | 'error';
 
 // One LangGraph thread of one tenant. The conversation itself lives in the agent's
@@ -13,6 +15,14 @@ export interface AgentThreadRecord {
   error: { code: string; message: string } | null;
   createdAt: Date;
   updatedAt: Date;
+}
+
+// A claimed thread. `latestCheckpoint` is set when the claim read it: only when the
+// thread was not busy and nothing changed its row between the statement's snapshot and
+// its update, so every run that held it before had released it, after its checkpoint
+// writes, before the snapshot (a takeover of a stale run does not read it).
+export interface ClaimedThread extends AgentThreadRecord {
+  latestCheckpoint?: LatestCheckpoint;
 }
 
 export interface AgentThreadSearch {
@@ -38,7 +48,16 @@ export interface AgentThreadsRepository {
   // than `staleAfterMs` (a gateway that died mid-run does not lock a thread for ever).
   // The thread as claimed (busy, held by `runId`), 'busy', or 'missing' when the thread
   // does not exist.
-  claim(tenantId: string, threadId: string, runId: string, staleAfterMs: number): Promise<AgentThreadRecord | 'busy' | 'missing'>;
+  // With `checkpointThread` (the checkpointer's key for the thread), a claim that finds the
+  // thread not busy also reads its latest checkpoint in the same statement, after every
+  // earlier run's writes (see ClaimedThread).
+  claim(
+    tenantId: string,
+    threadId: string,
+    runId: string,
+    staleAfterMs: number,
+    checkpointThread?: string,
+  ): Promise<ClaimedThread | 'busy' | 'missing'>;
   heartbeat(tenantId: string, threadId: string, runId: string): Promise<void>;
   // Ends `runId`'s hold on the thread (no-op if it lost it): idle, or error with why.
   release(tenantId: string, threadId: string, runId: string, error: AgentThreadRecord['error']): Promise<void>;

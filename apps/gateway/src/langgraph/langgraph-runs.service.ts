@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { RunnableConfig } from '@langchain/core/runnables';
 import { DrydockError } from '@drydock/core';
-import type { AgentRuntime } from '@drydock/agents';
+import { CONFIG_LATEST_CHECKPOINT, type AgentRuntime } from '@drydock/agents';
 import { AgentRuntimeAccess } from './agent-runtime.access.js';
 import { AGENT_THREADS_REPOSITORY, type AgentThreadRecord, type AgentThreadsRepository } from './agent-threads.repository.js';
 import type { RunCreateDto } from './dto/run-create.dto.js';
@@ -39,15 +39,19 @@ export class LangGraphRunsService {
     const runtime = this.agent.get();
     const runtimeConfig = await runtime.runConfig(tenantId, threadId, plan.assistantId);
     const runId = randomUUID();
-    // The claim reads the thread too: one statement on the path of every run.
-    let claim = await this.threads.claim(tenantId, threadId, runId, THREAD_STALE_MS);
+    // The claim reads the thread, and its latest checkpoint, too: one statement on the
+    // path of every run.
+    const checkpointThread = runtimeConfig.configurable?.thread_id as string | undefined;
+    let claim = await this.threads.claim(tenantId, threadId, runId, THREAD_STALE_MS, checkpointThread);
     if (claim === 'missing' && plan.ifNotExists === 'create') {
       await this.threads.create(tenantId, threadId, {});
-      claim = await this.threads.claim(tenantId, threadId, runId, THREAD_STALE_MS);
+      claim = await this.threads.claim(tenantId, threadId, runId, THREAD_STALE_MS, checkpointThread);
     }
     if (claim === 'missing') throw LangGraphError.threadNotFound(threadId);
     if (claim === 'busy') throw LangGraphError.threadBusy(threadId);
     const record = claim;
+    // The run's first load takes the latest checkpoint from the claim (see ClaimedThread).
+    if (record.latestCheckpoint) runtimeConfig.configurable = { ...runtimeConfig.configurable, [CONFIG_LATEST_CHECKPOINT]: record.latestCheckpoint };
     try {
       await this.tagThread(tenantId, record, plan.assistantId, runtime);
     } catch (error) {

@@ -3,11 +3,13 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { assertTenant } from '@drydock/core';
 import { pgPoolOf } from '@drydock/execution';
+import { CHECKPOINT_SCHEMA, latestCheckpointSql } from '@drydock/agents';
 import type {
   AgentThreadRecord,
   AgentThreadSearch,
   AgentThreadsRepository,
   AgentThreadStatus,
+  ClaimedThread,
 } from './agent-threads.repository.js';
 
 interface AgentThreadRow {
@@ -22,6 +24,7 @@ interface AgentThreadRow {
 }
 
 const COLUMNS = 'tenant_id, thread_id, metadata, status, run_id, error, created_at, updated_at';
+const QUALIFIED_COLUMNS = COLUMNS.split(', ').map((column) => `t.${column}`).join(', ');
 // Whitelisted: the sort column is interpolated into SQL.
 const SORT_COLUMNS: Record<AgentThreadSearch['sortBy'], string> = {
   thread_id: 'thread_id',
@@ -103,8 +106,12 @@ export class TypeOrmAgentThreadsRepository implements AgentThreadsRepository {
     return Number(rows[0]?.count ?? 0);
   }
 
-  async claim(tenantId: string, threadId: string, runId: string, staleAfterMs: number) {
+  async claim(tenantId: string, threadId: string, runId: string, staleAfterMs: number, checkpointThread?: string) {
     assertTenant(tenantId);
+    if (checkpointThread !== undefined) {
+      const claimed = await this.claimNotBusy(tenantId, threadId, runId, checkpointThread);
+      if (claimed) return claimed;
+    }
     // One statement, so two runs racing for the thread cannot both win. Claim and release
     // are on the path of every run: named statements on the pool, planned once per
     // connection, as the executions' hot statements are.
@@ -120,6 +127,38 @@ export class TypeOrmAgentThreadsRepository implements AgentThreadsRepository {
     });
     if (rows[0]) return toRecord(rows[0]);
     return (await this.find(tenantId, threadId)) ? ('busy' as const) : ('missing' as const);
+  }
+
+  // The claim of a thread that is not busy, with its latest checkpoint read in the same
+  // statement (the run's first load then needs no query of its own). The checkpoint read
+  // sees the statement's snapshot; the update applies only to the row version that
+  // snapshot saw (its xmin), so no claim or release came in between and every earlier
+  // run's checkpoint writes, committed before its release, are in the snapshot. null
+  // when the thread is busy, missing, or its row changed meanwhile: the plain claim
+  // decides then.
+  private async claimNotBusy(tenantId: string, threadId: string, runId: string, checkpointThread: string): Promise<ClaimedThread | null> {
+    const { rows } = await pgPoolOf(this.db).query<AgentThreadRow & { latest_checkpoint_id: string | null; latest_pending: boolean | null }>({
+      name: 'agent_threads.claim_with_checkpoint',
+      text: `WITH seen AS (
+          SELECT xmin AS version FROM agent_threads
+           WHERE tenant_id = $1 AND thread_id = $2 AND status <> 'busy'
+        ), claimed AS (
+          UPDATE agent_threads t
+             SET status = 'busy', run_id = $3, run_heartbeat_at = now(), error = NULL, updated_at = now()
+            FROM seen
+           WHERE t.tenant_id = $1 AND t.thread_id = $2 AND t.status <> 'busy' AND t.xmin = seen.version
+          RETURNING ${QUALIFIED_COLUMNS}
+        )
+        SELECT claimed.*, latest.checkpoint_id AS latest_checkpoint_id, latest.pending AS latest_pending
+          FROM claimed LEFT JOIN LATERAL (${latestCheckpointSql(CHECKPOINT_SCHEMA, '$4')}) latest ON true`,
+      values: [tenantId, threadId, runId, checkpointThread],
+    });
+    const row = rows[0];
+    if (!row) return null;
+    return {
+      ...toRecord(row),
+      latestCheckpoint: { threadId: checkpointThread, checkpointId: row.latest_checkpoint_id, pending: row.latest_pending ?? false },
+    };
   }
 
   async heartbeat(tenantId: string, threadId: string, runId: string) {

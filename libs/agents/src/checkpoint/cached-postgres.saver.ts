@@ -11,6 +11,7 @@ import type {
 import { copyCheckpoint } from '@langchain/langgraph-checkpoint';
 import { PostgresSaver } from '@langchain/langgraph-checkpoint-postgres';
 import type pg from 'pg';
+import { CONFIG_LATEST_CHECKPOINT, latestCheckpointSql, type LatestCheckpoint } from './latest-checkpoint.js';
 import { isMessageList, MessageCachingSerializer, MessagesDelta, messagesDeltaType } from './message-caching.serializer.js';
 
 export interface CachedPostgresSaverOptions {
@@ -95,20 +96,7 @@ export class CachedPostgresSaver extends PostgresSaver {
     const key = cacheKey(threadId, ns);
     const cached = this.latest.get(key);
     if (cached) {
-      // Named statements (here and in put), planned once per connection: both are on
-      // the path of every run.
-      const { rows } = await this.db.query<{ checkpoint_id: string; pending: boolean }>({
-        name: `${this.schema}.checkpoints.latest`,
-        text: `SELECT cp.checkpoint_id,
-                EXISTS (SELECT 1 FROM ${this.table('checkpoint_writes')} w
-                         WHERE w.thread_id = cp.thread_id AND w.checkpoint_ns = cp.checkpoint_ns
-                           AND w.checkpoint_id = cp.checkpoint_id) AS pending
-           FROM ${this.table('checkpoints')} cp
-          WHERE cp.thread_id = $1 AND cp.checkpoint_ns = $2
-          ORDER BY cp.checkpoint_id DESC LIMIT 1`,
-        values: [threadId, ns],
-      });
-      const row = rows[0];
+      const row = await this.latestRow(config, threadId);
       if (row && cached.servable && row.checkpoint_id === cached.checkpointId && !row.pending) {
         this.touch(key, cached);
         return copyTuple(cached.tuple);
@@ -120,6 +108,21 @@ export class CachedPostgresSaver extends PostgresSaver {
     const id = tuple?.config.configurable?.checkpoint_id as string | undefined;
     if (tuple && id && (tuple.pendingWrites?.length ?? 0) === 0) this.touch(key, { checkpointId: id, tuple: copyTuple(tuple), deltaDepth: {}, servable: true });
     return tuple;
+  }
+
+  // The thread's latest checkpoint id and whether writes are pending on it: from the
+  // run's configurable when its claim read them (see LatestCheckpoint), else one query.
+  private async latestRow(config: RunnableConfig, threadId: string): Promise<{ checkpoint_id: string; pending: boolean } | undefined> {
+    const known = config.configurable?.[CONFIG_LATEST_CHECKPOINT] as LatestCheckpoint | undefined;
+    if (known?.threadId === threadId) return known.checkpointId === null ? undefined : { checkpoint_id: known.checkpointId, pending: known.pending };
+    // Named statements (here and in put), planned once per connection: both are on the
+    // path of every run.
+    const { rows } = await this.db.query<{ checkpoint_id: string; pending: boolean }>({
+      name: `${this.schema}.checkpoints.latest`,
+      text: latestCheckpointSql(this.schema, '$1'),
+      values: [threadId],
+    });
+    return rows[0];
   }
 
   override async *list(config: RunnableConfig, options?: CheckpointListOptions): AsyncGenerator<CheckpointTuple> {

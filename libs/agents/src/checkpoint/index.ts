@@ -2,3 +2,4 @@ export * from './cached-postgres.saver.js';
 export * from './message-caching.serializer.js';
 export * from './tenant-checkpoints.repository.js';
 export * from './checkpoint-store.js';
+export * from './latest-checkpoint.js';
