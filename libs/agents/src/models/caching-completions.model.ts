@@ -15,9 +15,10 @@ type CallOptions = ChatOpenAICompletions['ParsedCallOptions'];
 // on a long thread, the larger part of a model call's CPU in the gateway. A message in
 // state is never changed in place (see docs/agent.md), so here each message's mapped
 // form and its JSON are kept as long as the message object lives, and the request body
-// is the request's other fields with the cached JSON of the messages spliced in. The
-// bytes sent are the ones the stock client sends (the same mapping, the same
-// JSON.stringify per message).
+// is the request's other fields with the cached JSON of the messages spliced in, and of
+// the tools (the same definition objects on every call of a bound model). The bytes sent
+// are the ones the stock client sends (the same mapping, the same JSON.stringify per
+// message and per tool).
 //
 // Two seams of the libraries are used, each failing safe: the mapping is
 // `messages.flatMap(convert)` in @langchain/openai (the list handed to it memoizes
@@ -117,16 +118,48 @@ function paramBytes(param: object): Buffer {
 // previous one's, so its bytes are the previous bytes and the new messages' (one copy).
 const messageLists = new JsonListBytes<object>(paramBytes);
 
-// A placeholder no request field holds, replaced by the messages' JSON.
-const SLOT = '\u0000drydock-messages\u0000';
-const SLOT_MEMBER = `"messages":${JSON.stringify(SLOT)}`;
+// Placeholders no request field holds, replaced by the messages' and the tools' JSON.
+const MESSAGES_SLOT = slot('messages');
+const TOOLS_SLOT = slot('tools');
 
-// The UTF-8 bytes of JSON.stringify(request), with the messages' bytes from the caches
-// (a Buffer, so neither a whole-body string nor its encoding is made per call).
-function requestBody(request: { messages: unknown[] }): Buffer {
-  const rest = JSON.stringify({ ...request, messages: SLOT });
-  const at = rest.indexOf(SLOT_MEMBER);
-  // Params that are not objects (none the client makes) are written as they are.
-  const messages = messageLists.of(request.messages) ?? Buffer.from(JSON.stringify(request.messages));
-  return Buffer.concat([Buffer.from(`${rest.slice(0, at)}"messages":`), messages, Buffer.from(rest.slice(at + SLOT_MEMBER.length))]);
+function slot(field: string) {
+  const marker = `\u0000drydock-${field}\u0000`;
+  return { field, marker, member: `"${field}":${JSON.stringify(marker)}` };
+}
+
+// The tools' JSON: the model bound them once (agent-resolver.ts), and the client hands the
+// same definition objects to every request, so each one's JSON is kept as long as it lives.
+function listBytes(items: unknown[]): Buffer {
+  if (!items.every((item) => typeof item === 'object' && item !== null)) return Buffer.from(JSON.stringify(items));
+  const parts: Buffer[] = [OPEN];
+  items.forEach((item, i) => parts.push(...(i ? [COMMA] : []), paramBytes(item as object)));
+  parts.push(CLOSE);
+  return Buffer.concat(parts);
+}
+const OPEN = Buffer.from('[');
+const COMMA = Buffer.from(',');
+const CLOSE = Buffer.from(']');
+
+// The UTF-8 bytes of JSON.stringify(request), with the messages' and the tools' bytes from
+// the caches (a Buffer, so neither a whole-body string nor its encoding is made per call).
+function requestBody(request: { messages: unknown[]; tools?: unknown }): Buffer {
+  const tools = Array.isArray(request.tools) ? request.tools : undefined;
+  const rest = JSON.stringify({ ...request, messages: MESSAGES_SLOT.marker, ...(tools ? { tools: TOOLS_SLOT.marker } : {}) });
+  const spliced = [
+    {
+      at: rest.indexOf(MESSAGES_SLOT.member),
+      slot: MESSAGES_SLOT,
+      // Params that are not objects (none the client makes) are written as they are.
+      bytes: () => messageLists.of(request.messages) ?? Buffer.from(JSON.stringify(request.messages)),
+    },
+    ...(tools ? [{ at: rest.indexOf(TOOLS_SLOT.member), slot: TOOLS_SLOT, bytes: () => listBytes(tools) }] : []),
+  ].sort((a, b) => a.at - b.at);
+  const parts: Buffer[] = [];
+  let from = 0;
+  for (const { at, slot, bytes } of spliced) {
+    parts.push(Buffer.from(`${rest.slice(from, at)}"${slot.field}":`), bytes());
+    from = at + slot.member.length;
+  }
+  parts.push(Buffer.from(rest.slice(from)));
+  return Buffer.concat(parts);
 }
