@@ -54,8 +54,8 @@ const DEFAULT_MODEL_PORT = 18097;
 // 14.1, 13.6, 12.8 ms, the gateway's background threads 1,120, 870, 460, 390 ms. A
 // long-running gateway is the steady state; 500 turns reach it.
 const DEFAULT_WARMUP = 500;
-// Warm-up turns per thread (with --url): the warm-up's threads stay short, as
-// conversations are, and their sessions are ended when each is done.
+// Warm-up turns per thread: the warm-up's threads stay short, as conversations are (with
+// --url their sessions are ended when each is done).
 const WARMUP_TURNS_PER_THREAD = 50;
 
 const USAGE = `Usage: node dist/bench/agent/run.js [--turns N] [--warmup N] [--url URL [--admin-key KEY] [--model-port N]]
@@ -137,9 +137,9 @@ async function inProcess(opts: Options, platform: BenchTarget, local: InProcessP
       return { total, exec: execMs as number };
     };
 
-    // The warm-up on a thread of its own; the measured thread's first turn starts its
-    // session, and is not measured.
-    for (let i = 0; i < opts.warmup; i++) await turn(`${threadId}-warmup`);
+    // The warm-up on threads of its own, as short as with --url; the measured thread's
+    // first turn starts its session, and is not measured.
+    for (let i = 0; i < opts.warmup; i++) await turn(`${threadId}-warmup-${Math.floor(i / WARMUP_TURNS_PER_THREAD)}`);
     await turn();
     const totals: number[] = [];
     const execs: number[] = [];
