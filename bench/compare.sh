@@ -60,6 +60,15 @@ log "building the head (this checkout)"
 (cd "$ROOT" && npm run -s build >"$OUT/logs/build-head.log" 2>&1) || die "this checkout did not build (see $OUT/logs/build-head.log)"
 
 set -a; source "$ENV_FILE"; set +a
+# The settings' Redis must answer: its socket is scripts/start.sh's own (a Redis started
+# another way listens elsewhere, and the apps would wait on it).
+redis_ping() {
+  case "$REDIS_URL" in
+    unix://*) local path=${REDIS_URL#unix://}; redis-cli -s "${path%%\?*}" ping ;;
+    *) redis-cli -u "$REDIS_URL" ping ;;
+  esac
+}
+[[ "$(redis_ping 2>/dev/null)" == PONG ]] || die "Redis at $REDIS_URL (from $ENV_FILE) does not answer: start the services with scripts/start.sh --detach, then scripts/stop.sh"
 URL="http://${GATEWAY_HOST:-127.0.0.1}:${GATEWAY_PORT:-8080}"
 if [[ "$BENCH" == agent ]]; then
   # The bench's scripted model server (bench/lib/fake-model-server.ts, default port).
@@ -87,7 +96,7 @@ start_apps() {
   PIDS+=($!)
   (cd "$dir" && exec node dist/apps/gateway/src/main.js >>"$OUT/logs/$label.apps.log" 2>&1) &
   PIDS+=($!)
-  worker_live() { curl -fsS -H "Authorization: Bearer $DRYDOCK_ADMIN_KEY" "$URL/admin/workers" 2>/dev/null | grep -q '"compare-1"'; }
+  worker_live() { curl -fsS --max-time 2 -H "Authorization: Bearer $DRYDOCK_ADMIN_KEY" "$URL/admin/workers" 2>/dev/null | grep -q '"compare-1"'; }
   wait_for 60 "the $label gateway and its worker (see $OUT/logs/$label.apps.log)" worker_live
 }
 

@@ -21,8 +21,11 @@ apt_install() {
 }
 
 wait_for() { # wait_for <seconds> <description> <command...>
+  # A deadline on the clock, not a count of tries: a check that itself takes seconds
+  # (a request to an app waiting on a service) must not stretch the wait.
   local seconds=$1 what=$2; shift 2
-  for ((i = 0; i < seconds * 10; i++)); do "$@" >/dev/null 2>&1 && return 0; sleep 0.1; done
+  local deadline=$((SECONDS + seconds))
+  while ((SECONDS < deadline)); do "$@" >/dev/null 2>&1 && return 0; sleep 0.1; done
   die "$what did not come up within ${seconds}s"
 }
 
