@@ -104,7 +104,7 @@ class MemoizedMessageList extends Array<BaseMessage> {
 
 const paramJson = new WeakMap<object, Buffer>();
 
-// A message param's JSON, kept as long as the param object lives.
+// A message param's or a tool definition's JSON, kept as long as the object lives.
 function paramBytes(param: object): Buffer {
   let json = paramJson.get(param);
   if (json === undefined) {
@@ -114,51 +114,32 @@ function paramBytes(param: object): Buffer {
   return json;
 }
 
-// The messages of successive requests of a thread: each request's list starts with the
-// previous one's, so its bytes are the previous bytes and the new messages' (one copy).
-const messageLists = new JsonListBytes<object>(paramBytes);
+// The request's lists written from their items' cached JSON. The messages of successive
+// requests of a thread: each list starts with the previous one's, so its bytes are the
+// previous bytes and the new messages' (one copy). The tools: the model bound them once
+// (agent-resolver.ts) and the client hands the same definition objects to every request,
+// so the list's bytes are the previous request's.
+const CACHED_LISTS = ['messages', 'tools'] as const;
+const paramLists = new JsonListBytes<object>(paramBytes);
 
-// Placeholders no request field holds, replaced by the messages' and the tools' JSON.
-const MESSAGES_SLOT = slot('messages');
-const TOOLS_SLOT = slot('tools');
-
-function slot(field: string) {
+// Placeholders no request field holds, replaced by each list's JSON.
+const MARKERS = CACHED_LISTS.map((field) => {
   const marker = `\u0000drydock-${field}\u0000`;
   return { field, marker, member: `"${field}":${JSON.stringify(marker)}` };
-}
-
-// The tools' JSON: the model bound them once (agent-resolver.ts), and the client hands the
-// same definition objects to every request, so each one's JSON is kept as long as it lives.
-function listBytes(items: unknown[]): Buffer {
-  if (!items.every((item) => typeof item === 'object' && item !== null)) return Buffer.from(JSON.stringify(items));
-  const parts: Buffer[] = [OPEN];
-  items.forEach((item, i) => parts.push(...(i ? [COMMA] : []), paramBytes(item as object)));
-  parts.push(CLOSE);
-  return Buffer.concat(parts);
-}
-const OPEN = Buffer.from('[');
-const COMMA = Buffer.from(',');
-const CLOSE = Buffer.from(']');
+});
 
 // The UTF-8 bytes of JSON.stringify(request), with the messages' and the tools' bytes from
 // the caches (a Buffer, so neither a whole-body string nor its encoding is made per call).
-function requestBody(request: { messages: unknown[]; tools?: unknown }): Buffer {
-  const tools = Array.isArray(request.tools) ? request.tools : undefined;
-  const rest = JSON.stringify({ ...request, messages: MESSAGES_SLOT.marker, ...(tools ? { tools: TOOLS_SLOT.marker } : {}) });
-  const spliced = [
-    {
-      at: rest.indexOf(MESSAGES_SLOT.member),
-      slot: MESSAGES_SLOT,
-      // Params that are not objects (none the client makes) are written as they are.
-      bytes: () => messageLists.of(request.messages) ?? Buffer.from(JSON.stringify(request.messages)),
-    },
-    ...(tools ? [{ at: rest.indexOf(TOOLS_SLOT.member), slot: TOOLS_SLOT, bytes: () => listBytes(tools) }] : []),
-  ].sort((a, b) => a.at - b.at);
+function requestBody(request: Record<string, unknown>): Buffer {
+  const lists = MARKERS.filter(({ field }) => Array.isArray(request[field]));
+  const rest = JSON.stringify({ ...request, ...Object.fromEntries(lists.map(({ field, marker }) => [field, marker])) });
   const parts: Buffer[] = [];
   let from = 0;
-  for (const { at, slot, bytes } of spliced) {
-    parts.push(Buffer.from(`${rest.slice(from, at)}"${slot.field}":`), bytes());
-    from = at + slot.member.length;
+  for (const { field, member, at } of lists.map((list) => ({ ...list, at: rest.indexOf(list.member) })).sort((a, b) => a.at - b.at)) {
+    const items = request[field] as unknown[];
+    // Items that are not objects (none the client makes) are written as they are.
+    parts.push(Buffer.from(`${rest.slice(from, at)}"${field}":`), paramLists.of(items) ?? Buffer.from(JSON.stringify(items)));
+    from = at + member.length;
   }
   parts.push(Buffer.from(rest.slice(from)));
   return Buffer.concat(parts);
