@@ -2,8 +2,9 @@ import type { CallbackManagerForLLMRun } from '@langchain/core/callbacks/manager
 import type { ChatModelStreamEvent } from '@langchain/core/language_models/event';
 import type { BaseMessage } from '@langchain/core/messages';
 import type { ChatGenerationChunk, ChatResult } from '@langchain/core/outputs';
-import { ChatOpenAICompletions } from '@langchain/openai';
+import { ChatOpenAICompletions, wrapOpenAIClientError } from '@langchain/openai';
 import { JsonListBytes, ListPrefixMemo } from '@drydock/core';
+import { DirectChatCompletions } from './direct-completions.js';
 
 type CallOptions = ChatOpenAICompletions['ParsedCallOptions'];
 
@@ -24,12 +25,21 @@ type CallOptions = ChatOpenAICompletions['ParsedCallOptions'];
 // `messages.flatMap(convert)` in @langchain/openai (the list handed to it memoizes
 // flatMap; were it not called, every message would be converted as before), and the
 // OpenAI client sends a `body` of bytes from the request options verbatim.
+//
+// A request that does not stream is sent without the OpenAI client (direct-completions.ts:
+// the same URL, headers and bytes, the same answer and errors, inside LangChain's own
+// retries); a streaming one, or one with per-call options, goes through the client.
 export class CachingChatOpenAICompletions extends ChatOpenAICompletions {
   // Per message: what @langchain/openai maps it to (one param, or several).
   private readonly params = new WeakMap<BaseMessage, unknown>();
   // Per conversation: the params of its messages as last mapped, found again by the next
   // call's list, which starts with the same messages.
   private readonly lists = new ListPrefixMemo<BaseMessage, unknown[]>();
+  // Requests that do not stream, sent as the client would send them (direct-completions.ts).
+  private readonly direct = new DirectChatCompletions(
+    () => ({ options: this._getClientOptions(undefined), client: this.client }),
+    (this.clientConfig.fetch as typeof fetch | undefined) ?? ((input, init) => fetch(input, init)),
+  );
 
   override async _generate(messages: BaseMessage[], options: CallOptions, runManager?: CallbackManagerForLLMRun): Promise<ChatResult> {
     return super._generate(MemoizedMessageList.wrap(messages, this.params, this.lists), options, runManager);
@@ -55,13 +65,39 @@ export class CachingChatOpenAICompletions extends ChatOpenAICompletions {
   override completionWithRetry(request: any, requestOptions?: any): Promise<any> {
     if (!Array.isArray(request?.messages) || requestOptions?.body !== undefined) return super.completionWithRetry(request, requestOptions);
     const body = requestBody(request);
+    if (this.sendsDirect(request, requestOptions)) {
+      const { maxRetries, signal } = requestOptions ?? {};
+      // LangChain's retries around one attempt, and its error mapping, as for the client.
+      return this.caller.callWithOptions({ maxRetries }, async () => {
+        try {
+          return await this.direct.create(body, signal);
+        } catch (error) {
+          throw wrapOpenAIClientError(error);
+        }
+      });
+    }
     return super.completionWithRetry(request, {
       ...requestOptions,
       body,
       headers: { ...requestOptions?.headers, 'content-type': 'application/json' },
     });
   }
+
+  // A request is sent directly unless it streams, asks for a parsed format, or carries
+  // per-call options (headers, a timeout...), and the client config holds nothing a
+  // direct request would leave out: everything else goes through the client.
+  private sendsDirect(request: any, requestOptions: Record<string, unknown> | undefined): boolean {
+    if (request.stream || request.response_format?.type === 'json_schema') return false;
+    if (requestOptions && Object.entries(requestOptions).some(([key, value]) => value !== undefined && !DIRECT_REQUEST_OPTIONS.has(key))) return false;
+    return Object.entries(this.clientConfig).every(([key, value]) => value === undefined || DIRECT_CLIENT_CONFIG.has(key));
+  }
 }
+
+// What a direct request carries over: the retries (LangChain's) and the run's signal.
+const DIRECT_REQUEST_OPTIONS = new Set(['maxRetries', 'signal']);
+// Client settings a direct request honours: the URL, key and headers come from the
+// client's own request building, the fetch is the one given.
+const DIRECT_CLIENT_CONFIG = new Set(['apiKey', 'baseURL', 'organization', 'project', 'defaultHeaders', 'defaultQuery', 'fetch', 'dangerouslyAllowBrowser']);
 
 // A message list whose flatMap remembers, per message, what the callback gave for it,
 // and per conversation, the whole mapped list.
