@@ -102,7 +102,7 @@ start_apps() {
 
 # The lines that carry a bench's verdict and figures (every bench prints its targets
 # with met/MET or missed/MISSED; some add ratio, headline and CPU lines).
-VERDICT='(MET|MISSED|: met|: missed| met$| missed$|^drydock p50|^ratio|^CPU|^overhead)'
+VERDICT='(MET|MISSED|: met|: missed| met$| missed$|^drydock p50|^ratio|^CPU|^overhead|^machine)'
 
 declare -A DIRS=([base]="$BASE_DIR" [head]="$ROOT")
 ORDER=()

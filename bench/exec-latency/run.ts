@@ -50,6 +50,7 @@ import {
   wholeNumber,
   type Summary,
 } from '../lib/harness.js';
+import { machineProbeLine } from '../lib/machine-probe.js';
 
 const execFileAsync = promisify(execFile);
 
@@ -449,6 +450,7 @@ async function main(): Promise<void> {
       console.log('');
     }
 
+    console.log(machineProbeLine());
     const ratio = baseline.p50 / total.p50;
     const p50Ok = total.p50 < TARGET_P50_MS;
     const ratioOk = ratio >= TARGET_RATIO;
