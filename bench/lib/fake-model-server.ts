@@ -32,7 +32,8 @@ export async function startScriptedModelServer(options: { port?: number; host?: 
       stats.toolCalls++;
       return { toolCalls: [{ id: `call_bench_${++calls}`, name: 'execute_python', arguments: { code: options.code } }] };
     },
-    { port: options.port, host: options.host },
+    // Nothing kept per request: a run sends thousands, each with the whole conversation.
+    { port: options.port, host: options.host, record: false },
   );
   stats.handleMs = server.handleMs;
   return { baseUrl: server.baseUrl, port: server.port, stats, close: () => server.close() };

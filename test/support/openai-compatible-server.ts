@@ -38,7 +38,9 @@ export interface OpenAiCompatibleServer {
 
 export async function startOpenAiCompatibleServer(
   script: (request: ChatCompletionsRequest) => WireReply,
-  options: { port?: number; host?: string } = {},
+  // `record: false` keeps no request or authorization (bench/agent: thousands of
+  // requests, each with the whole conversation, would grow its heap by hundreds of MB).
+  options: { port?: number; host?: string; record?: boolean } = {},
 ): Promise<OpenAiCompatibleServer> {
   const requests: ChatCompletionsRequest[] = [];
   const authorizations: string[] = [];
@@ -51,8 +53,10 @@ export async function startOpenAiCompatibleServer(
       return;
     }
     const request = JSON.parse(await body(req)) as ChatCompletionsRequest;
-    requests.push(request);
-    authorizations.push(req.headers.authorization ?? '');
+    if (options.record !== false) {
+      requests.push(request);
+      authorizations.push(req.headers.authorization ?? '');
+    }
     let reply: WireReply;
     try {
       reply = script(request);
