@@ -5,9 +5,9 @@ import { OpenAIClient } from '@langchain/openai';
 //
 // Per call the client builds its headers and URL again, makes its log lines (even when
 // nothing logs), wraps the answer in its promise and parse steps: about 0.2 ms of CPU per
-// call on top of the HTTP exchange, a third of a model call's cost in the gateway
-// (bench/README.md, agent; a turn makes two calls). Here the URL and headers are the
-// ones the client itself builds, asked of it once, and each call is one fetch.
+// call on top of the HTTP exchange (bench/README.md, agent; a turn makes two calls).
+// Here the URL and headers are the ones the client itself builds, asked of it once (and
+// again after a failure to), and each call is one fetch.
 //
 // What the client would do with maxRetries 0 (LangChain gives it 0 and retries itself,
 // around this), and this does too:
@@ -30,7 +30,10 @@ export class DirectChatCompletions {
   ) {}
 
   async create(body: Uint8Array, signal?: AbortSignal | null): Promise<unknown> {
-    const { url, headers, timeoutMs } = await (this.target ??= this.resolveTarget());
+    const { url, headers, timeoutMs } = await (this.target ??= this.resolveTarget().catch((error: unknown) => {
+      this.target = undefined;
+      throw error;
+    }));
     if (signal?.aborted) throw new OpenAIClient.APIUserAbortError();
     const controller = new AbortController();
     const abort = () => controller.abort();
