@@ -277,7 +277,9 @@ async function againstUrl(opts: Options, platform: BenchTarget) {
     const modelMs: number[] = [];
     const modelPerTurn: number[] = [];
     // The same code through the REST API, on the thread's (warm) session.
-    const restExecution = async (into: { ms: number[]; durations: number[]; fixed: number[] }) => {
+    type RestSamples = { ms: number[]; durations: number[]; fixed: number[] };
+    const restSamples = (): RestSamples => ({ ms: [], durations: [], fixed: [] });
+    const restExecution = async (into: RestSamples) => {
       const started = performance.now();
       const res = await api(base, key, 'POST', `/v1/sessions/${sessionId}/executions`, { code: CODE });
       const ms = performance.now() - started;
@@ -289,7 +291,7 @@ async function againstUrl(opts: Options, platform: BenchTarget) {
     // Baseline: one REST execution after each turn, so the turns and the baseline they
     // are measured against see the same minutes of this machine (its busy and quiet
     // spells move both by half; bench/README.md, agent).
-    const rest = { ms: [] as number[], durations: [] as number[], fixed: [] as number[] };
+    const rest = restSamples();
     const pairCpu = await deploymentCpuMeters(platform, opts.workerMetricsUrl);
     for (let i = 0; i < opts.turns; i++) {
       const t = await turn();
@@ -304,7 +306,7 @@ async function againstUrl(opts: Options, platform: BenchTarget) {
 
     // REST executions alone, after the turns: their CPU per execution (the turns' CPU is
     // the pairs' less this), and the baseline as measured before the tenth sitting.
-    const restAfter = { ms: [] as number[], durations: [] as number[], fixed: [] as number[] };
+    const restAfter = restSamples();
     const restCpu = await deploymentCpuMeters(platform, opts.workerMetricsUrl);
     for (let i = 0; i < opts.turns; i++) await restExecution(restAfter);
     const restCpuMs = await Promise.all(restCpu.meters.map((meter) => meter.perUnit(opts.turns)));

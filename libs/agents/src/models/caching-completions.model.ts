@@ -35,11 +35,14 @@ export class CachingChatOpenAICompletions extends ChatOpenAICompletions {
   // Per conversation: the params of its messages as last mapped, found again by the next
   // call's list, which starts with the same messages.
   private readonly lists = new ListPrefixMemo<BaseMessage, unknown[]>();
-  // Requests that do not stream, sent as the client would send them (direct-completions.ts).
-  private readonly direct = new DirectChatCompletions(
-    () => ({ options: this._getClientOptions(undefined), client: this.client }),
-    (this.clientConfig.fetch as typeof fetch | undefined) ?? ((input, init) => fetch(input, init)),
-  );
+  // Requests that do not stream, sent as the client would send them (direct-completions.ts),
+  // unless the client config holds something a direct request would leave out.
+  private readonly direct = Object.entries(this.clientConfig).every(([key, value]) => value === undefined || DIRECT_CLIENT_CONFIG.has(key))
+    ? new DirectChatCompletions(
+        () => ({ options: this._getClientOptions(undefined), client: this.client }),
+        (this.clientConfig.fetch as typeof fetch | undefined) ?? ((input, init) => fetch(input, init)),
+      )
+    : undefined;
 
   override async _generate(messages: BaseMessage[], options: CallOptions, runManager?: CallbackManagerForLLMRun): Promise<ChatResult> {
     return super._generate(MemoizedMessageList.wrap(messages, this.params, this.lists), options, runManager);
@@ -65,12 +68,13 @@ export class CachingChatOpenAICompletions extends ChatOpenAICompletions {
   override completionWithRetry(request: any, requestOptions?: any): Promise<any> {
     if (!Array.isArray(request?.messages) || requestOptions?.body !== undefined) return super.completionWithRetry(request, requestOptions);
     const body = requestBody(request);
-    if (this.sendsDirect(request, requestOptions)) {
+    const direct = this.direct;
+    if (direct && sendsDirect(request, requestOptions)) {
       const { maxRetries, signal } = requestOptions ?? {};
       // LangChain's retries around one attempt, and its error mapping, as for the client.
       return this.caller.callWithOptions({ maxRetries }, async () => {
         try {
-          return await this.direct.create(body, signal);
+          return await direct.create(body, signal);
         } catch (error) {
           throw wrapOpenAIClientError(error);
         }
@@ -82,15 +86,13 @@ export class CachingChatOpenAICompletions extends ChatOpenAICompletions {
       headers: { ...requestOptions?.headers, 'content-type': 'application/json' },
     });
   }
+}
 
-  // A request is sent directly unless it streams, asks for a parsed format, or carries
-  // per-call options (headers, a timeout...), and the client config holds nothing a
-  // direct request would leave out: everything else goes through the client.
-  private sendsDirect(request: any, requestOptions: Record<string, unknown> | undefined): boolean {
-    if (request.stream || request.response_format?.type === 'json_schema') return false;
-    if (requestOptions && Object.entries(requestOptions).some(([key, value]) => value !== undefined && !DIRECT_REQUEST_OPTIONS.has(key))) return false;
-    return Object.entries(this.clientConfig).every(([key, value]) => value === undefined || DIRECT_CLIENT_CONFIG.has(key));
-  }
+// A request is sent directly unless it streams, asks for a parsed format, or carries
+// per-call options (headers, a timeout...): those go through the client.
+function sendsDirect(request: any, requestOptions: Record<string, unknown> | undefined): boolean {
+  if (request.stream || request.response_format?.type === 'json_schema') return false;
+  return !requestOptions || Object.entries(requestOptions).every(([key, value]) => value === undefined || DIRECT_REQUEST_OPTIONS.has(key));
 }
 
 // What a direct request carries over: the retries (LangChain's) and the run's signal.
