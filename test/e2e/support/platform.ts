@@ -82,9 +82,13 @@ export async function startPlatform(
       if (!info?.State.Running) throw new Error(`no running container for ${sessionId}`);
       return info;
     },
+    // Every app is closed even when one fails; a failure is then thrown, not swallowed:
+    // an app left half-closed keeps consuming queues in this process after its suite.
     async close() {
-      await gateway.close();
-      await Promise.allSettled([...running].map(stop));
+      const results = [await gateway.close().then(() => null, (error: Error) => error)];
+      results.push(...(await Promise.all([...running].map((app) => stop(app).then(() => null, (error: Error) => error)))));
+      const failures = results.filter((error) => error !== null);
+      if (failures.length > 0) throw new AggregateError(failures, `closing the platform failed: ${failures.map((e) => e.message).join('; ')}`);
     },
   };
 }

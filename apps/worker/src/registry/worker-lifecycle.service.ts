@@ -14,6 +14,7 @@ import { SESSIONS_REPOSITORY, WORKER_REGISTRY, type SessionsRepository, type Wor
 import { IdleReaper, OrphanContainerSweeper, SessionLifecycle, WorkerHeartbeat } from '@drydock/session-host';
 import { BatchItemsProcessor } from '../processors/batch-items.processor.js';
 import { SessionJobsProcessor } from '../processors/session-jobs.processor.js';
+import { MaintenanceSchedule } from './maintenance-schedule.js';
 
 // Start-up and shut-down order of a worker: clear containers left by a previous life,
 // announce itself, take jobs; on the way out (SIGTERM) or on an operator's request
@@ -21,6 +22,7 @@ import { SessionJobsProcessor } from '../processors/session-jobs.processor.js';
 @Injectable()
 export class WorkerLifecycleService implements OnModuleInit, OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger('Worker');
+  private readonly schedule: MaintenanceSchedule;
   private heartbeatTimer: NodeJS.Timeout | null = null;
   private reaperTimer: NodeJS.Timeout | null = null;
   private orphanTimer: NodeJS.Timeout | null = null;
@@ -38,7 +40,13 @@ export class WorkerLifecycleService implements OnModuleInit, OnApplicationBootst
     private readonly processor: SessionJobsProcessor,
     private readonly batchItems: BatchItemsProcessor,
     @InjectQueue(MAINTENANCE_QUEUE) private readonly maintenance: Queue,
-  ) {}
+  ) {
+    this.schedule = new MaintenanceSchedule(maintenance, {
+      [MaintenanceJob.SweepSessions]: config.worker.reaperIntervalMs,
+      [MaintenanceJob.ExpireArtifacts]: config.artifacts.expiryIntervalMs,
+      [MaintenanceJob.BatchMaintenance]: config.batches.maintenanceIntervalMs,
+    });
+  }
 
   onModuleInit(): void {
     // Without a listener BullMQ prints each failed reconnect's error with console.error.
@@ -51,7 +59,10 @@ export class WorkerLifecycleService implements OnModuleInit, OnApplicationBootst
     if (removed) this.logger.log(`removed ${removed} containers left by a previous run of ${id}`);
     // A drain requested of this worker's previous life is over: it starts afresh.
     await this.registry.clearDrainRequest(id);
-    this.heartbeat.whenDrainRequested(() => void this.drain());
+    // A failed drain leaves the worker to be stopped; its shutdown still closes it (below).
+    this.heartbeat.whenDrainRequested(
+      () => void this.drain().catch((error: Error) => this.logger.error(`drain failed: ${error.message}`)),
+    );
     await this.heartbeat.beat();
     // Registered first: other workers' orphan sweeps leave a live worker's containers be.
     this.lifecycle.open();
@@ -61,13 +72,7 @@ export class WorkerLifecycleService implements OnModuleInit, OnApplicationBootst
     this.heartbeatTimer = setInterval(() => void this.heartbeat.beat(), this.config.worker.heartbeatMs);
     this.reaperTimer = setInterval(() => void this.reap(), this.config.worker.reaperIntervalMs);
     // Every worker upserts the same schedulers: one run per period, on any worker.
-    for (const [name, every] of [
-      [MaintenanceJob.SweepSessions, this.config.worker.reaperIntervalMs],
-      [MaintenanceJob.ExpireArtifacts, this.config.artifacts.expiryIntervalMs],
-      [MaintenanceJob.BatchMaintenance, this.config.batches.maintenanceIntervalMs],
-    ] as const) {
-      await this.maintenance.upsertJobScheduler(name, { every }, { name, opts: { removeOnComplete: true, removeOnFail: 100 } });
-    }
+    await this.schedule.ensure();
     await this.processor.start();
     await this.batchItems.start();
     this.logger.log(
@@ -88,17 +93,22 @@ export class WorkerLifecycleService implements OnModuleInit, OnApplicationBootst
   private async runDrain(): Promise<void> {
     const { id, drainTimeoutMs } = this.config.worker;
     this.logger.log(`draining (up to ${drainTimeoutMs} ms for running work)`);
-    await this.heartbeat.setState('draining');
-    const [sessionsDone, itemsDone] = await Promise.all([
-      this.processor.drain(drainTimeoutMs),
-      this.batchItems.drain(drainTimeoutMs),
-    ]);
-    if (!sessionsDone) this.logger.warn('drain timeout: executions still running end as killed');
-    if (!itemsDone) {
-      const given = this.batchItems.abandon();
-      this.logger.warn(`drain timeout: ${given} batch items still running are given to another worker`);
+    try {
+      await this.heartbeat.setState('draining');
+      const [sessionsDone, itemsDone] = await Promise.all([
+        this.processor.drain(drainTimeoutMs),
+        this.batchItems.drain(drainTimeoutMs),
+      ]);
+      if (!sessionsDone) this.logger.warn('drain timeout: executions still running end as killed');
+      if (!itemsDone) {
+        const given = this.batchItems.abandon();
+        this.logger.warn(`drain timeout: ${given} batch items still running are given to another worker`);
+      }
+    } finally {
+      // Whatever failed above (Redis refusing the state change), the sandboxes and the
+      // warm pool go: a stopped worker leaves no container, and no channel open to one.
+      await this.lifecycle.shutdown();
     }
-    await this.lifecycle.shutdown();
     const lost = await this.sessions.markWorkerSessionsLost(id).catch((error: Error) => {
       this.logger.warn(`marking sessions lost failed: ${error.message}`);
       return 0;
@@ -109,14 +119,19 @@ export class WorkerLifecycleService implements OnModuleInit, OnApplicationBootst
     this.logger.log(`drained: ${lost} sessions handed back, ${rerouted} waiting jobs sent back to their gateways`);
   }
 
-  // SIGTERM: a drain, then the worker leaves the registry.
+  // SIGTERM: a drain, then the worker leaves the registry. Whatever the drain met (Redis
+  // or PostgreSQL down), the timers stop and the processors close: Nest runs the hooks
+  // after this one (closing the BullMQ workers and connections) only if it returns.
   async beforeApplicationShutdown(): Promise<void> {
-    await this.drain();
+    await this.drain().catch((error: Error) => this.logger.error(`drain failed, closing anyway: ${error.message}`));
     if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
     if (this.reaperTimer) clearInterval(this.reaperTimer);
     if (this.orphanTimer) clearInterval(this.orphanTimer);
     await this.heartbeat.deregister().catch(() => undefined);
-    await Promise.all([this.processor.close(), this.batchItems.close()]);
+    const closed = await Promise.allSettled([this.processor.close(), this.batchItems.close()]);
+    for (const result of closed) {
+      if (result.status === 'rejected') this.logger.error(`closing a processor failed: ${(result.reason as Error).message}`);
+    }
   }
 
   private async sweepOrphans(): Promise<void> {
@@ -126,6 +141,12 @@ export class WorkerLifecycleService implements OnModuleInit, OnApplicationBootst
 
   private async reap(): Promise<void> {
     if (this.heartbeat.state !== 'active') return;
+    try {
+      const healed = await this.schedule.heal();
+      if (healed.length) this.logger.warn(`maintenance jobs with no next run, scheduled again: ${healed.join(', ')}`);
+    } catch (error) {
+      this.logger.warn(`maintenance schedule: ${(error as Error).message}`);
+    }
     try {
       const reaped = await this.reaper.reap();
       if (reaped.length) this.logger.log(`reaped ${reaped.length} idle sessions`);

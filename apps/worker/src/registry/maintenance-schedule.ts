@@ -1,0 +1,47 @@
+import type { Queue } from 'bullmq';
+import { MaintenanceJob } from '@drydock/execution';
+
+// The housekeeping jobs every worker schedules on the shared maintenance queue, each at
+// its period: one run per period, on whichever worker takes it.
+export type MaintenanceJobName = (typeof MaintenanceJob)[keyof typeof MaintenanceJob];
+export type MaintenancePeriods = Record<MaintenanceJobName, number>;
+
+const JOB_OPTIONS = { removeOnComplete: true, removeOnFail: 100 } as const;
+// A scheduler's next run is healthy while its job waits for its time or for a worker.
+const PENDING = new Set(['delayed', 'waiting', 'prioritized']);
+
+// BullMQ adds a scheduler's next run when a worker takes the current one, in a call of
+// its own after the take. A worker killed between the two (SIGKILL, the OOM killer), or
+// one whose Redis call fails there, leaves the scheduler with no next run: that job would
+// never run again until some worker restarts. Every worker checks on its reaper tick and
+// puts a missing next run back; a healthy scheduler is left as it is, so workers started
+// with different periods do not undo each other's schedule.
+export class MaintenanceSchedule {
+  constructor(
+    private readonly queue: Queue,
+    private readonly periods: MaintenancePeriods,
+  ) {}
+
+  // At start-up: every worker upserts the same schedulers with its own periods.
+  async ensure(): Promise<void> {
+    for (const name of Object.values(MaintenanceJob)) await this.upsert(name);
+  }
+
+  // Returns the schedulers whose next run was missing and has been put back.
+  async heal(): Promise<MaintenanceJobName[]> {
+    const healed: MaintenanceJobName[] = [];
+    for (const name of Object.values(MaintenanceJob)) {
+      const scheduler = await this.queue.getJobScheduler(name);
+      const next = scheduler?.next;
+      const state = next === undefined ? 'unknown' : await this.queue.getJobState(`repeat:${name}:${next}`);
+      if (PENDING.has(state)) continue;
+      await this.upsert(name);
+      healed.push(name);
+    }
+    return healed;
+  }
+
+  private async upsert(name: MaintenanceJobName): Promise<void> {
+    await this.queue.upsertJobScheduler(name, { every: this.periods[name] }, { name, opts: JOB_OPTIONS });
+  }
+}
