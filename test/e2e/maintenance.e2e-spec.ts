@@ -66,6 +66,19 @@ describe('Maintenance schedule', () => {
       }
     });
 
+    it('should take a changed period from the next run on, without the old period\'s offset', async () => {
+      // Scheduled every 5 minutes first (the default expiry), then every 500 ms.
+      await new MaintenanceSchedule(queue, { ...PERIODS, [MaintenanceJob.ExpireArtifacts]: 300_000 }).ensure();
+      await new MaintenanceSchedule(queue, { ...PERIODS, [MaintenanceJob.ExpireArtifacts]: 500 }).ensure();
+      const scheduler = await queue.getJobScheduler(MaintenanceJob.ExpireArtifacts);
+      expect(Number(scheduler?.every)).toBe(500);
+      // The offset places runs within the period; one carried over from the 5-minute
+      // period put every run after a late one up to 5 minutes away.
+      expect(Number(scheduler?.offset ?? 0)).toBeLessThan(500);
+      expect(Number(scheduler?.next) - Date.now()).toBeLessThanOrEqual(500);
+      expect(PENDING).toContain((await nextRun(queue, MaintenanceJob.ExpireArtifacts)).state);
+    });
+
     it('should leave a healthy schedule as it is, even to a worker with other periods', async () => {
       await new MaintenanceSchedule(queue, PERIODS).ensure();
       const before = await Promise.all(NAMES.map((name) => nextRun(queue, name)));

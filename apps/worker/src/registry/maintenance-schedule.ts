@@ -42,6 +42,15 @@ export class MaintenanceSchedule {
   }
 
   private async upsert(name: MaintenanceJobName): Promise<void> {
-    await this.queue.upsertJobScheduler(name, { every: this.periods[name] }, { name, opts: JOB_OPTIONS });
+    const every = this.periods[name];
+    // BullMQ keeps a scheduler's stored offset (where in its period it runs) when the
+    // period changes, and after any late run aligns the next one to slot + that offset:
+    // a 500 ms job once scheduled every 5 minutes then ran about once every 100 s. A
+    // scheduler whose period changed is removed and created afresh.
+    const current = await this.queue.getJobScheduler(name);
+    if (current && (Number(current.every) !== every || Number(current.offset ?? 0) >= every)) {
+      await this.queue.removeJobScheduler(name);
+    }
+    await this.queue.upsertJobScheduler(name, { every }, { name, opts: JOB_OPTIONS });
   }
 }
