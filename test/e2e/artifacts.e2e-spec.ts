@@ -1,6 +1,9 @@
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { Queue } from 'bullmq';
+import { redisOptions } from '@drydock/core';
+import { MAINTENANCE_QUEUE, MaintenanceJob } from '@drydock/execution';
 import { startPlatform, type Platform } from './support/platform.js';
 import type { ApiClient } from './support/api-client.js';
 
@@ -27,6 +30,19 @@ describe('Artifacts', () => {
     await platform?.close();
   });
 
+  // What the maintenance queue looks like, for a failure to say why the job did not run.
+  const maintenanceState = async () => {
+    const queue = new Queue(MAINTENANCE_QUEUE, { connection: redisOptions(process.env.REDIS_URL!, 'test-maintenance') });
+    try {
+      const scheduler = await queue.getJobScheduler(MaintenanceJob.ExpireArtifacts);
+      const next = scheduler ? await queue.getJobState(`repeat:${MaintenanceJob.ExpireArtifacts}:${scheduler.next}`) : 'none';
+      const failed = (await queue.getFailed(0, 2)).map((job) => `${job.name}: ${job.failedReason}`);
+      const workers = (await queue.getWorkers()).length;
+      return JSON.stringify({ scheduler, next, counts: await queue.getJobCounts(), failed, workers });
+    } finally {
+      await queue.close();
+    }
+  };
   const key = (client: ApiClient) => (client as unknown as { key: string }).key;
   const download = (path: string, headers: Record<string, string> = {}) => fetch(`${platform.url}${path}`, { headers });
   const run = async (client: ApiClient, sessionId: string, code: string) => {
@@ -225,7 +241,7 @@ describe('Artifacts', () => {
     // The repeatable BullMQ job in the worker collects the content.
     const deadline = Date.now() + 15_000;
     while (existsSync(blobPath(artifact.sha256)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
-    expect(existsSync(blobPath(artifact.sha256))).toBe(false);
+    if (existsSync(blobPath(artifact.sha256))) throw new Error(`the content is still stored: ${await maintenanceState()}`);
 
     // Artifacts of tenants with the default retention are untouched by the job.
     const kept = await api.createSession({ threadId: 'retention-kept' });
