@@ -4,6 +4,7 @@ import { join, resolve } from 'node:path';
 import { Queue } from 'bullmq';
 import { redisOptions } from '@drydock/core';
 import { MAINTENANCE_QUEUE, MaintenanceJob } from '@drydock/execution';
+import { nextRunOf } from '../../apps/worker/src/registry/maintenance-schedule.js';
 import { startPlatform, type Platform } from './support/platform.js';
 import type { ApiClient } from './support/api-client.js';
 
@@ -34,8 +35,7 @@ describe('Artifacts', () => {
   const maintenanceState = async () => {
     const queue = new Queue(MAINTENANCE_QUEUE, { connection: redisOptions(process.env.REDIS_URL!, 'test-maintenance') });
     try {
-      const scheduler = await queue.getJobScheduler(MaintenanceJob.ExpireArtifacts);
-      const next = scheduler ? await queue.getJobState(`repeat:${MaintenanceJob.ExpireArtifacts}:${scheduler.next}`) : 'none';
+      const { scheduler, state: next } = await nextRunOf(queue, MaintenanceJob.ExpireArtifacts);
       const failed = (await queue.getFailed(0, 2)).map((job) => `${job.name}: ${job.failedReason}`);
       const workers = (await queue.getWorkers()).length;
       return JSON.stringify({ scheduler, next, counts: await queue.getJobCounts(), failed, workers });

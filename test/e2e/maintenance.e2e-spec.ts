@@ -4,7 +4,7 @@ import { Redis } from 'ioredis';
 import { MAINTENANCE_QUEUE, MaintenanceJob } from '@drydock/execution';
 import { WorkerHeartbeat } from '@drydock/session-host';
 import { MaintenanceProcessor } from '../../apps/worker/src/processors/maintenance.processor.js';
-import { MaintenanceSchedule, type MaintenancePeriods } from '../../apps/worker/src/registry/maintenance-schedule.js';
+import { MaintenanceSchedule, nextRunOf, type MaintenancePeriods } from '../../apps/worker/src/registry/maintenance-schedule.js';
 import { startPlatform, type Platform } from './support/platform.js';
 
 // The housekeeping every worker shares (session sweeps, artifact expiry, batch
@@ -32,9 +32,8 @@ describe('Maintenance schedule', () => {
 
   // The job holding a scheduler's next run, and what state it is in.
   const nextRun = async (queue: Queue, name: string) => {
-    const scheduler = await queue.getJobScheduler(name);
-    const id = `repeat:${name}:${scheduler?.next}`;
-    return { id, every: scheduler?.every, state: await queue.getJobState(id) };
+    const { scheduler, id, state } = await nextRunOf(queue, name);
+    return { id, every: scheduler?.every, state };
   };
   // What a worker killed between taking a run and adding the next one leaves behind:
   // the scheduler points at a run no worker will ever take.

@@ -85,9 +85,10 @@ export async function startPlatform(
     // Every app is closed even when one fails; a failure is then thrown, not swallowed:
     // an app left half-closed keeps consuming queues in this process after its suite.
     async close() {
-      const results = [await gateway.close().then(() => null, (error: Error) => error)];
-      results.push(...(await Promise.all([...running].map((app) => stop(app).then(() => null, (error: Error) => error)))));
-      const failures = results.filter((error) => error !== null);
+      const failures: Error[] = [];
+      const attempt = (closing: Promise<void>) => closing.catch((error: Error) => void failures.push(error));
+      await attempt(gateway.close());
+      await Promise.all([...running].map((app) => attempt(stop(app))));
       if (failures.length > 0) throw new AggregateError(failures, `closing the platform failed: ${failures.map((e) => e.message).join('; ')}`);
     },
   };

@@ -1,4 +1,4 @@
-import type { Queue } from 'bullmq';
+import type { JobSchedulerJson, Queue } from 'bullmq';
 import { MaintenanceJob } from '@drydock/execution';
 
 // The housekeeping jobs every worker schedules on the shared maintenance queue, each at
@@ -31,26 +31,33 @@ export class MaintenanceSchedule {
   async heal(): Promise<MaintenanceJobName[]> {
     const healed: MaintenanceJobName[] = [];
     for (const name of Object.values(MaintenanceJob)) {
-      const scheduler = await this.queue.getJobScheduler(name);
-      const next = scheduler?.next;
-      const state = next === undefined ? 'unknown' : await this.queue.getJobState(`repeat:${name}:${next}`);
+      const { scheduler, state } = await nextRunOf(this.queue, name);
       if (PENDING.has(state)) continue;
-      await this.upsert(name);
+      await this.upsert(name, scheduler);
       healed.push(name);
     }
     return healed;
   }
 
-  private async upsert(name: MaintenanceJobName): Promise<void> {
+  private async upsert(name: MaintenanceJobName, current?: JobSchedulerJson | null): Promise<void> {
     const every = this.periods[name];
     // BullMQ keeps a scheduler's stored offset (where in its period it runs) when the
     // period changes, and after any late run aligns the next one to slot + that offset:
     // a 500 ms job once scheduled every 5 minutes then ran about once every 100 s. A
     // scheduler whose period changed is removed and created afresh.
-    const current = await this.queue.getJobScheduler(name);
+    current ??= await this.queue.getJobScheduler(name);
     if (current && (Number(current.every) !== every || Number(current.offset ?? 0) >= every)) {
       await this.queue.removeJobScheduler(name);
     }
     await this.queue.upsertJobScheduler(name, { every }, { name, opts: JOB_OPTIONS });
   }
+}
+
+// A scheduler, the job holding its next run (BullMQ names it repeat:<scheduler>:<time>)
+// and that job's state: 'unknown' when it is gone, or when there is no scheduler.
+export async function nextRunOf(queue: Queue, name: string) {
+  const scheduler = await queue.getJobScheduler(name);
+  const id = `repeat:${name}:${scheduler?.next}`;
+  const state = scheduler?.next === undefined ? 'unknown' : await queue.getJobState(id);
+  return { scheduler, id, state };
 }
