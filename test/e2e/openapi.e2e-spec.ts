@@ -18,19 +18,13 @@ type Document = { paths: Record<string, Record<string, Operation>> } & Record<st
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'];
 const PUBLIC = /^\/(health|v1\/signed\/)/;
 
-// The routes Express serves, from its router: what the controllers registered, whatever
-// the document says. `/docs` is the document's own page; `/{*splat}` is Nest's handler of
-// unknown routes (404 ROUTE_NOT_FOUND).
+// The routes Fastify serves, as its onRoute hook saw them registered: what the
+// controllers registered, whatever the document says. `/docs` is the document's own page,
+// `/admin/queues/ui` the queue dashboard's; HEAD routes are Fastify's own, for each GET.
 function servedRoutes(platform: Platform): { method: string; path: string }[] {
-  const express = platform.gateway.getHttpAdapter().getInstance() as {
-    router: { stack: { route?: { path: string; methods: Record<string, boolean> } }[] };
-  };
-  const routes: { method: string; path: string }[] = [];
-  for (const layer of express.router.stack) {
-    if (!layer.route || layer.route.path.startsWith('/docs') || layer.route.path.includes('*splat')) continue;
-    for (const method of Object.keys(layer.route.methods)) routes.push({ method, path: layer.route.path });
-  }
-  return routes;
+  return platform.routes
+    .filter(({ method, url }) => METHODS.includes(method.toLowerCase()) && !/^\/(docs|admin\/queues\/ui)(\/|$)/.test(url))
+    .map(({ method, url }) => ({ method: method.toLowerCase(), path: url }));
 }
 
 const toOpenApiPath = (path: string) => path.replace(/:([A-Za-z_]+)/g, '{$1}').replace(/\/$/, '') || '/';

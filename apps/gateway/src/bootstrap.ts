@@ -1,23 +1,41 @@
 import 'reflect-metadata';
-import type { IncomingMessage } from 'node:http';
 import { ValidationPipe, type INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import type { NestExpressApplication } from '@nestjs/platform-express';
+import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { APP_CONFIG, type AppConfig } from '@drydock/core';
 import { Logger } from 'nestjs-pino';
 import { GatewayModule, type GatewayOptions } from './gateway.module.js';
+import { registerBodyParsers } from './http/body-parsing.js';
+import { ErrorResponseFilter } from './http/error-response.filter.js';
 import { requestLogging } from './http/request-logging.js';
 import { requestMetrics } from './metrics/request-metrics.js';
 import { PlatformMetrics } from '@drydock/metrics';
 import { QueueDashboard } from './queue/queue-dashboard.js';
 import { mountOpenApiDocs } from './openapi/openapi.document.js';
 
-const FILE_CONTENT_ROUTE = /^\/v1\/threads\/[^/]+\/files\/content(\?|$)/;
-const BATCH_SUBMIT_ROUTE = /^\/v1\/batches\/?(\?|$)/;
+// Path parameters longer than this answer 414 before any handler runs. Ids are far
+// shorter; the router's default (100) would refuse a long thread id that the thread-id
+// rules allow.
+const MAX_PARAM_LENGTH = 1024;
 
 // Builds the gateway application without listening, so tests and main.ts share it.
+// Nest runs on Fastify (@nestjs/platform-fastify): its router and reply cost about a
+// third of Express's CPU per request (bench/http-adapter, docs/decisions/013-fastify.md).
 export async function createGateway(options: { logger?: false } & GatewayOptions = {}): Promise<INestApplication> {
-  const app = await NestFactory.create<NestExpressApplication>(GatewayModule.forRoot(options), {
+  const adapter = new FastifyAdapter({
+    // As Express matched them: /v1/batches/ is /v1/batches.
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
+    // Requests are logged once, by requestLogging below; Fastify's own logger is off.
+    logger: false,
+    // A malformed URL (400) or an over-long path parameter (414), which the router refuses
+    // before any hook runs, answered with the error envelope like everything else.
+    frameworkErrors: (error: FastifyError, _request: FastifyRequest, reply: FastifyReply) => {
+      const { status, body } = new ErrorResponseFilter().toResponse(error);
+      void reply.status(status).send(body);
+    },
+  });
+  const app = await NestFactory.create<NestFastifyApplication>(GatewayModule.forRoot(options), adapter, {
     bodyParser: false,
     // Buffered until the JSON logger takes over (below), so start-up lines are JSON too.
     bufferLogs: options.logger !== false,
@@ -25,28 +43,14 @@ export async function createGateway(options: { logger?: false } & GatewayOptions
   });
   if (options.logger !== false) app.useLogger(app.get(Logger));
   const config = app.get<AppConfig>(APP_CONFIG);
-  app.use(requestLogging(config));
-  app.use(requestMetrics(app.get(PlatformMetrics)));
-  // File uploads take the raw body (any Content-Type, up to the file size limit);
-  // every other route takes JSON.
-  const isFileUpload = (req: IncomingMessage) => req.method === 'PUT' && FILE_CONTENT_ROUTE.test(req.url ?? '');
-  // A batch submitted as JSON may be far larger than other requests (NDJSON batches are
-  // not parsed here: the controller streams them).
-  const isBatchSubmit = (req: IncomingMessage) => req.method === 'POST' && BATCH_SUBMIT_ROUTE.test(req.url ?? '');
-  const isJson = (req: IncomingMessage) => /\bjson\b/i.test(req.headers['content-type'] ?? '');
-  app.useBodyParser('raw', { limit: config.vfs.maxFileBytes, type: isFileUpload });
-  app.useBodyParser('json', { limit: config.batches.maxBodyBytes, type: (req: IncomingMessage) => isBatchSubmit(req) && isJson(req) });
-  app.useBodyParser('json', {
-    limit: config.gateway.maxBodyBytes,
-    type: (req: IncomingMessage) => !isFileUpload(req) && !isBatchSubmit(req) && isJson(req),
-  });
+  const fastify = app.getHttpAdapter().getInstance();
+  const logging = requestLogging(config);
+  fastify.addHook('onRequest', (request, reply, done) => logging(request.raw, reply.raw, done));
+  fastify.addHook('onResponse', requestMetrics(app.get(PlatformMetrics)));
+  registerBodyParsers(fastify, config);
   app.useGlobalPipes(new ValidationPipe({ whitelist: true, transform: true }));
-  app.get(QueueDashboard).mount(app);
+  await app.get(QueueDashboard).mount(app);
   mountOpenApiDocs(app);
-  app.disable('x-powered-by');
-  // Express hashes every response body for a weak ETag; JSON answers are not cached by
-  // ETag (file and artifact contents set their own, the content's SHA-256).
-  app.set('etag', false);
   app.enableShutdownHooks();
   return app;
 }

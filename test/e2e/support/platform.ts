@@ -1,5 +1,6 @@
 import type { INestApplication, INestApplicationContext } from '@nestjs/common';
 import Docker from 'dockerode';
+import type { FastifyInstance } from 'fastify';
 import { randomBytes } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { createGateway } from '../../../apps/gateway/src/bootstrap.js';
@@ -13,6 +14,9 @@ export interface Platform {
   url: string;
   // The gateway application, for tests that call its services directly.
   gateway: INestApplication;
+  // Every route the gateway's Fastify instance registered (its onRoute hook), Fastify's
+  // own HEAD routes included.
+  routes: { method: string; url: string }[];
   workerId: string;
   worker: INestApplicationContext;
   // Starts one more worker (its own id and queue) with extra environment.
@@ -41,6 +45,10 @@ export async function startPlatform(
   const base = { GATEWAY_PORT: '0', GATEWAY_HOST: '127.0.0.1', WORKER_DRAIN_TIMEOUT_MS: '1000', WORKER_DRAIN_SETTLE_MS: '200', ...env };
   const worker = await withEnv({ ...base, WORKER_ID: workerId }, () => createWorker({ logger: false }));
   const gateway: INestApplication = await withEnv(base, () => createGateway({ ...gatewayOptions, logger: false }));
+  const routes: { method: string; url: string }[] = [];
+  (gateway.getHttpAdapter().getInstance() as FastifyInstance).addHook('onRoute', (route) => {
+    for (const method of [route.method].flat()) routes.push({ method, url: route.url });
+  });
   await gateway.listen(0, '127.0.0.1');
   const running = new Set<INestApplicationContext>([worker]);
   const stop = async (app: INestApplicationContext) => {
@@ -54,6 +62,7 @@ export async function startPlatform(
   return {
     url,
     gateway,
+    routes,
     workerId,
     worker,
     async addWorker(extra = {}) {

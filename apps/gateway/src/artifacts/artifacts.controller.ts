@@ -1,6 +1,7 @@
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Query, Req, Res } from '@nestjs/common';
 import { ApiBody, ApiHeader, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiPartialContentResponse, ApiProduces, ApiQuery, ApiTags } from '@nestjs/swagger';
-import type { Request, Response } from 'express';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import parseRange from 'range-parser';
 import { APP_CONFIG, type AppConfig, type TenantPrincipal, THREAD_ID_PATTERN } from '@drydock/core';
 import { ArtifactsError, ArtifactsService, toDescriptor, type ArtifactRecord } from '@drydock/artifacts';
 import { Principal } from '../auth/principal.decorator.js';
@@ -63,7 +64,7 @@ export class ArtifactsController {
   @ApiPartialContentResponse({ description: 'The range asked for, with Content-Range.', content: BYTES })
   @ApiErrors({ 404: ['ARTIFACT_NOT_FOUND'], 416: ['RANGE_NOT_SATISFIABLE'] })
   @Get(':id/content')
-  async content(@Principal() p: TenantPrincipal, @Param('id') id: string, @Req() req: Request, @Res() res: Response) {
+  async content(@Principal() p: TenantPrincipal, @Param('id') id: string, @Req() req: FastifyRequest, @Res() res: FastifyReply) {
     await sendArtifact(this.artifacts, await this.artifacts.get(p.tenantId, id), req, res);
   }
 
@@ -110,8 +111,8 @@ export class SignedArtifactsController {
   async content(
     @Param('id') id: string,
     @Query() query: Record<string, unknown>,
-    @Req() req: Request,
-    @Res() res: Response,
+    @Req() req: FastifyRequest,
+    @Res() res: FastifyReply,
   ): Promise<void> {
     const tenantId = this.links.verify(id, query);
     const record = await this.artifacts.get(tenantId, id).catch((error: unknown) => {
@@ -125,29 +126,26 @@ export class SignedArtifactsController {
 
 // The bytes with Content-Type, Content-Length, Content-Disposition and single-range
 // support (RFC 9110: a malformed Range is ignored, several ranges get the whole body).
-async function sendArtifact(artifacts: ArtifactsService, record: ArtifactRecord, req: Request, res: Response): Promise<void> {
+async function sendArtifact(artifacts: ArtifactsService, record: ArtifactRecord, req: FastifyRequest, reply: FastifyReply): Promise<void> {
   let range: { start: number; end: number } | undefined;
   if (req.headers.range && record.size > 0) {
-    const parsed = req.range(record.size);
+    const parsed = parseRange(record.size, req.headers.range);
     if (parsed === -1) throw ArtifactsError.rangeNotSatisfiable(record.size);
     if (Array.isArray(parsed) && parsed.type === 'bytes' && parsed.length === 1) range = parsed[0];
   }
   const { stream } = await artifacts.open(record.tenantId, record.id, range);
-  res.setHeader('Content-Type', record.mime);
-  res.setHeader('Content-Disposition', contentDisposition(record.name));
-  res.setHeader('Accept-Ranges', 'bytes');
-  res.setHeader('ETag', `"${record.sha256}"`);
-  res.setHeader('X-Content-Type-Options', 'nosniff');
-  if (range) {
-    res.status(206);
-    res.setHeader('Content-Range', `bytes ${range.start}-${range.end}/${record.size}`);
-    res.setHeader('Content-Length', String(range.end - range.start + 1));
-  } else {
-    res.status(200);
-    res.setHeader('Content-Length', String(record.size));
-  }
-  stream.on('error', () => res.destroy());
-  stream.pipe(res);
+  void reply
+    .status(range ? 206 : 200)
+    .headers({
+      'Content-Type': record.mime,
+      'Content-Disposition': contentDisposition(record.name),
+      'Accept-Ranges': 'bytes',
+      ETag: `"${record.sha256}"`,
+      'X-Content-Type-Options': 'nosniff',
+      'Content-Length': String(range ? range.end - range.start + 1 : record.size),
+      ...(range ? { 'Content-Range': `bytes ${range.start}-${range.end}/${record.size}` } : {}),
+    })
+    .send(stream);
 }
 
 // attachment; filename="plot.png"; filename*=UTF-8''plot.png (RFC 6266), with quotes and

@@ -1,6 +1,6 @@
 import { timingSafeEqual, createHash } from 'node:crypto';
 import { type CanActivate, type ExecutionContext, Inject, Injectable } from '@nestjs/common';
-import type { Request } from 'express';
+import type { FastifyRequest } from 'fastify';
 import { APP_CONFIG, type AppConfig } from '@drydock/core';
 import { AuthError } from './auth.errors.js';
 import { bearerToken } from './bearer-token.js';
@@ -16,7 +16,7 @@ export class AdminAuthGuard implements CanActivate {
   }
 
   canActivate(context: ExecutionContext): boolean {
-    const token = bearerToken(context.switchToHttp().getRequest<Request>());
+    const token = bearerToken(context.switchToHttp().getRequest<FastifyRequest>());
     if (!token) throw AuthError.missing();
     // Compare fixed-length digests so the comparison is constant-time at any length.
     if (!timingSafeEqual(digest(token), this.expected)) throw AuthError.invalidAdmin();

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import type { Request } from 'express';
+import type { FastifyRequest } from 'fastify';
 import { AuthError } from './auth.errors.js';
 import { bearerToken } from './bearer-token.js';
 import { TenantAuthGuard } from './tenant-auth.guard.js';
@@ -8,7 +8,7 @@ import { TenantAuthGuard } from './tenant-auth.guard.js';
 // the key as `x-api-key`, so that header is accepted besides `Authorization: Bearer`.
 @Injectable()
 export class ApiKeyAuthGuard extends TenantAuthGuard {
-  protected override token(req: Request): string | null {
+  protected override token(req: FastifyRequest): string | null {
     const bearer = bearerToken(req);
     if (bearer) return bearer;
     const header = req.headers['x-api-key'];

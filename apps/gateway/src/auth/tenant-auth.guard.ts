@@ -1,12 +1,12 @@
 import { type CanActivate, type ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import type { Request } from 'express';
+import type { FastifyRequest } from 'fastify';
 import { addToLogContext, TenantRateLimiter, TenantsService, type TenantPrincipal } from '@drydock/core';
 import { AuthError } from './auth.errors.js';
 import { bearerToken } from './bearer-token.js';
 import { REQUEST_COUNTED_BY_HANDLER } from './request-counted-by-handler.decorator.js';
 
-export interface TenantRequest extends Request {
+export interface TenantRequest extends FastifyRequest {
   principal: TenantPrincipal;
 }
 
@@ -34,7 +34,7 @@ export class TenantAuthGuard implements CanActivate {
   }
 
   // Where the key is read from; subclasses accept other headers (api-key-auth.guard.ts).
-  protected token(req: Request): string | null {
+  protected token(req: FastifyRequest): string | null {
     return bearerToken(req);
   }
 

@@ -9,7 +9,7 @@ import {
   ApiProduces,
   getSchemaPath,
 } from '@nestjs/swagger';
-import type { Request, Response } from 'express';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { DrydockError, type TenantPrincipal } from '@drydock/core';
 import { BatchEventStreams, BatchesService, type BatchItemView, type BatchView } from '@drydock/batches';
 import { Principal } from '../auth/principal.decorator.js';
@@ -78,10 +78,10 @@ export class BatchesController {
     413: ['BATCH_TOO_LARGE', 'BODY_TOO_LARGE'],
     415: ['UNSUPPORTED_MEDIA_TYPE'],
   })
-  async submit(@Principal() principal: TenantPrincipal, @Req() req: Request, @Res() res: Response): Promise<void> {
+  async submit(@Principal() principal: TenantPrincipal, @Req() req: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
     const type = req.headers['content-type'] ?? '';
     let submitted;
-    if (NDJSON.test(type)) submitted = await this.batches.submitNdjson(principal, req);
+    if (NDJSON.test(type)) submitted = await this.batches.submitNdjson(principal, req.raw);
     else if (JSON_TYPE.test(type)) submitted = await this.batches.submitJson(principal, req.body);
     else {
       throw new DrydockError(
@@ -90,7 +90,7 @@ export class BatchesController {
         415,
       );
     }
-    res.status(submitted.created ? 202 : 200).json(submitted.batch);
+    void reply.status(submitted.created ? 202 : 200).send(submitted.batch);
   }
 
   @Get()
@@ -128,13 +128,16 @@ export class BatchesController {
     example: '{"index":0,"id":null,"status":"ok","attempts":1,"stdout":"1\\n",…}\n{"index":1,"id":"pd","status":"error",…}\n',
   })
   @ApiErrors({ 404: ['BATCH_NOT_FOUND'] })
-  async results(@Principal() principal: TenantPrincipal, @Param('id') id: string, @Req() req: Request, @Res() res: Response) {
+  async results(@Principal() principal: TenantPrincipal, @Param('id') id: string, @Req() req: FastifyRequest, @Res() reply: FastifyReply) {
     const lines = this.batches.results(principal.tenantId, id);
     // The first page is read before the headers go, so a 404 is still a JSON error.
     const first = await lines.next();
-    res.status(200).setHeader('Content-Type', 'application/x-ndjson; charset=utf-8');
+    reply.hijack();
+    const res = reply.raw;
+    res.statusCode = 200;
+    res.setHeader('Content-Type', 'application/x-ndjson; charset=utf-8');
     let closed = false;
-    req.on('close', () => (closed = true));
+    req.raw.on('close', () => (closed = true));
     try {
       for (let next = first; !next.done && !closed; next = await lines.next()) {
         if (!res.write(next.value)) await new Promise<void>((resolve) => res.once('drain', resolve).once('close', resolve));
@@ -156,10 +159,10 @@ export class BatchesController {
     example: 'event: progress\ndata: {"id":"bat_…","status":"running","total":2,…}\n\nevent: item\ndata: {"index":0,"id":null,"status":"ok"}\n\n',
   })
   @ApiErrors({ 404: ['BATCH_NOT_FOUND'] })
-  async events(@Principal() principal: TenantPrincipal, @Param('id') id: string, @Req() req: Request, @Res() res: Response) {
+  async events(@Principal() principal: TenantPrincipal, @Param('id') id: string, @Req() req: FastifyRequest, @Res() reply: FastifyReply) {
     const abort = new AbortController();
-    req.on('close', () => abort.abort());
-    const sse = new SseWriter(res);
+    req.raw.on('close', () => abort.abort());
+    const sse = new SseWriter(reply);
     try {
       for await (const { event, data } of this.streams.follow(principal.tenantId, id, abort.signal)) sse.send(event, data);
     } catch (error) {

@@ -1,6 +1,6 @@
 import { Body, Controller, Get, Param, Post, Req, Res } from '@nestjs/common';
 import { ApiHeader, ApiOkResponse, ApiOperation, ApiProduces } from '@nestjs/swagger';
-import type { Request, Response } from 'express';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { TenantPrincipal } from '@drydock/core';
 import type { ExecutionView, StreamEvent } from '@drydock/execution';
 import { SessionExecutionsService } from '@drydock/sessions';
@@ -48,15 +48,15 @@ export class ExecutionsController {
     @Principal() principal: TenantPrincipal,
     @Param('id') sessionId: string,
     @Body() dto: CreateExecutionDto,
-    @Req() req: Request,
-    @Res() res: Response,
+    @Req() req: FastifyRequest,
+    @Res() reply: FastifyReply,
   ): Promise<void> {
     if (!(req.headers.accept ?? '').includes('text/event-stream')) {
       const view = await this.executions.execute(principal, sessionId, dto, undefined, { countRequest: true });
-      res.status(200).json(view);
+      void reply.status(200).send(view);
       return;
     }
-    await this.stream(principal, sessionId, dto, res);
+    await this.stream(principal, sessionId, dto, reply);
   }
 
   @Get('executions/:id')
@@ -70,8 +70,8 @@ export class ExecutionsController {
   // Server-sent events: `stdout`/`stderr` chunks as they happen, then `result` and/or
   // `error`, then `done` with the full record. Errors before the first event are
   // ordinary JSON error responses; after it they arrive as an `error` event.
-  private async stream(principal: TenantPrincipal, sessionId: string, dto: CreateExecutionDto, res: Response) {
-    const sse = new SseWriter(res);
+  private async stream(principal: TenantPrincipal, sessionId: string, dto: CreateExecutionDto, reply: FastifyReply) {
+    const sse = new SseWriter(reply);
     try {
       const view = await this.executions.execute(principal, sessionId, dto, (event: StreamEvent) => sse.send(event.name, { text: event.text }), {
         countRequest: true,

@@ -1,11 +1,11 @@
-import type { Response } from 'express';
+import type { ServerResponse } from 'node:http';
 import { SerializedJson, SseWriter } from './sse-writer.js';
 
 // A response that records what is written to it.
 function recordingResponse() {
   const written: Buffer[] = [];
   const res = {
-    status: () => res,
+    statusCode: 0,
     setHeader: () => undefined,
     flushHeaders: () => undefined,
     cork: () => undefined,
@@ -13,7 +13,7 @@ function recordingResponse() {
     write: (chunk: string | Buffer) => written.push(Buffer.from(chunk)),
     end: () => undefined,
   };
-  return { res: res as unknown as Response, text: () => Buffer.concat(written).toString('utf8') };
+  return { res: { raw: res as unknown as ServerResponse, hijack: () => undefined }, text: () => Buffer.concat(written).toString('utf8') };
 }
 
 describe(SseWriter.name, () => {

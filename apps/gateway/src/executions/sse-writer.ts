@@ -1,4 +1,5 @@
-import type { Response } from 'express';
+import type { ServerResponse } from 'node:http';
+import type { TakenReply } from '../http/taken-reply.js';
 
 // Event data already serialized: the UTF-8 bytes of its JSON (which JSON.stringify
 // writes without a line break, as an SSE data line needs), written as they are.
@@ -17,8 +18,11 @@ const EVENT_END = Buffer.from('\n\n');
 // failure before any output can still be answered with a plain JSON error.
 export class SseWriter {
   private headersSent = false;
+  private readonly res: ServerResponse;
 
-  constructor(private readonly res: Response) {}
+  constructor(private readonly reply: TakenReply) {
+    this.res = reply.raw;
+  }
 
   get started(): boolean {
     return this.headersSent;
@@ -26,7 +30,8 @@ export class SseWriter {
 
   send(event: string, data: unknown): void {
     if (!this.headersSent) {
-      this.res.status(200);
+      this.reply.hijack();
+      this.res.statusCode = 200;
       this.res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
       this.res.setHeader('Cache-Control', 'no-cache, no-transform');
       this.res.setHeader('Connection', 'keep-alive');

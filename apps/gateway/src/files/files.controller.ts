@@ -1,6 +1,6 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query, Req, Res } from '@nestjs/common';
 import { ApiBody, ApiConsumes, ApiCreatedResponse, ApiExtraModels, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiParam, ApiProduces, getSchemaPath } from '@nestjs/swagger';
-import type { Request, Response } from 'express';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { DrydockError, type TenantPrincipal } from '@drydock/core';
 import { VfsService, type VfsEntry, type VfsFileInfo } from '@drydock/vfs';
 import { Principal } from '../auth/principal.decorator.js';
@@ -30,7 +30,7 @@ const ARCHIVE_BODY =
   'gunzipped; nothing is written unless every file is.';
 
 // Whether the archive body is gzipped, from its Content-Type and Content-Encoding.
-function isGzipped(headers: Request['headers']): boolean {
+function isGzipped(headers: FastifyRequest['headers']): boolean {
   const type = headers['content-type'] ?? '';
   const encoding = (headers['content-encoding'] ?? 'identity').trim().toLowerCase();
   if (encoding !== 'identity' && !(encoding === 'gzip' && TAR.test(type))) {
@@ -87,19 +87,17 @@ export class FilesController {
     @Principal() p: TenantPrincipal,
     @Param('threadId', ThreadIdPipe) threadId: string,
     @Query() q: PathQueryDto,
-    @Res() res: Response,
+    @Res() reply: FastifyReply,
   ): Promise<void> {
     const { info, content } = await this.vfs.readContent({ tenantId: p.tenantId, threadId }, q.path);
-    res.status(200);
-    res.setHeader('Content-Type', info.contentType);
-    res.setHeader('Content-Length', String(content.length));
-    res.setHeader('ETag', `"${info.sha256}"`);
-    res.setHeader('X-Content-Type-Options', 'nosniff');
-    res.end(content);
+    void reply
+      .status(200)
+      .headers({ 'Content-Type': info.contentType, ETag: `"${info.sha256}"`, 'X-Content-Type-Options': 'nosniff' })
+      .send(content);
   }
 
   // The body is the file's bytes, whatever its Content-Type (the raw parser is
-  // registered for this route only, see bootstrap.ts).
+  // read for this route only, see http/body-parsing.ts).
   @Put('content')
   @ApiOperation({ summary: "Write a file (the body is its bytes; the Content-Type is kept unless application/octet-stream)" })
   @ApiConsumes('application/octet-stream')
@@ -111,8 +109,8 @@ export class FilesController {
     @Principal() p: TenantPrincipal,
     @Param('threadId', ThreadIdPipe) threadId: string,
     @Query() q: PathQueryDto,
-    @Req() req: Request,
-    @Res({ passthrough: true }) res: Response,
+    @Req() req: FastifyRequest,
+    @Res({ passthrough: true }) res: FastifyReply,
   ) {
     const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
     const declared = req.headers['content-type'];
@@ -123,8 +121,8 @@ export class FilesController {
     return fileView(info);
   }
 
-  // Many files in one request (issue 17): the body is read as it streams (bootstrap.ts
-  // parses none for this route), checked whole, then written in one transaction.
+  // Many files in one request (issue 17): the body is read as it streams
+  // (http/body-parsing.ts reads none for this route), checked whole, then written in one transaction.
   @Post('archive')
   @ApiOperation({ summary: 'Write many files at once: a tar archive (or .tar.gz) unpacked under a folder, all or nothing' })
   @ApiConsumes('application/x-tar', 'application/gzip')
@@ -142,18 +140,18 @@ export class FilesController {
     @Principal() p: TenantPrincipal,
     @Param('threadId', ThreadIdPipe) threadId: string,
     @Query() q: ArchiveQueryDto,
-    @Req() req: Request,
-    @Res({ passthrough: true }) res: Response,
+    @Req() req: FastifyRequest,
+    @Res({ passthrough: true }) res: FastifyReply,
   ) {
     const gzip = isGzipped(req.headers);
     try {
-      const result = await this.vfs.writeArchive({ tenantId: p.tenantId, threadId }, req, { under: q.path, gzip });
+      const result = await this.vfs.writeArchive({ tenantId: p.tenantId, threadId }, req.raw, { under: q.path, gzip });
       res.status(result.created > 0 ? 201 : 200);
       return result;
     } catch (error) {
       // What is left of a refused body is read and dropped, so that the answer reaches
       // a client still sending it.
-      req.resume();
+      req.raw.resume();
       throw error;
     }
   }

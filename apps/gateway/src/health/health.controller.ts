@@ -1,7 +1,7 @@
 import { Controller, Get, Inject, Res, ServiceUnavailableException } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/swagger';
 import { HealthCheck, HealthCheckService } from '@nestjs/terminus';
-import type { Response } from 'express';
+import type { FastifyReply } from 'fastify';
 import type { Redis } from 'ioredis';
 import { DatabaseProbe, REDIS } from '@drydock/core';
 import { WORKER_REGISTRY, type WorkerRegistry } from '@drydock/sessions';
@@ -42,18 +42,17 @@ export class HealthController {
   @ApiOperation({ summary: 'Readiness probe: 200 while PostgreSQL and Redis answer and an active worker reaches Docker' })
   @ApiOkResponse({ type: HealthCheckResponse, description: 'Ready.' })
   @ApiServiceUnavailableResponse({ type: HealthCheckFailedResponse, description: 'A dependency is down (or this gateway is shutting down): Terminus\' report.' })
-  async ready(@Res() res: Response) {
+  async ready(@Res() reply: FastifyReply) {
     try {
-      res.status(200).json(
-        await this.checks.check([
+      const report = await this.checks.check([
           () => this.indicators.database(),
           () => this.indicators.redisServer(),
           () => this.indicators.workersReachingDocker(),
-        ]),
-      );
+      ]);
+      void reply.status(200).send(report);
     } catch (error) {
       if (!(error instanceof ServiceUnavailableException)) throw error;
-      res.status(503).json(error.getResponse());
+      void reply.status(503).send(error.getResponse());
     }
   }
 
@@ -61,7 +60,7 @@ export class HealthController {
   @ApiOperation({ summary: 'Platform health: PostgreSQL, Redis and a worker reaching Docker' })
   @ApiOkResponse({ type: PlatformHealthResponse, description: 'Every check is up.' })
   @ApiServiceUnavailableResponse({ type: PlatformHealthResponse, description: 'A check is down (status: degraded).' })
-  async health(@Res() res: Response) {
+  async health(@Res() reply: FastifyReply) {
     const database = await check(() => this.db.ping());
     const redis = await check(() => this.redis.ping());
     let docker: Check;
@@ -76,7 +75,7 @@ export class HealthController {
     }
     const checks = { database, redis, docker };
     const ok = Object.values(checks).every((c) => c.status === 'up');
-    res.status(ok ? 200 : 503).json({ status: ok ? 'ok' : 'degraded', checks });
+    void reply.status(ok ? 200 : 503).send({ status: ok ? 'ok' : 'degraded', checks });
   }
 }
 

@@ -1,5 +1,5 @@
 import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, Logger } from '@nestjs/common';
-import type { Response } from 'express';
+import type { FastifyReply } from 'fastify';
 import { DrydockError, outageOf, ServiceUnavailableError } from '@drydock/core';
 
 export interface ErrorBody {
@@ -14,6 +14,7 @@ const STATUS_CODES: Record<number, string> = {
   405: 'METHOD_NOT_ALLOWED',
   409: 'CONFLICT',
   413: 'BODY_TOO_LARGE',
+  414: 'URL_TOO_LONG',
   415: 'UNSUPPORTED_MEDIA_TYPE',
   422: 'UNPROCESSABLE',
   429: 'TOO_MANY_REQUESTS',
@@ -27,19 +28,20 @@ export class ErrorResponseFilter implements ExceptionFilter {
   private readonly logger = new Logger('HTTP');
 
   catch(exception: unknown, host: ArgumentsHost): void {
-    const res = host.switchToHttp().getResponse<Response>();
+    const reply = host.switchToHttp().getResponse<FastifyReply>();
     const { status, body } = this.toResponse(exception, host);
     if (status >= 500 && !(exception instanceof DrydockError)) {
       const outage = outageOf(exception);
       if (outage) this.logger.warn(`${outage} unavailable: ${(exception as Error).message}`);
       else this.logger.error(exception instanceof Error ? exception.stack : String(exception));
     }
-    if (res.headersSent) {
-      res.end();
+    // A response already under way (a stream that failed part-way) can only be ended.
+    if (reply.raw.headersSent) {
+      reply.raw.end();
       return;
     }
-    if (status === 503 || status === 429) res.setHeader('Retry-After', String(body.error.details?.retryAfterSeconds ?? 2));
-    res.status(status).json(body);
+    if (status === 503 || status === 429) reply.header('Retry-After', String(body.error.details?.retryAfterSeconds ?? 2));
+    void reply.status(status).send(body);
   }
 
   private isFileUpload(host?: ArgumentsHost): boolean {
@@ -56,11 +58,12 @@ export class ErrorResponseFilter implements ExceptionFilter {
       if (exception.details) body.error.details = exception.details;
       return { status: exception.status, body };
     }
-    // body-parser errors carry a `type` and a status; Nest's adapter wraps them in an
-    // HttpException whose cause is the original.
+    // Body errors (body-parsing.ts, raw-body) carry a `type` and a status; the router's
+    // (a malformed URL) a status code. Nest's adapter wraps them in an HttpException
+    // whose cause is the original.
     const cause = exception instanceof HttpException ? exception.cause : undefined;
-    const parser = ((cause as object | undefined) ?? exception) as { type?: string; status?: number; limit?: number };
-    if (cause instanceof URIError) {
+    const parser = ((cause as object | undefined) ?? exception) as { type?: string; status?: number; statusCode?: number; limit?: number };
+    if ((cause ?? exception) instanceof URIError) {
       return error(400, 'INVALID_URL', 'The request URL has an invalid percent-encoding.');
     }
     if (parser?.type === 'entity.too.large' && this.isFileUpload(host)) {
@@ -87,8 +90,9 @@ export class ErrorResponseFilter implements ExceptionFilter {
       const message = typeof response === 'string' ? response : (response.message ?? exception.message);
       return error(status, STATUS_CODES[status] ?? (status >= 500 ? 'INTERNAL_ERROR' : 'BAD_REQUEST'), String(message));
     }
-    if (typeof parser?.status === 'number' && parser.status >= 400 && parser.status < 500) {
-      return error(parser.status, STATUS_CODES[parser.status] ?? 'BAD_REQUEST', 'The request could not be read.');
+    const readStatus = parser?.status ?? parser?.statusCode;
+    if (typeof readStatus === 'number' && readStatus >= 400 && readStatus < 500) {
+      return error(readStatus, STATUS_CODES[readStatus] ?? 'BAD_REQUEST', 'The request could not be read.');
     }
     return error(500, 'INTERNAL_ERROR', 'Something went wrong on our side; it has been logged.');
   }

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { NextFunction, Request, Response } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Params } from 'nestjs-pino';
 import { pino, type Logger } from 'pino';
 import { APP_CONFIG, logContext, logDestination, pinoOptions, runWithLogContext, type AppConfig } from '@drydock/core';
@@ -8,7 +8,7 @@ import { APP_CONFIG, logContext, logDestination, pinoOptions, runWithLogContext,
 // one. Either way it is answered in X-Request-Id and carried to the worker.
 const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 
-// First middleware of every request: its id, the log context every line of it carries
+// The first hook of every request (Fastify's onRequest, on the raw request): its id, the log context every line of it carries
 // (the tenant and the execution are added as they become known), and one JSON line when
 // it is answered (method, path without its query, which may hold a signed link's
 // signature; status; time). Written here with one shared logger rather than by
@@ -16,7 +16,7 @@ const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 // ~0.3 ms of CPU a request (bench/README.md, "What metrics and logs cost").
 export function requestLogging(config: AppConfig) {
   const logger: Logger = pino(pinoOptions(config, 'gateway'), logDestination());
-  return (req: Request, res: Response, next: NextFunction): void => {
+  return (req: IncomingMessage, res: ServerResponse, next: () => void): void => {
     const offered = req.headers['x-request-id'];
     const id = typeof offered === 'string' && CLIENT_REQUEST_ID.test(offered) ? offered : randomUUID();
     res.setHeader('X-Request-Id', id);
@@ -29,7 +29,7 @@ export function requestLogging(config: AppConfig) {
           const level = status >= 500 ? 'error' : status >= 400 ? 'warn' : 'info';
           // The context as the request left it: the tenant and the execution included.
           logger[level](
-            { ...context, req: { id, method: req.method, path: (req.originalUrl ?? req.url ?? '').split('?')[0] }, res: { statusCode: status }, responseTime: Math.round(performance.now() - started) },
+            { ...context, req: { id, method: req.method, path: (req.url ?? '').split('?')[0] }, res: { statusCode: status }, responseTime: Math.round(performance.now() - started) },
             'request completed',
           );
         });

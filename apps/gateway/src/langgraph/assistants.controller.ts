@@ -1,6 +1,6 @@
 import { Body, Controller, Get, Header, HttpCode, Param, Post, Res } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation } from '@nestjs/swagger';
-import type { Response } from 'express';
+import type { FastifyReply } from 'fastify';
 import type { TenantPrincipal } from '@drydock/core';
 import { Principal } from '../auth/principal.decorator.js';
 import { LangGraphRoutes } from '../openapi/api-auth.js';
@@ -28,10 +28,10 @@ export class AssistantsController {
   async search(
     @Principal() principal: TenantPrincipal,
     @Body() dto: SearchAssistantsDto,
-    @Res({ passthrough: true }) res: Response,
+    @Res({ passthrough: true }) res: FastifyReply,
   ): Promise<Partial<AssistantView>[]> {
     const { assistants, next } = await this.assistants.search(principal.tenantId, dto);
-    if (next !== null) res.setHeader('X-Pagination-Next', String(next));
+    if (next !== null) res.header('X-Pagination-Next', String(next));
     return assistants.map((view) => selectFields(view, dto.select));
   }
 

@@ -1,9 +1,10 @@
 import { jest } from '@jest/globals';
 import { EventEmitter } from 'node:events';
-import type { Response } from 'express';
+import type { ServerResponse } from 'node:http';
 import { abortOnClose, JsonKeepAlive } from './run-response.js';
 
-// Enough of an Express response to watch what is written.
+// Enough of Node's response to watch what is written, and of Fastify's reply to take it
+// over.
 class FakeResponse extends EventEmitter {
   headersSent = false;
   writableEnded = false;
@@ -12,10 +13,6 @@ class FakeResponse extends EventEmitter {
   statusCode = 0;
   headers: Record<string, string | number> = {};
   body = '';
-  status(code: number) {
-    this.statusCode = code;
-    return this;
-  }
   setHeader(name: string, value: string | number) {
     this.headers[name.toLowerCase()] = value;
   }
@@ -31,11 +28,9 @@ class FakeResponse extends EventEmitter {
     this.body += chunk.toString();
     this.writableEnded = this.writableFinished = true;
   }
-  json(value: unknown) {
-    this.setHeader('content-type', 'application/json');
-    this.end(JSON.stringify(value));
-  }
 }
+
+const replyOf = (res: FakeResponse) => ({ raw: res as unknown as ServerResponse, hijack: () => undefined });
 
 describe(JsonKeepAlive.name, () => {
   beforeEach(() => jest.useFakeTimers());
@@ -43,7 +38,7 @@ describe(JsonKeepAlive.name, () => {
 
   it('should answer a quick run as plain JSON', () => {
     const res = new FakeResponse();
-    const sut = new JsonKeepAlive(res as unknown as Response, 1000);
+    const sut = new JsonKeepAlive(replyOf(res), 1000);
 
     sut.finish({ messages: [] });
 
@@ -54,7 +49,7 @@ describe(JsonKeepAlive.name, () => {
 
   it('should send the headers and a newline per interval while a run is long, then the JSON', () => {
     const res = new FakeResponse();
-    const sut = new JsonKeepAlive(res as unknown as Response, 1000);
+    const sut = new JsonKeepAlive(replyOf(res), 1000);
 
     jest.advanceTimersByTime(2500);
     sut.finish({ __error__: { error: 'RUN_FAILED', message: 'boom' } });
@@ -67,7 +62,7 @@ describe(JsonKeepAlive.name, () => {
 
   it('should write an answer serialized beforehand as is, with its length', () => {
     const res = new FakeResponse();
-    const sut = new JsonKeepAlive(res as unknown as Response, 1000);
+    const sut = new JsonKeepAlive(replyOf(res), 1000);
 
     sut.finishJson(Buffer.from('{"messages":["é"]}'));
 
@@ -79,7 +74,7 @@ describe(JsonKeepAlive.name, () => {
 
   it('should stop pinging once stopped', () => {
     const res = new FakeResponse();
-    const sut = new JsonKeepAlive(res as unknown as Response, 1000);
+    const sut = new JsonKeepAlive(replyOf(res), 1000);
 
     sut.stop();
     jest.advanceTimersByTime(5000);
@@ -91,7 +86,7 @@ describe(JsonKeepAlive.name, () => {
 describe(abortOnClose.name, () => {
   it('should abort when the connection closes before the answer is complete', () => {
     const res = new FakeResponse();
-    const sut = abortOnClose(res as unknown as Response);
+    const sut = abortOnClose(res as unknown as ServerResponse);
 
     res.emit('close');
 
@@ -100,7 +95,7 @@ describe(abortOnClose.name, () => {
 
   it('should not abort after a complete answer', () => {
     const res = new FakeResponse();
-    const sut = abortOnClose(res as unknown as Response);
+    const sut = abortOnClose(res as unknown as ServerResponse);
 
     res.end('{}');
     res.emit('close');

@@ -1,8 +1,9 @@
-import type { Response } from 'express';
+import type { ServerResponse } from 'node:http';
+import type { TakenReply } from '../http/taken-reply.js';
 
 // Aborted when the client goes away before the response is complete: the run stops
 // (there are no background runs to come back to).
-export function abortOnClose(res: Response): { signal: AbortSignal; dispose(): void } {
+export function abortOnClose(res: ServerResponse): { signal: AbortSignal; dispose(): void } {
   const controller = new AbortController();
   const onClose = () => {
     if (!res.writableFinished) controller.abort();
@@ -18,11 +19,13 @@ export function abortOnClose(res: Response): { signal: AbortSignal; dispose(): v
 // {"__error__": {error, message}}, which @langchain/langgraph-sdk raises as an error.
 export class JsonKeepAlive {
   private timer: NodeJS.Timeout;
+  private readonly res: ServerResponse;
 
   constructor(
-    private readonly res: Response,
+    private readonly reply: TakenReply,
     intervalMs: number,
   ) {
+    this.res = reply.raw;
     this.timer = setInterval(() => this.ping(), intervalMs);
     this.timer.unref();
   }
@@ -41,7 +44,8 @@ export class JsonKeepAlive {
     this.stop();
     if (this.res.writableEnded || this.res.destroyed) return;
     if (!this.res.headersSent) {
-      this.res.status(200);
+      this.reply.hijack();
+      this.res.statusCode = 200;
       this.res.setHeader('Content-Type', 'application/json; charset=utf-8');
       this.res.setHeader('Content-Length', Buffer.byteLength(json));
     }
@@ -55,7 +59,8 @@ export class JsonKeepAlive {
   private ping(): void {
     if (this.res.writableEnded || this.res.destroyed) return this.stop();
     if (!this.res.headersSent) {
-      this.res.status(200);
+      this.reply.hijack();
+      this.res.statusCode = 200;
       this.res.setHeader('Content-Type', 'application/json; charset=utf-8');
       this.res.flushHeaders();
     }

@@ -1,6 +1,6 @@
 import { Body, Controller, Param, Post, Res } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiProduces } from '@nestjs/swagger';
-import type { Response } from 'express';
+import type { FastifyReply } from 'fastify';
 import type { TenantPrincipal } from '@drydock/core';
 import { Principal } from '../auth/principal.decorator.js';
 import { SseWriter } from '../executions/sse-writer.js';
@@ -63,12 +63,12 @@ export class RunsController {
     @Principal() principal: TenantPrincipal,
     @Param('thread_id', LangGraphThreadIdPipe) threadId: string,
     @Body() dto: RunCreateDto,
-    @Res() res: Response,
+    @Res() reply: FastifyReply,
   ): Promise<void> {
     const run = await this.runs.prepare(principal.tenantId, threadId, dto, 'wait');
-    locate(res, run);
-    const abort = abortOnClose(res);
-    const keepAlive = new JsonKeepAlive(res, KEEP_ALIVE_MS);
+    locate(reply, run);
+    const abort = abortOnClose(reply.raw);
+    const keepAlive = new JsonKeepAlive(reply, KEEP_ALIVE_MS);
     try {
       keepAlive.finishJson(wireJson(await run.execute(abort.signal)));
     } catch (error) {
@@ -102,12 +102,13 @@ export class RunsController {
     @Principal() principal: TenantPrincipal,
     @Param('thread_id', LangGraphThreadIdPipe) threadId: string,
     @Body() dto: RunCreateDto,
-    @Res() res: Response,
+    @Res() reply: FastifyReply,
   ): Promise<void> {
     const run = await this.runs.prepare(principal.tenantId, threadId, dto, 'stream');
-    locate(res, run);
+    locate(reply, run);
+    const res = reply.raw;
     const abort = abortOnClose(res);
-    const sse = new SseWriter(res);
+    const sse = new SseWriter(reply);
     const ping = setInterval(() => {
       if (sse.started && !res.writableEnded) res.write(': keep-alive\n\n');
     }, KEEP_ALIVE_MS);
@@ -128,7 +129,8 @@ export class RunsController {
   }
 }
 
-// Where the SDK learns the run id (its onRunCreated callback).
-function locate(res: Response, run: PreparedRun): void {
-  res.setHeader('Content-Location', `/threads/${run.threadId}/runs/${run.runId}`);
+// Where the SDK learns the run id (its onRunCreated callback). Set on Node's response, so
+// that it goes out however the run is answered (written by the handler, or an error).
+function locate(reply: FastifyReply, run: PreparedRun): void {
+  reply.raw.setHeader('Content-Location', `/threads/${run.threadId}/runs/${run.runId}`);
 }

@@ -1,6 +1,6 @@
 import { Controller, Delete, Get, HttpCode, Post, Req, Res } from '@nestjs/common';
 import { ApiBody, ApiOkResponse, ApiOperation, ApiResponse } from '@nestjs/swagger';
-import type { Request, Response } from 'express';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { TenantPrincipal } from '@drydock/core';
 import { Principal } from '../auth/principal.decorator.js';
@@ -23,15 +23,18 @@ export class McpController {
   })
   @ApiBody({ description: 'A JSON-RPC 2.0 message or batch (initialize, tools/list, tools/call, resources/read, …).', schema: { type: 'object', additionalProperties: true } })
   @ApiOkResponse({ description: 'The JSON-RPC answer.', schema: { type: 'object', additionalProperties: true } })
-  async post(@Principal() principal: TenantPrincipal, @Req() req: Request, @Res() res: Response): Promise<void> {
+  async post(@Principal() principal: TenantPrincipal, @Req() req: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
     const server = this.mcp.create(principal);
+    // The transport writes Node's response itself.
+    reply.hijack();
+    const res = reply.raw;
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     res.on('close', () => {
       void transport.close();
       void server.close();
     });
     await server.connect(transport);
-    await transport.handleRequest(req, res, req.body);
+    await transport.handleRequest(req.raw, res, req.body);
   }
 
   // Stateless: no server-initiated stream to GET and no session to DELETE (the two other
@@ -39,19 +42,19 @@ export class McpController {
   @Get()
   @ApiOperation({ summary: 'Not available: the endpoint is stateless (405)' })
   @ApiResponse({ status: 405, description: 'Allow: POST' })
-  getNotAllowed(@Res() res: Response): void {
-    this.notAllowed(res);
+  getNotAllowed(@Res() reply: FastifyReply): void {
+    this.notAllowed(reply);
   }
 
   @Delete()
   @ApiOperation({ summary: 'Not available: there is no MCP session to end (405)' })
   @ApiResponse({ status: 405, description: 'Allow: POST' })
-  deleteNotAllowed(@Res() res: Response): void {
-    this.notAllowed(res);
+  deleteNotAllowed(@Res() reply: FastifyReply): void {
+    this.notAllowed(reply);
   }
 
-  private notAllowed(@Res() res: Response): void {
-    res.status(405).setHeader('Allow', 'POST').json({
+  private notAllowed(reply: FastifyReply): void {
+    void reply.status(405).header('Allow', 'POST').send({
       jsonrpc: '2.0',
       error: { code: -32000, message: 'Method not allowed: this MCP endpoint is stateless; POST JSON-RPC messages to it.' },
       id: null,

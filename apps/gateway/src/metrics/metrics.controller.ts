@@ -1,6 +1,6 @@
 import { Controller, Get, Inject, Res, type OnModuleInit } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiProduces } from '@nestjs/swagger';
-import type { Response } from 'express';
+import type { FastifyReply } from 'fastify';
 import { PlatformMetrics } from '@drydock/metrics';
 import { WORKER_REGISTRY, type WorkerRegistry } from '@drydock/sessions';
 import { UsageRepository } from '../admin/usage.repository.js';
@@ -46,9 +46,8 @@ export class MetricsController implements OnModuleInit {
       '# HELP drydock_queue_jobs Jobs in the platform queues, by queue and state (read when scraped).\n' +
       '# TYPE drydock_queue_jobs gauge\ndrydock_queue_jobs{queue="…",state="waiting"} 0\n',
   })
-  async scrape(@Res() res: Response): Promise<void> {
+  async scrape(@Res() reply: FastifyReply): Promise<void> {
     const { contentType, text } = await this.metrics.render();
-    res.setHeader('Content-Type', contentType);
-    res.send(text);
+    void reply.header('Content-Type', contentType).send(text);
   }
 }

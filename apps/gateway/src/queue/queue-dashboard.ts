@@ -1,11 +1,11 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
-import type { NestExpressApplication } from '@nestjs/platform-express';
-import type { NextFunction, Request, Response } from 'express';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Queue } from 'bullmq';
 import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
-import { ExpressAdapter } from '@bull-board/express';
+import { FastifyAdapter } from '@bull-board/fastify';
 import { APP_CONFIG, redisOptions, type AppConfig, repeatedErrorLogger } from '@drydock/core';
 import { BATCH_QUEUE, MAINTENANCE_QUEUE, workerQueueName } from '@drydock/execution';
 import { WORKER_REGISTRY, type WorkerRegistry } from '@drydock/sessions';
@@ -35,8 +35,10 @@ export class QueueDashboard implements OnApplicationShutdown {
     this.expected = digest(config.adminKey);
   }
 
-  mount(app: NestExpressApplication): void {
-    const serverAdapter = new ExpressAdapter();
+  // Registered as a Fastify plugin of its own, so that its hooks (the admin key, the list
+  // of queues) and Bull Board's view engine and error handler stay inside it.
+  async mount(app: NestFastifyApplication): Promise<void> {
+    const serverAdapter = new FastifyAdapter();
     serverAdapter.setBasePath(QUEUE_DASHBOARD_PATH);
     const board = createBullBoard({ queues: [], serverAdapter, options: { uiConfig: { boardTitle: 'Drydock queues' } } });
     const refresh = () => {
@@ -51,12 +53,14 @@ export class QueueDashboard implements OnApplicationShutdown {
         });
       return this.refreshing;
     };
-    app.use(
-      QUEUE_DASHBOARD_PATH,
-      (req: Request, res: Response, next: NextFunction) => this.authorize(req, res, next),
-      (_req: Request, _res: Response, next: NextFunction) => void refresh().then(() => next(), next),
-      serverAdapter.getRouter(),
-    );
+    await app.register(async (scope: FastifyInstance) => {
+      scope.addHook('onRequest', async (req: FastifyRequest, reply: FastifyReply) => {
+        // A hook that has answered returns the reply (Fastify's rule for async hooks).
+        if (!this.authorize(req, reply)) return reply;
+        await refresh();
+      });
+      await scope.register(serverAdapter.registerPlugin(), { prefix: QUEUE_DASHBOARD_PATH });
+    });
   }
 
   async onApplicationShutdown(): Promise<void> {
@@ -64,7 +68,8 @@ export class QueueDashboard implements OnApplicationShutdown {
     this.queues.clear();
   }
 
-  private authorize(req: Request, res: Response, next: NextFunction): void {
+  // True for the admin key; otherwise the 401 is sent.
+  private authorize(req: FastifyRequest, reply: FastifyReply): boolean {
     const header = req.headers.authorization ?? '';
     let key: string | null = null;
     if (header.startsWith('Bearer ')) key = header.slice(7).trim();
@@ -72,13 +77,13 @@ export class QueueDashboard implements OnApplicationShutdown {
       const decoded = Buffer.from(header.slice(6).trim(), 'base64').toString('utf8');
       key = decoded.slice(decoded.indexOf(':') + 1);
     }
-    if (key && timingSafeEqual(digest(key), this.expected)) return next();
-    res.setHeader('WWW-Authenticate', 'Basic realm="Drydock admin", charset="UTF-8"');
-    res.status(401).json({
+    if (key && timingSafeEqual(digest(key), this.expected)) return true;
+    void reply.header('WWW-Authenticate', 'Basic realm="Drydock admin", charset="UTF-8"').status(401).send({
       error: key
         ? { code: 'INVALID_ADMIN_KEY', message: 'The admin key is not valid.' }
         : { code: 'UNAUTHORIZED', message: 'Send the admin key as a bearer token, or as the password of Basic auth.' },
     });
+    return false;
   }
 
   private async queueNames(): Promise<string[]> {

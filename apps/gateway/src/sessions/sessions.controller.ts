@@ -1,6 +1,6 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
 import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiQuery } from '@nestjs/swagger';
-import type { Response } from 'express';
+import type { FastifyReply } from 'fastify';
 import { DrydockError, type TenantPrincipal } from '@drydock/core';
 import { DatasetRegistry, SessionsService, toSessionView, type DatasetEntry, type SessionView, type StagedDataset } from '@drydock/sessions';
 import { Principal } from '../auth/principal.decorator.js';
@@ -29,7 +29,7 @@ export class SessionsController {
   async create(
     @Principal() principal: TenantPrincipal,
     @Body() dto: CreateSessionDto,
-    @Res({ passthrough: true }) res: Response,
+    @Res({ passthrough: true }) res: FastifyReply,
   ): Promise<SessionView> {
     if (dto.network === true) {
       throw new DrydockError('NETWORK_FORBIDDEN', 'Sandboxes have no network access; omit "network" or set it to false.', 403);

@@ -1,0 +1,68 @@
+import type { IncomingMessage } from 'node:http';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import getRawBody from 'raw-body';
+import type { AppConfig } from '@drydock/core';
+
+const FILE_CONTENT_ROUTE = /^\/v1\/threads\/[^/]+\/files\/content(\?|$)/;
+const BATCH_SUBMIT_ROUTE = /^\/v1\/batches\/?(\?|$)/;
+const JSON_TYPE = /\bjson\b/i;
+
+// An error shaped like body-parser's (an http-errors error with a `type`), which is what
+// ErrorResponseFilter turns into INVALID_JSON, BODY_TOO_LARGE, FILE_TOO_LARGE or a 415.
+function readError(status: number, type: string, message: string, extra: Record<string, unknown> = {}): Error {
+  return Object.assign(new Error(message), { status, statusCode: status, expose: true, type, ...extra });
+}
+
+// What a request's body becomes, decided by its route and Content-Type (one parser for
+// every type, replacing Fastify's own):
+// - a file upload (PUT /v1/threads/:id/files/content): its bytes, whatever the type, up
+//   to the thread file limit;
+// - JSON (`application/json`, `…+json`): parsed, up to the request body limit (a batch
+//   submitted as JSON: the batch body limit). An empty body is `{}`; a body that is not
+//   an object or an array is refused, as body-parser's strict mode did;
+// - anything else (a tar archive, an NDJSON batch, the MCP route's own types): not read
+//   here; the controller reads `request.raw` as it streams.
+export function registerBodyParsers(instance: FastifyInstance, config: AppConfig): void {
+  instance.removeAllContentTypeParsers();
+  instance.addContentTypeParser('*', (request: FastifyRequest, payload: IncomingMessage, done: (error: Error | null, body?: unknown) => void) => {
+    const url = request.url;
+    const type = request.headers['content-type'] ?? '';
+    if (request.method === 'PUT' && FILE_CONTENT_ROUTE.test(url)) {
+      readBody(payload, config.vfs.maxFileBytes).then((bytes) => done(null, bytes), done);
+      return;
+    }
+    if (!JSON_TYPE.test(type)) {
+      done(null, undefined);
+      return;
+    }
+    const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(type)?.[1]?.toLowerCase();
+    if (charset !== undefined && !charset.startsWith('utf-8') && charset !== 'utf8') {
+      payload.resume();
+      done(readError(415, 'charset.unsupported', `unsupported charset "${charset.toUpperCase()}"`, { charset }));
+      return;
+    }
+    const limit = request.method === 'POST' && BATCH_SUBMIT_ROUTE.test(url) ? config.batches.maxBodyBytes : config.gateway.maxBodyBytes;
+    readBody(payload, limit).then((bytes) => {
+      const text = bytes.toString('utf8');
+      const first = /\S/.exec(text)?.[0];
+      if (first === undefined) return done(null, {});
+      if (first !== '{' && first !== '[') return done(readError(400, 'entity.parse.failed', 'the body is not a JSON object or array'));
+      try {
+        done(null, JSON.parse(text));
+      } catch (error) {
+        done(readError(400, 'entity.parse.failed', (error as Error).message));
+      }
+    }, done);
+  });
+}
+
+// The whole body, refused past `limit` (its Content-Length checked first) with
+// raw-body's `entity.too.large`. Compressed bodies are refused: nothing here inflates.
+function readBody(payload: IncomingMessage, limit: number): Promise<Buffer> {
+  const encoding = (payload.headers['content-encoding'] ?? 'identity').toLowerCase();
+  if (encoding !== 'identity') {
+    payload.resume();
+    return Promise.reject(readError(415, 'encoding.unsupported', `unsupported content encoding "${encoding}"`, { encoding }));
+  }
+  return getRawBody(payload, { limit, length: payload.headers['content-length'] });
+}
