@@ -21,7 +21,7 @@ const MAX_PARAM_LENGTH = 1024;
 
 // Builds the gateway application without listening, so tests and main.ts share it.
 // Nest runs on Fastify (@nestjs/platform-fastify): its router and reply cost about a
-// third of Express's CPU per request (bench/http-adapter, docs/decisions/013-fastify.md).
+// third of Express's CPU per request (bench/http-adapter, docs/decisions/012-fastify.md).
 export async function createGateway(options: { logger?: false } & GatewayOptions = {}): Promise<INestApplication> {
   const adapter = new FastifyAdapter({
     // As Express matched them: /v1/batches/ is /v1/batches.
