@@ -1,3 +1,4 @@
+import { gzipSync } from 'node:zlib';
 import { startPlatform, type Platform } from './support/platform.js';
 import type { ApiClient } from './support/api-client.js';
 
@@ -69,6 +70,22 @@ describe('Bad input', () => {
         headers: { 'content-type': 'application/json' },
       });
       expectError(res, 400, 'INVALID_JSON');
+    });
+
+    it('should reject JSON that is not an object or an array, in another charset, or compressed', async () => {
+      const post = (body: string | Buffer, headers: Record<string, string>) =>
+        api.request('POST', `/v1/sessions/${sessionId}/executions`, { body, headers });
+      expectError(await post('"print(1)"', { 'content-type': 'application/json' }), 400, 'INVALID_JSON');
+      expectError(await post('{"code": "1"}', { 'content-type': 'application/json; charset=latin1' }), 415, 'UNSUPPORTED_MEDIA_TYPE');
+      expectError(await post(gzipSync('{"code": "1"}'), { 'content-type': 'application/json', 'content-encoding': 'gzip' }), 415, 'UNSUPPORTED_MEDIA_TYPE');
+      // Whereas JSON typed as a +json suffix, in UTF-8 named either way, is read.
+      const ok = await post('{"code": "print(1)"}', { 'content-type': 'application/vnd.drydock+json; charset=UTF-8' });
+      expect({ status: ok.status, stdout: ok.body.stdout }).toEqual({ status: 200, stdout: '1\n' });
+    });
+
+    it('should route a trailing slash as the route without it, and refuse an over-long path parameter', async () => {
+      expect((await api.get('/v1/sessions/')).status).toBe(200);
+      expectError(await api.get(`/v1/sessions/${'s'.repeat(2000)}`), 414, 'URL_TOO_LONG');
     });
 
     it('should reject a huge body with 413 BODY_TOO_LARGE', async () => {

@@ -63,6 +63,9 @@ export class ErrorResponseFilter implements ExceptionFilter {
     // whose cause is the original.
     const cause = exception instanceof HttpException ? exception.cause : undefined;
     const parser = ((cause as object | undefined) ?? exception) as { type?: string; status?: number; statusCode?: number; limit?: number };
+    const readStatus = parser?.status ?? parser?.statusCode;
+    // The router's refusals: a path parameter over its length, a malformed percent-encoding.
+    if (readStatus === 414) return error(414, 'URL_TOO_LONG', 'A path segment of the request URL is too long.');
     if ((cause ?? exception) instanceof URIError) {
       return error(400, 'INVALID_URL', 'The request URL has an invalid percent-encoding.');
     }
@@ -90,7 +93,6 @@ export class ErrorResponseFilter implements ExceptionFilter {
       const message = typeof response === 'string' ? response : (response.message ?? exception.message);
       return error(status, STATUS_CODES[status] ?? (status >= 500 ? 'INTERNAL_ERROR' : 'BAD_REQUEST'), String(message));
     }
-    const readStatus = parser?.status ?? parser?.statusCode;
     if (typeof readStatus === 'number' && readStatus >= 400 && readStatus < 500) {
       return error(readStatus, STATUS_CODES[readStatus] ?? 'BAD_REQUEST', 'The request could not be read.');
     }
