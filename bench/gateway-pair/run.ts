@@ -11,9 +11,9 @@
 // weighs on both alike and the ratio of their CPU per execution holds still. It judges
 // a gateway-only change (the worker is one and the same); both gateways must share the
 // database, Redis and the admin key.
-import { Agent, request } from 'node:http';
+import { Agent } from 'node:http';
 import { parseArgs } from 'node:util';
-import { api, BenchError, createSession, createTenant, fixed, runMain, summarize, table } from '../lib/harness.js';
+import { api, BenchError, createSession, createTenant, fixed, postPrintOne, runMain, summarize, table, wholeNumber } from '../lib/harness.js';
 import { startCpuMeter } from '../lib/process-metrics.js';
 import { machineProbeLine } from '../lib/machine-probe.js';
 
@@ -42,15 +42,10 @@ async function main() {
   });
   if (values.help) return console.log(USAGE);
   if (!values.a || !values.b) throw new BenchError(`--a and --b are required\n${USAGE}`);
-  const whole = (name: string, value: string | undefined, fallback: number) => {
-    const n = Number(value ?? fallback);
-    if (!Number.isInteger(n) || n < 1) throw new BenchError(`--${name} must be a positive whole number\n${USAGE}`);
-    return n;
-  };
-  const sessionsN = whole('sessions', values.sessions, 16);
-  const clients = whole('clients', values.clients, 16);
-  const seconds = whole('seconds', values.seconds, 10);
-  const rounds = whole('rounds', values.rounds, 3);
+  const sessionsN = wholeNumber('sessions', values.sessions, 16, 1);
+  const clients = wholeNumber('clients', values.clients, 16, 1);
+  const seconds = wholeNumber('seconds', values.seconds, 10, 1);
+  const rounds = wholeNumber('rounds', values.rounds, 3, 1);
   const adminKey = values['admin-key'] ?? process.env.BENCH_ADMIN_KEY ?? process.env.DRYDOCK_ADMIN_KEY;
   if (!adminKey) throw new BenchError('an admin key is needed: --admin-key, BENCH_ADMIN_KEY or DRYDOCK_ADMIN_KEY');
   const urls: Record<Side, URL> = { a: new URL(values.a), b: new URL(values.b) };
@@ -72,31 +67,7 @@ async function main() {
   console.log(`bench/gateway-pair: a ${values.a}, b ${values.b}; ${sessionsN} sessions, ${clients} clients alternating, ${rounds} rounds of ${seconds} s`);
 
   const agents: Record<Side, Agent> = { a: new Agent({ keepAlive: true, maxSockets: clients }), b: new Agent({ keepAlive: true, maxSockets: clients }) };
-  const body = JSON.stringify({ code: 'print(1)' });
-  const post = (side: Side, sessionId: string) =>
-    new Promise<void>((resolve, reject) => {
-      const req = request(
-        {
-          agent: agents[side],
-          host: urls[side].hostname,
-          port: urls[side].port,
-          method: 'POST',
-          path: `/v1/sessions/${sessionId}/executions`,
-          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
-        },
-        (res) => {
-          let text = '';
-          res.setEncoding('utf8');
-          res.on('data', (chunk: string) => (text += chunk));
-          res.on('end', () => {
-            if (res.statusCode === 200 && text.includes('"stdout":"1\\n"')) resolve();
-            else reject(new BenchError(`an execution on ${side} answered ${res.statusCode}: ${text.slice(0, 300)}`));
-          });
-        },
-      );
-      req.on('error', reject);
-      req.end(body);
-    });
+  const post = (side: Side, sessionId: string) => postPrintOne(agents[side], urls[side], key, sessionId, `an execution on ${side}`);
 
   const rows: string[][] = [];
   const ratios: number[] = [];

@@ -10,9 +10,9 @@
 // for `--docker-seconds`. The client uses node:http with keep-alive; it shares the
 // machine's cores with the gateway and the workers, as a client on the same host would.
 import { execFile } from 'node:child_process';
-import { Agent, request } from 'node:http';
+import { Agent } from 'node:http';
 import { parseArgs } from 'node:util';
-import { api, BenchError, containerOfSession, createSession, createTenant, fixed, openTarget, summarize, table, TARGET_ARGS } from '../lib/harness.js';
+import { api, BenchError, containerOfSession, createSession, createTenant, fixed, openTarget, postPrintOne, summarize, table, TARGET_ARGS } from '../lib/harness.js';
 import { cpuPerUnit, defaultWorkerMetricsUrl, deploymentCpuMeters } from '../lib/process-metrics.js';
 
 const USAGE = `usage: npm run bench:throughput -- [options]
@@ -64,31 +64,7 @@ async function main() {
 
     const agent = new Agent({ keepAlive: true, maxSockets: clients });
     const target = new URL(platform.url);
-    const body = JSON.stringify({ code: 'print(1)' });
-    const post = (sessionId: string) =>
-      new Promise<void>((resolve, reject) => {
-        const req = request(
-          {
-            agent,
-            host: target.hostname,
-            port: target.port,
-            method: 'POST',
-            path: `/v1/sessions/${sessionId}/executions`,
-            headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
-          },
-          (res) => {
-            let text = '';
-            res.setEncoding('utf8');
-            res.on('data', (chunk: string) => (text += chunk));
-            res.on('end', () => {
-              if (res.statusCode === 200 && text.includes('"stdout":"1\\n"')) resolve();
-              else reject(new BenchError(`an execution answered ${res.statusCode}: ${text.slice(0, 300)}`));
-            });
-          },
-        );
-        req.on('error', reject);
-        req.end(body);
-      });
+    const post = (sessionId: string) => postPrintOne(agent, target, key, sessionId);
     const cpu = await deploymentCpuMeters(platform, values['worker-metrics-url'] ?? defaultWorkerMetricsUrl());
     const drydock = await load(clients, seconds, (i) => post(sessions[i % sessions.length]!.id));
     const cpuLine = cpu.meters.length ? `CPU per execution (process_cpu_seconds_total over the load): ${await cpuPerUnit(cpu.meters, drydock.count)}` : '';
