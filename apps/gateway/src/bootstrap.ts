@@ -28,6 +28,9 @@ export async function createGateway(options: { logger?: false } & GatewayOptions
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
     // Requests are logged once, by requestLogging below; Fastify's own logger is off.
     logger: false,
+    // Node's own limit on receiving a whole request, which the gateway had on Express
+    // (Fastify's default, 0, would let a client trickle a body in forever).
+    requestTimeout: 300_000,
     // A malformed URL (400) or an over-long path parameter (414), which the router refuses
     // before any hook runs, answered with the error envelope like everything else.
     frameworkErrors: (error: FastifyError, _request: FastifyRequest, reply: FastifyReply) => {
