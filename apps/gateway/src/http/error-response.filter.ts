@@ -40,7 +40,19 @@ export class ErrorResponseFilter implements ExceptionFilter {
       reply.raw.end();
       return;
     }
-    if (status === 503 || status === 429) reply.header('Retry-After', String(body.error.details?.retryAfterSeconds ?? 2));
+    const retryAfter = status === 503 || status === 429 ? String(body.error.details?.retryAfterSeconds ?? 2) : null;
+    if (reply.sent) {
+      // Taken over by its handler (reply.hijack) before it wrote anything: Fastify sends
+      // nothing more, so the error is written on Node's response.
+      const json = JSON.stringify(body);
+      reply.raw.statusCode = status;
+      reply.raw.setHeader('Content-Type', 'application/json; charset=utf-8');
+      reply.raw.setHeader('Content-Length', Buffer.byteLength(json));
+      if (retryAfter) reply.raw.setHeader('Retry-After', retryAfter);
+      reply.raw.end(json);
+      return;
+    }
+    if (retryAfter) reply.header('Retry-After', retryAfter);
     void reply.status(status).send(body);
   }
 
