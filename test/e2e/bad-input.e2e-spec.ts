@@ -72,10 +72,13 @@ describe('Bad input', () => {
       expectError(res, 400, 'INVALID_JSON');
     });
 
-    it('should reject JSON that is not an object or an array, in another charset, or compressed', async () => {
+    it('should reject JSON that is not an object or an array, has a prototype key, is in another charset, or compressed', async () => {
       const post = (body: string | Buffer, headers: Record<string, string>) =>
         api.request('POST', `/v1/sessions/${sessionId}/executions`, { body, headers });
       expectError(await post('"print(1)"', { 'content-type': 'application/json' }), 400, 'INVALID_JSON');
+      // A prototype key, which a later merge of the body could turn into a prototype change.
+      expectError(await post('{"code": "print(1)", "__proto__": {"admin": true}}', { 'content-type': 'application/json' }), 400, 'INVALID_JSON');
+      expectError(await post('{"code": "print(1)", "constructor": {"prototype": {"admin": true}}}', { 'content-type': 'application/json' }), 400, 'INVALID_JSON');
       expectError(await post('{"code": "1"}', { 'content-type': 'application/json; charset=latin1' }), 415, 'UNSUPPORTED_MEDIA_TYPE');
       expectError(await post(gzipSync('{"code": "1"}'), { 'content-type': 'application/json', 'content-encoding': 'gzip' }), 415, 'UNSUPPORTED_MEDIA_TYPE');
       // Whereas JSON typed as a +json suffix, in UTF-8 named either way, is read.

@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import getRawBody from 'raw-body';
+import secureJson from 'secure-json-parse';
 import type { AppConfig } from '@drydock/core';
 
 const FILE_CONTENT_ROUTE = /^\/v1\/threads\/[^/]+\/files\/content(\?|$)/;
@@ -19,7 +20,8 @@ function readError(status: number, type: string, message: string, extra: Record<
 //   to the thread file limit;
 // - JSON (`application/json`, `…+json`): parsed, up to the request body limit (a batch
 //   submitted as JSON: the batch body limit). An empty body is `{}`; a body that is not
-//   an object or an array is refused, as body-parser's strict mode did;
+//   an object or an array is refused, as body-parser's strict mode did, and so is one
+//   with a `__proto__` key (secure-json-parse, as Fastify's own parser);
 // - anything else (a tar archive, an NDJSON batch, the MCP route's own types): not read
 //   here; the controller reads `request.raw` as it streams.
 export function registerBodyParsers(instance: FastifyInstance, config: AppConfig): void {
@@ -48,7 +50,9 @@ export function registerBodyParsers(instance: FastifyInstance, config: AppConfig
       if (first === undefined) return done(null, {});
       if (first !== '{' && first !== '[') return done(readError(400, 'entity.parse.failed', 'the body is not a JSON object or array'));
       try {
-        done(null, JSON.parse(text));
+        // Fastify's own JSON rule: a `__proto__` key, or `constructor.prototype`, refuses
+        // the body, so no later merge of it can reach an object's prototype.
+        done(null, secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' }));
       } catch (error) {
         done(readError(400, 'entity.parse.failed', (error as Error).message));
       }
