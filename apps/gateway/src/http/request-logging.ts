@@ -8,10 +8,11 @@ import { APP_CONFIG, logContext, logDestination, pinoOptions, runWithLogContext,
 // one. Either way it is answered in X-Request-Id and carried to the worker.
 const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 
-// The first hook of every request (Fastify's onRequest, on the raw request): its id, the log context every line of it carries
-// (the tenant and the execution are added as they become known), and one JSON line when
-// it is answered (method, path without its query, which may hold a signed link's
-// signature; status; time). Written here with one shared logger rather than by
+// The first hook of every request (Fastify's onRequest, given Node's request and
+// response): its id, the log context every line of it carries (the tenant and the
+// execution are added as they become known), and one JSON line when it is answered
+// (method, path without its query, which may hold a signed link's signature; status;
+// time). Written here with one shared logger rather than by
 // pino-http: its child logger and second async context per request cost the gateway
 // ~0.3 ms of CPU a request (bench/README.md, "What metrics and logs cost").
 export function requestLogging(config: AppConfig) {
