@@ -30,7 +30,11 @@ export function registerBodyParsers(instance: FastifyInstance, config: AppConfig
     const url = request.url;
     const type = request.headers['content-type'] ?? '';
     if (request.method === 'PUT' && FILE_CONTENT_ROUTE.test(url)) {
-      readBody(payload, config.vfs.maxFileBytes).then((bytes) => done(null, bytes), done);
+      // Over the limit it is the file that is too large (FILE_TOO_LARGE), not the body.
+      readBody(payload, config.vfs.maxFileBytes).then(
+        (bytes) => done(null, bytes),
+        (error: Error & { type?: string }) => done(error.type === 'entity.too.large' ? Object.assign(error, { type: 'file.too.large' }) : error),
+      );
       return;
     }
     if (!JSON_TYPE.test(type)) {

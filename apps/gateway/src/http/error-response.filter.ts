@@ -29,7 +29,7 @@ export class ErrorResponseFilter implements ExceptionFilter {
 
   catch(exception: unknown, host: ArgumentsHost): void {
     const reply = host.switchToHttp().getResponse<FastifyReply>();
-    const { status, body } = this.toResponse(exception, host);
+    const { status, body } = this.toResponse(exception);
     if (status >= 500 && !(exception instanceof DrydockError)) {
       const outage = outageOf(exception);
       if (outage) this.logger.warn(`${outage} unavailable: ${(exception as Error).message}`);
@@ -56,12 +56,7 @@ export class ErrorResponseFilter implements ExceptionFilter {
     void reply.status(status).send(body);
   }
 
-  private isFileUpload(host?: ArgumentsHost): boolean {
-    const req = host?.switchToHttp().getRequest<{ method?: string; url?: string }>();
-    return req?.method === 'PUT' && /\/files\/content(\?|$)/.test(req.url ?? '');
-  }
-
-  toResponse(exception: unknown, host?: ArgumentsHost): { status: number; body: ErrorBody } {
+  toResponse(exception: unknown): { status: number; body: ErrorBody } {
     // PostgreSQL or Redis down or restarting: the caller may retry, it is not our bug.
     const outage = exception instanceof DrydockError ? null : outageOf(exception);
     if (outage) exception = new ServiceUnavailableError(outage);
@@ -81,7 +76,7 @@ export class ErrorResponseFilter implements ExceptionFilter {
     if ((cause ?? exception) instanceof URIError) {
       return error(400, 'INVALID_URL', 'The request URL has an invalid percent-encoding.');
     }
-    if (parser?.type === 'entity.too.large' && this.isFileUpload(host)) {
+    if (parser?.type === 'file.too.large') {
       return error(413, 'FILE_TOO_LARGE', `The file is larger than the ${parser.limit} bytes a thread file may hold.`);
     }
     if (parser?.type === 'entity.too.large') {
