@@ -88,7 +88,11 @@ class Client:
                 return
             (length,) = struct.unpack(">I", header)
             # json.loads raising here would make every test time out: fail loudly.
-            self.frames.put((time.monotonic(), json.loads(stream.read(length).decode("utf-8"))))
+            frame = json.loads(stream.read(length).decode("utf-8"))
+            if frame.get("ev") == "fs-file" and "size" in frame:
+                # The file's raw bytes follow the frame (fs-read); kept beside it here.
+                frame["_data"] = stream.read(frame["size"])
+            self.frames.put((time.monotonic(), frame))
 
     def send_raw(self, data: bytes) -> None:
         assert self.channel_in is not None

@@ -70,7 +70,7 @@ class TestGoldenFrames(ReplTestCase, GoldenAssertions):
 
     def test_ready(self) -> None:
         self.assertConforms(self.repl.ready, "ready")
-        self.assertEqual(self.repl.ready["features"], [])  # recycling needs the two users
+        self.assertEqual(self.repl.ready["features"], ["fs-read"])  # recycling needs the two users
 
     def test_ping(self) -> None:
         self.repl.send(golden("requests", "ping"))
@@ -137,6 +137,18 @@ class TestGoldenFrames(ReplTestCase, GoldenAssertions):
             f.write("x")
         self.repl.send(golden("requests", "fs-delete"))
         self.assertEqual(self.repl.next_frame(), golden("events", "fs-deleted"))
+
+    def test_fs_read(self) -> None:
+        os.makedirs(os.path.join(self.repl.dir, "artifacts"))
+        with open(os.path.join(self.repl.dir, "artifacts", "report.csv"), "wb") as f:
+            f.write(b"a,b\n")
+        os.symlink("/etc/passwd", os.path.join(self.repl.dir, "artifacts", "link"))
+        self.repl.send(golden("requests", "fs-read"))
+        header = self.repl.next_frame()
+        self.assertEqual(header.pop("_data"), b"a,b\n")  # the raw bytes after the frame
+        self.assertEqual(header, golden("events", "fs-file"))
+        self.assertEqual(self.repl.next_frame(), golden("events", "fs-file-end"))
+        self.assertEqual(self.repl.next_frame(), golden("events", "fs-file-skipped"))
 
     def test_recycle_refused_without_the_two_users(self) -> None:
         self.repl.send(golden("requests", "recycle"))

@@ -1,5 +1,6 @@
 """The host side of the supervisor: reading and answering the requests that arrive on
-the host channel (exec, fs-delete, ping, shutdown), and writing frames back."""
+the host channel (exec, fs-delete, fs-read, recycle, ping, shutdown), and writing frames
+back."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from typing import Any
 from .artifacts import empty_artifacts_report
 from .capture import Capture
 from .execs import Exec, is_number
-from .file_ops import delete_session_path, split_session_path
+from .file_ops import delete_session_path, open_session_file, split_session_path
 from .framing import (
     DEFAULT_MAX_OUTPUT_BYTES,
     DEFAULT_TIMEOUT_MS,
@@ -31,7 +32,10 @@ class HostChannelMixin:
     """Part of Supervisor (event_loop.py): the host channel."""
 
     def send(self, message: dict[str, Any]) -> None:
-        data = memoryview(encode_frame(message))
+        self.write_all(encode_frame(message))
+
+    def write_all(self, payload: bytes) -> None:
+        data = memoryview(payload)
         while data:
             try:
                 data = data[os.write(self.host_out, data):]
@@ -84,6 +88,8 @@ class HostChannelMixin:
             self.on_exec_request(message)
         elif op == "fs-delete":
             self.on_fs_delete(message)
+        elif op == "fs-read":
+            self.on_fs_read(message)
         elif op == "recycle":
             self.on_recycle(message)
         elif op == "shutdown":
@@ -172,6 +178,83 @@ class HostChannelMixin:
         self.send(
             {"ev": "fs-deleted", "id": request_id, "deleted": deleted, "missing": missing, "refused": refused}
         )
+
+    def on_fs_read(self, message: dict[str, Any]) -> None:
+        """Sends regular files to the host: per asked path, in order, one `fs-file` frame
+        with the file's size followed by exactly that many raw bytes (not a frame) and an
+        `fs-file-end` frame, or one `fs-file` frame saying why it was not read. The bytes
+        go from the file to the channel with sendfile (no copy through this process);
+        the host reads them at its own pace, this loop waits meanwhile."""
+        request_id = message.get("id")
+        paths = message.get("paths")
+        max_bytes = message.get("maxBytes")
+        if (
+            not isinstance(request_id, str)
+            or not isinstance(paths, list)
+            or not isinstance(max_bytes, int)
+            or isinstance(max_bytes, bool)
+            or max_bytes < 0
+        ):
+            self.protocol_error("fs-read needs a string id, a list of paths and a whole maxBytes")
+            return
+        root_fd: int | None = None
+        try:
+            root_fd = os.open(self.session_dir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        except OSError as exc:
+            log(f"fs-read: cannot open the session dir: {exc}")
+        try:
+            for path in paths:
+                parts = split_session_path(path)
+                if parts is None:
+                    self.send({"ev": "fs-file", "id": request_id, "path": str(path), "skipped": "invalid-path"})
+                    continue
+                opened = "unreadable" if root_fd is None else open_session_file(root_fd, parts, max_bytes)
+                if isinstance(opened, str):
+                    self.send({"ev": "fs-file", "id": request_id, "path": path, "skipped": opened})
+                    continue
+                fd, size = opened
+                try:
+                    self.send({"ev": "fs-file", "id": request_id, "path": path, "size": size})
+                    complete = self.send_file(fd, size)
+                finally:
+                    os.close(fd)
+                self.send({"ev": "fs-file-end", "id": request_id, "path": path, "complete": complete})
+        finally:
+            if root_fd is not None:
+                os.close(root_fd)
+
+    def send_file(self, fd: int, size: int) -> bool:
+        """Exactly `size` bytes of fd onto the channel; whether they are the file's bytes.
+
+        A file that shrinks (or fails to read) meanwhile is padded with zeros to the size
+        announced, one that grows is cut there: either way the host is told it is not
+        complete and discards it.
+        """
+        sent = 0
+        while sent < size:
+            try:
+                n = os.sendfile(self.host_out, fd, sent, size - sent)
+            except BlockingIOError:
+                self._wait_writable(self.host_out)
+                continue
+            except (BrokenPipeError, ConnectionResetError):
+                log("host channel closed")
+                raise Exit(0) from None
+            except OSError as exc:
+                log(f"fs-read: reading a file failed: {exc}")
+                break
+            if n == 0:
+                break
+            sent += n
+        complete = sent == size
+        while sent < size:
+            pad = min(size - sent, READ_CHUNK)
+            self.write_all(bytes(pad))
+            sent += pad
+        try:
+            return complete and os.fstat(fd).st_size == size
+        except OSError:
+            return False
 
     def send_rejection(self, exec_id: str, name: str, value: str) -> None:
         """`done` for an exec that never ran; does not consume stateLost."""

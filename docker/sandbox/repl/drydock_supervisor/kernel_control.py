@@ -269,7 +269,7 @@ class KernelMixin:
                         "python": "%d.%d.%d" % sys.version_info[:3],
                         "pid": os.getpid(),
                         # Optional requests this supervisor can serve.
-                        "features": ["recycle"] if self.identity.separated else [],
+                        "features": ["recycle", "fs-read"] if self.identity.separated else ["fs-read"],
                     }
                 )
             if cur is not None and cur.started is None:

@@ -13,8 +13,8 @@ const read = (kind: string) =>
     .map((name) => ({ name, frame: JSON.parse(readFileSync(join(FRAMES, kind, name), 'utf8')) as Record<string, unknown> }));
 
 // Each list is typed with the union's own keys: a renamed field breaks this build.
-const OPS: ReplRequest['op'][] = ['exec', 'fs-delete', 'ping', 'shutdown', 'recycle'];
-const EVENTS: ReplEvent['ev'][] = ['ready', 'pong', 'stream', 'done', 'fs-deleted', 'recycled', 'protocol_error'];
+const OPS: ReplRequest['op'][] = ['exec', 'fs-delete', 'fs-read', 'ping', 'shutdown', 'recycle'];
+const EVENTS: ReplEvent['ev'][] = ['ready', 'pong', 'stream', 'done', 'fs-deleted', 'fs-file', 'fs-file-end', 'recycled', 'protocol_error'];
 const STATUSES: ExecutionStatus[] = ['ok', 'error', 'timeout', 'memory', 'killed'];
 const DONE_FIELDS: (keyof DoneFrame)[] = [
   'ev', 'id', 'status', 'stdout', 'stderr', 'truncated', 'result', 'error', 'stateLost', 'durationMs', 'cpuMs', 'files', 'artifacts', 'figures',
@@ -41,7 +41,7 @@ describe('REPL protocol golden frames', () => {
     for (const { name, frame } of events) {
       const [decoded] = new FrameDecoder().push(Buffer.concat([lengthOf(frame), Buffer.from(JSON.stringify(frame))]));
       expect(decoded).toEqual(frame);
-      expect([name, EVENTS.includes(decoded!.ev)]).toEqual([name, true]);
+      expect([name, EVENTS.includes(decoded!.ev as ReplEvent['ev'])]).toEqual([name, true]);
     }
   });
 
@@ -74,7 +74,7 @@ describe('REPL protocol golden frames', () => {
       expect(Object.keys(frame).sort()).toEqual([...RECYCLED_FIELDS].sort());
     }
     const ready = events.find(({ frame }) => frame.ev === 'ready')!.frame as Extract<ReplEvent, { ev: 'ready' }>;
-    expect(ready.features).toContain('recycle');
+    expect(ready.features).toEqual(expect.arrayContaining(['recycle', 'fs-read']));
   });
 });
 

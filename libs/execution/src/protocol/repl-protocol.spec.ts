@@ -30,6 +30,38 @@ describe(FrameDecoder.name, () => {
     expect(() => new FrameDecoder().push(Buffer.concat([header, body]))).toThrow(FrameDecodeError);
   });
 
+  it('should pass the raw bytes after an fs-file frame on as data, whatever the chunking', () => {
+    const body = Buffer.from('\x00\x00\x00\x09not a frame, just bytes');
+    const bytes = Buffer.concat([
+      frame({ ev: 'fs-file', id: 'r', path: '/a.bin', size: body.length }),
+      body,
+      frame({ ev: 'fs-file-end', id: 'r', path: '/a.bin', complete: true }),
+      frame({ ev: 'fs-file', id: 'r', path: '/empty', size: 0 }),
+      frame({ ev: 'fs-file-end', id: 'r', path: '/empty', complete: true }),
+      frame({ ev: 'fs-file', id: 'r', path: '/l', skipped: 'symlink' }),
+    ]);
+    for (const step of [1, 5, bytes.length]) {
+      const sut = new FrameDecoder();
+      const decoded = [];
+      for (let i = 0; i < bytes.length; i += step) decoded.push(...sut.push(bytes.subarray(i, i + step)));
+      const data = Buffer.concat(decoded.flatMap((d) => (d.ev === 'fs-data' ? [d.data] : [])));
+      expect(data).toEqual(body);
+      expect(decoded.filter((d) => d.ev !== 'fs-data')).toEqual([
+        { ev: 'fs-file', id: 'r', path: '/a.bin', size: body.length },
+        { ev: 'fs-file-end', id: 'r', path: '/a.bin', complete: true },
+        { ev: 'fs-file', id: 'r', path: '/empty', size: 0 },
+        { ev: 'fs-file-end', id: 'r', path: '/empty', complete: true },
+        { ev: 'fs-file', id: 'r', path: '/l', skipped: 'symlink' },
+      ]);
+    }
+  });
+
+  it('should refuse an fs-file frame whose size is not a whole number of bytes', () => {
+    for (const size of [-1, 1.5, '3']) {
+      expect(() => new FrameDecoder().push(frame({ ev: 'fs-file', id: 'r', path: '/a', size }))).toThrow(FrameDecodeError);
+    }
+  });
+
   it('should encode requests the decoder reads back', () => {
     const request = { op: 'exec', id: 'x', code: 'print("ü")', timeoutMs: 5, maxOutputBytes: 10 } as const;
     const decoded = new FrameDecoder().push(encodeFrame(request));

@@ -111,21 +111,53 @@ export interface RecycledEvent {
   durationMs: number;
 }
 
+// Answer to an fs-read request, one per asked path and in their order: either the
+// file's size, in which case exactly `size` raw bytes of it follow this frame on the
+// channel (not a frame) and then `fs-file-end`; or why it was not read (`skipped`: a
+// ReadSkipReason such as `symlink`, `hardlink`, `fifo`, `directory`, `too-large`,
+// `vanished`, `invalid-path`, `unreadable`), and nothing follows.
+export type FsFileEvent =
+  | { ev: 'fs-file'; id: string; path: string; size: number }
+  | { ev: 'fs-file'; id: string; path: string; skipped: string };
+
+// After a file's bytes: `complete` false when the file changed size or failed to read
+// while it was sent (the bytes were padded or cut to the size announced): discard them.
+export interface FsFileEndEvent {
+  ev: 'fs-file-end';
+  id: string;
+  path: string;
+  complete: boolean;
+}
+
 export type ReplEvent =
-  // `features`: optional requests this supervisor knows (e.g. "recycle"); absent from
-  // older ones.
+  // `features`: optional requests this supervisor knows ("recycle", "fs-read"); absent
+  // from older ones.
   | { ev: 'ready'; protocol: number; python: string; pid: number; features?: string[] }
   | { ev: 'pong'; id: string }
   | { ev: 'stream'; id: string; name: 'stdout' | 'stderr'; text: string }
   | DoneFrame
   | FsDeletedEvent
   | RecycledEvent
+  | FsFileEvent
+  | FsFileEndEvent
   | { ev: 'protocol_error'; message: string };
+
+// Not a frame: raw bytes of the file the last `fs-file` announced, passed on by the
+// decoder as they arrive (a subarray of the chunk read, not a copy).
+export interface FsDataChunk {
+  ev: 'fs-data';
+  data: Buffer;
+}
+
+export type DecodedFrame = ReplEvent | FsDataChunk;
 
 export type ReplRequest =
   | ExecRequest
   | { op: 'fs-delete'; id: string; paths: string[] }
   | { op: 'recycle'; id: string }
+  // Regular files of /session sent back raw (FsFileEvent); anything else, or a file over
+  // maxBytes, refused unread.
+  | { op: 'fs-read'; id: string; paths: string[]; maxBytes: number }
   | { op: 'ping'; id: string }
   | { op: 'shutdown' };
 
@@ -138,24 +170,42 @@ export function encodeFrame(message: ReplRequest): Buffer {
 
 export class FrameDecodeError extends Error {}
 
-// Incremental decoder: feed it chunks as they arrive, get whole messages back.
+// Incremental decoder: feed it chunks as they arrive, get whole messages back, and the
+// raw bytes that follow an `fs-file` frame as FsDataChunk items in their place.
 export class FrameDecoder {
   private buffer: Buffer = Buffer.alloc(0);
+  // Raw bytes still due after the last fs-file frame.
+  private raw = 0;
 
-  push(chunk: Buffer): ReplEvent[] {
+  push(chunk: Buffer): DecodedFrame[] {
     this.buffer = this.buffer.length ? Buffer.concat([this.buffer, chunk]) : chunk;
-    const events: ReplEvent[] = [];
-    while (this.buffer.length >= 4) {
+    const events: DecodedFrame[] = [];
+    for (;;) {
+      if (this.raw > 0) {
+        if (this.buffer.length === 0) break;
+        const take = Math.min(this.raw, this.buffer.length);
+        events.push({ ev: 'fs-data', data: this.buffer.subarray(0, take) });
+        this.buffer = this.buffer.subarray(take);
+        this.raw -= take;
+        continue;
+      }
+      if (this.buffer.length < 4) break;
       const length = this.buffer.readUInt32BE(0);
       if (length > MAX_FRAME_BYTES) throw new FrameDecodeError(`frame of ${length} bytes exceeds the limit`);
       if (this.buffer.length < 4 + length) break;
       const body = this.buffer.subarray(4, 4 + length).toString('utf8');
       this.buffer = this.buffer.subarray(4 + length);
+      let event: ReplEvent;
       try {
-        events.push(JSON.parse(body) as ReplEvent);
+        event = JSON.parse(body) as ReplEvent;
       } catch {
         throw new FrameDecodeError('frame is not valid JSON');
       }
+      if (event.ev === 'fs-file' && 'size' in event) {
+        if (!Number.isSafeInteger(event.size) || event.size < 0) throw new FrameDecodeError('fs-file has a bad size');
+        this.raw = event.size;
+      }
+      events.push(event);
     }
     return events;
   }
