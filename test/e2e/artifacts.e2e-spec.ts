@@ -11,7 +11,7 @@ import type { ApiClient } from './support/api-client.js';
 const MAX_ARTIFACT_BYTES = 2 * 1024 * 1024;
 
 // Artifacts end to end: code in a real container writes /session/artifacts/, the
-// worker ingests through the archive API into the blob store and PostgreSQL, the
+// worker ingests over the host channel (fs-read) into the blob store and PostgreSQL, the
 // gateway serves them with the tenant key or a signed link.
 describe('Artifacts', () => {
   let platform: Platform;
@@ -141,6 +141,47 @@ describe('Artifacts', () => {
     expect((await api.get('/v1/artifacts?threadId=art-links')).body.artifacts).toEqual([]);
     // The refused entries were removed, and the session still answers.
     expect((await run(api, session.id, "sorted(os.listdir('/session/artifacts'))")).result.text).toBe('[]');
+  });
+
+  it('should never take /etc/passwd through an artifact swapped for a symlink while it is read', async () => {
+    // A background thread keeps replacing the file with a symlink and back, so the listing
+    // and the read (fs-read, decision 013) see either at any moment: whatever is taken
+    // must be the regular file's bytes.
+    const session = await api.createSession({ threadId: 'art-swap' });
+    const start = await run(
+      api,
+      session.id,
+      [
+        'import os, threading',
+        "os.makedirs('/session/artifacts', exist_ok=True)",
+        'stop = False',
+        'def swap():',
+        '    while not stop:',
+        "        open('/session/swap.tmp', 'w').write('SAFE\\n')",
+        "        os.replace('/session/swap.tmp', '/session/artifacts/swap.txt')",
+        "        try: os.remove('/session/link.tmp')",
+        '        except FileNotFoundError: pass',
+        "        os.symlink('/etc/passwd', '/session/link.tmp')",
+        "        os.replace('/session/link.tmp', '/session/artifacts/swap.txt')",
+        't = threading.Thread(target=swap, daemon=True)',
+        't.start()',
+      ].join('\n'),
+    );
+    expect(start.status).toBe('ok');
+    const taken: string[] = [];
+    const reasons = new Set<string>();
+    for (let i = 0; i < 15; i++) {
+      const result = await run(api, session.id, 'import time\ntime.sleep(0.01)');
+      for (const artifact of result.artifacts as { id: string }[]) {
+        const res = await download(`/v1/artifacts/${artifact.id}/content`, { authorization: `Bearer ${key(api)}` });
+        taken.push(await res.text());
+      }
+      for (const { reason } of result.artifactsSkipped as { reason: string }[]) reasons.add(reason);
+    }
+    await run(api, session.id, 'stop = True\nt.join()');
+    expect(taken.length + reasons.size).toBeGreaterThan(0);
+    expect(new Set(taken)).toEqual(new Set(taken.length > 0 ? ['SAFE\n'] : []));
+    expect([...reasons].filter((r) => !['symlink', 'vanished'].includes(r))).toEqual([]);
   });
 
   it('should refuse a file over the size cap and keep the run', async () => {

@@ -87,10 +87,14 @@ export class FakeSandbox implements Sandbox {
     return outcome;
   }
 
-  async *exportTree(dir: string): AsyncGenerator<SessionTreeEntry> {
-    for (const [path, content] of [...this.session].sort(([a], [b]) => (a < b ? -1 : 1))) {
-      if (!path.startsWith(`${dir}/`)) continue;
-      yield { path, kind: 'file', size: content.length, content: Readable.from([content]) };
+  exports: string[][] = [];
+  async *exportFiles(paths: string[], options: { maxFileBytes: number }): AsyncGenerator<SessionTreeEntry> {
+    this.exports.push([...paths]);
+    for (const path of paths) {
+      const content = this.session.get(path);
+      if (!content) yield { path, kind: 'vanished', size: 0, content: Readable.from([]) };
+      else if (content.length > options.maxFileBytes) yield { path, kind: 'too-large', size: content.length, content: Readable.from([]) };
+      else yield { path, kind: 'file', size: content.length, content: Readable.from([content]) };
     }
   }
 

@@ -1,15 +1,16 @@
 import { randomUUID } from 'node:crypto';
-import { PassThrough, type Duplex, type Readable } from 'node:stream';
+import { PassThrough, Readable, type Duplex } from 'node:stream';
 import type Docker from 'dockerode';
 import {
   encodeFrame,
   FrameDecoder,
+  type DecodedFrame,
   type DoneFrame,
   type FsDeletedEvent,
   type RecycledEvent,
-  type ReplEvent,
   type ReplRequest,
 } from '@drydock/execution';
+import { ChannelFileRead } from './channel-file-read.js';
 import { SANDBOX_UID } from './container-spec.js';
 import { packSessionFiles, readSessionArchive, SESSION_ROOT, walkSessionArchive } from './session-archive.js';
 import {
@@ -53,6 +54,9 @@ export class DockerSandbox implements Sandbox {
   private readonly recycles = new Map<string, { resolve: (e: RecycledEvent) => void; reject: (e: Error) => void }>();
   // Optional requests the supervisor announced it knows.
   private features = new Set<string>();
+  // fs-read requests being answered, and the one whose file bytes are arriving.
+  private readonly fileReads = new Map<string, ChannelFileRead>();
+  private rawTarget: ChannelFileRead | null = null;
   // Files were put into /session from outside since the last run (a new sandbox counts).
   private wroteSession = true;
 
@@ -167,6 +171,13 @@ export class DockerSandbox implements Sandbox {
     }
     if (wanted.size === 0) return;
     this.assertAlive();
+    if (this.canReadOverChannel()) {
+      for await (const entry of this.readOverChannel([...wanted], options.maxFileBytes)) {
+        if (entry.kind !== 'file') yield { path: entry.path, skipped: entry.kind };
+        else yield { path: entry.path, content: await collect(entry.content as Readable, entry.size) };
+      }
+      return;
+    }
     if (wanted.size <= PER_FILE_READ_LIMIT) {
       for (const path of wanted) {
         const requested = `${SESSION_ROOT}${path}`;
@@ -181,13 +192,44 @@ export class DockerSandbox implements Sandbox {
     yield* readSessionArchive(archive, SESSION_ROOT, wanted, options.maxFileBytes);
   }
 
-  async *exportTree(dir: string): AsyncGenerator<SessionTreeEntry> {
-    if (!isSessionPath(dir)) throw new Error(`not a session path: ${JSON.stringify(dir)}`);
+  async *exportFiles(paths: string[], options: { maxFileBytes: number }): AsyncGenerator<SessionTreeEntry> {
+    const wanted = new Set<string>();
+    for (const path of paths) {
+      if (isSessionPath(path)) wanted.add(path);
+      else yield { path, kind: 'invalid-path', size: 0, content: Readable.from([]) };
+    }
+    if (wanted.size === 0) return;
     this.assertAlive();
-    const requested = `${SESSION_ROOT}${dir}`;
+    if (this.canReadOverChannel()) {
+      yield* this.readOverChannel([...wanted], options.maxFileBytes);
+      return;
+    }
+    // A supervisor without fs-read: one archive of the folder holding them all.
+    const requested = `${SESSION_ROOT}${commonFolder([...wanted])}`.replace(/\/$/, '');
     const archive = await this.archiveOf(requested);
-    if (!archive) return;
-    yield* walkSessionArchive(archive, requested);
+    if (archive) {
+      for await (const entry of walkSessionArchive(archive, requested)) {
+        if (!wanted.delete(entry.path)) continue;
+        yield entry.kind === 'file' && entry.size > options.maxFileBytes ? { ...entry, kind: 'too-large' } : entry;
+      }
+    }
+    for (const path of wanted) yield { path, kind: 'vanished', size: 0, content: Readable.from([]) };
+  }
+
+  // fs-read needs a supervisor that knows it, and no run in progress (the supervisor
+  // answers it from its one loop, which a run's events need).
+  private canReadOverChannel(): boolean {
+    return this.features.has('fs-read') && this.pending === null;
+  }
+
+  // Asks the supervisor for regular files of /session; their bytes come back on the
+  // channel itself, straight from the file (decision 013).
+  private async *readOverChannel(paths: string[], maxBytes: number): AsyncGenerator<SessionTreeEntry> {
+    const id = randomUUID();
+    const read = new ChannelFileRead(id, paths.length, { pause: () => this.channel.pause(), resume: () => this.channel.resume() });
+    this.fileReads.set(id, read);
+    this.send({ op: 'fs-read', id, paths, maxBytes });
+    yield* read.entries();
   }
 
   async deleteFiles(paths: string[]): Promise<FsDeleteOutcome> {
@@ -271,7 +313,7 @@ export class DockerSandbox implements Sandbox {
   }
 
   private onBytes(chunk: Buffer): void {
-    let events: ReplEvent[];
+    let events: DecodedFrame[];
     try {
       events = this.decoder.push(chunk);
     } catch (error) {
@@ -281,8 +323,25 @@ export class DockerSandbox implements Sandbox {
     for (const event of events) this.onEvent(event);
   }
 
-  private onEvent(event: ReplEvent): void {
+  private onEvent(event: DecodedFrame): void {
     switch (event.ev) {
+      case 'fs-data':
+        this.rawTarget?.onData(event.data);
+        return;
+      case 'fs-file': {
+        const read = this.fileReads.get(event.id);
+        read?.onFile(event);
+        this.rawTarget = 'size' in event ? (read ?? null) : null;
+        if (read?.finished) this.fileReads.delete(event.id);
+        return;
+      }
+      case 'fs-file-end': {
+        const read = this.fileReads.get(event.id);
+        read?.onFileEnd(event);
+        this.rawTarget = null;
+        if (read?.finished) this.fileReads.delete(event.id);
+        return;
+      }
       case 'ready':
         this.features = new Set(event.features ?? []);
         this.readyWaiter?.resolve();
@@ -315,6 +374,9 @@ export class DockerSandbox implements Sandbox {
     this.pending?.reject(error);
     for (const waiter of this.deletes.values()) waiter.reject(error);
     for (const waiter of this.recycles.values()) waiter.reject(error);
+    for (const read of this.fileReads.values()) read.fail(error);
+    this.fileReads.clear();
+    this.rawTarget = null;
   }
 
   private async kill(reason: string): Promise<void> {
@@ -354,4 +416,29 @@ function isSessionPath(path: string): boolean {
   if (typeof path !== 'string' || !path.startsWith('/') || path.includes('\0')) return false;
   const parts = path.slice(1).split('/');
   return parts.every((p) => p !== '' && p !== '.' && p !== '..');
+}
+
+// The deepest folder holding every path ("/artifacts" for "/artifacts/a" and
+// "/artifacts/b/c"; "/" when they share none).
+export function commonFolder(paths: string[]): string {
+  let parts = paths[0]!.split('/').slice(1, -1);
+  for (const path of paths.slice(1)) {
+    const other = path.split('/').slice(1, -1);
+    let n = 0;
+    while (n < parts.length && n < other.length && parts[n] === other[n]) n++;
+    parts = parts.slice(0, n);
+  }
+  return `/${parts.join('/')}`;
+}
+
+async function collect(content: Readable, size: number): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let bytes = 0;
+  for await (const chunk of content as AsyncIterable<Buffer>) {
+    chunks.push(chunk);
+    bytes += chunk.length;
+  }
+  // A slice of a larger channel read is copied: kept as is, it would hold the whole read.
+  const only = chunks.length === 1 ? chunks[0]! : null;
+  return only && bytes === size && only.byteLength === only.buffer.byteLength ? only : Buffer.concat(chunks, bytes);
 }

@@ -55,8 +55,8 @@ export type ReadSkipReason = SkipReason | 'directory' | 'too-large' | 'vanished'
 // One path asked of readFiles: its bytes, or why it was not read.
 export type SessionFileRead = { path: string; content: Buffer } | { path: string; skipped: ReadSkipReason };
 
-// An entry of exportTree: a regular file with a stream of its bytes (read it or leave
-// it; the rest is drained), or another kind, named by the reason it is not a file.
+// An entry of exportFiles: a regular file with a stream of its bytes (read it or leave
+// it; the rest is dropped), or another kind, named by the reason it is not read.
 export interface SessionTreeEntry {
   path: string;
   kind: 'file' | ReadSkipReason;
@@ -78,16 +78,18 @@ export interface Sandbox {
   // Writes files into /session (Docker archive API), creating missing parent
   // directories; everything is owned by the sandbox user. Overwrites what is there.
   putFiles(files: SessionFileIn[]): Promise<void>;
-  // Reads regular files back from /session (Docker archive API), never following a
+  // Reads regular files back from /session (as exportFiles does), never following a
   // symlink and never reading a host path; anything else, or a file over
   // `maxFileBytes`, comes back as skipped. Yields each asked path once.
   readFiles(paths: string[], options: { maxFileBytes: number }): AsyncIterable<SessionFileRead>;
   // Unlinks files (or symlinks) under /session without following symlinks; not
   // directories. Must not overlap a run.
   deleteFiles(paths: string[]): Promise<FsDeleteOutcome>;
-  // Streams a directory under /session out of the container (Docker archive API), entry
-  // by entry, without following symlinks; nothing when it does not exist.
-  exportTree(dir: string): AsyncIterable<SessionTreeEntry>;
+  // Streams regular files of /session out of the container, each asked path once and in
+  // that order: over the host channel from a supervisor that knows fs-read (decision
+  // 013), else out of a Docker archive. Never follows a symlink nor reads a host path;
+  // anything else, a file over `maxFileBytes` or a path gone comes back with its reason.
+  exportFiles(paths: string[], options: { maxFileBytes: number }): AsyncIterable<SessionTreeEntry>;
   // Makes the sandbox as new for another one-shot run of the same owner (batch items):
   // every process of the sandbox user killed, /session, /tmp, /dev/shm and /dev/mqueue
   // emptied, System V IPC removed, a fresh interpreter; then checks it. Not clean (or a

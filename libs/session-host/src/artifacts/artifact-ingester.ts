@@ -28,8 +28,8 @@ export interface IngestResult {
   skipped: { path: string; reason: string }[];
 }
 
-// Turns what a run left in /session/artifacts/ into artifacts: streamed out through the
-// Docker archive API (never a host path), regular files only, each hashed and capped
+// Turns what a run left in /session/artifacts/ into artifacts: streamed out of the
+// sandbox (Sandbox.exportFiles: over the host channel, never a host path), regular files only, each hashed and capped
 // while it streams, stored once per content, recorded with its lineage (small files in
 // groups, one transaction each, in the order the archive gives them); then the
 // folder is emptied of what was taken or refused (it is an outbox, not storage). A file
@@ -91,11 +91,17 @@ export class ArtifactIngester {
           }
         };
         try {
-          for await (const entry of sandbox.exportTree(ARTIFACTS_DIR)) {
+          for await (const entry of sandbox.exportFiles([...wanted], { maxFileBytes: maxBytes })) {
             if (!wanted.delete(entry.path)) continue;
+            if (entry.kind === 'vanished' || entry.kind === 'unreadable') {
+              // Gone since the listing, or not readable: nothing to take or remove.
+              result.skipped.push({ path: entry.path, reason: entry.kind });
+              continue;
+            }
             done.add(entry.path);
             if (entry.kind !== 'file') {
-              // It changed kind after the listing (a background process): refused all the same.
+              // It changed kind after the listing (a background process), or is over the
+              // size limit: refused all the same.
               result.skipped.push({ path: entry.path, reason: entry.kind });
               continue;
             }
