@@ -2,8 +2,8 @@
 // /session/artifacts/, another leaves 1,000 small ones. The baseline is `docker cp` of a
 // file of the same size out of the same container to this host's disk, in the same run.
 //
-// In this process (default), the worker's ingestion (archive API stream out of the
-// container, SHA-256 and size cap while streaming, blob store write + rename, PostgreSQL
+// In this process (default), the worker's ingestion (the files streamed out of the
+// container over the host channel, decision 013; SHA-256 and size cap while streaming, blob store write + rename, PostgreSQL
 // record, outbox cleanup) is timed in place around ArtifactIngester.ingest.
 //
 // Against a running deployment (--url) nothing can be timed inside the worker, so the
