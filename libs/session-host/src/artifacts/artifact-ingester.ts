@@ -12,8 +12,6 @@ import {
 } from '@drydock/artifacts';
 import type { ArtifactListing, Sandbox } from '@drydock/execution';
 
-export const ARTIFACTS_DIR = '/artifacts';
-
 // Files up to this size are staged and recorded in groups (one transaction per group);
 // larger ones stream and are recorded on their own. A group is recorded when it has
 // GROUP_MAX_FILES files or GROUP_MAX_BYTES bytes, before a large file, and at the end.
