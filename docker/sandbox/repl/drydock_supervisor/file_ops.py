@@ -4,14 +4,18 @@ without following a symlink, their bytes sent straight onto the host channel).""
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import stat
+from collections.abc import Iterator
 from typing import Any
 
 from .session_tree import kind_of
 
 # ------------------------------------------------------------------ fs-delete
+
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
 def split_session_path(path: Any) -> list[str] | None:
@@ -24,6 +28,48 @@ def split_session_path(path: Any) -> list[str] | None:
     return parts
 
 
+class _Refused(Exception):
+    """A directory on the way cannot be entered: "missing" (absent, or not a directory),
+    "symlink", "permission" or "error"."""
+
+    def __init__(self, why: str) -> None:
+        super().__init__(why)
+        self.why = why
+
+
+@contextlib.contextmanager
+def _parent_dir(root_fd: int, parts: list[str]) -> Iterator[int]:
+    """An fd of the directory holding parts[-1], reached from root_fd by opening every
+    component O_DIRECTORY|O_NOFOLLOW relative to the previous one: no symlink is ever
+    followed, not even one swapped in meanwhile. Raises _Refused."""
+    fds: list[int] = []
+    dir_fd = root_fd
+    try:
+        for name in parts[:-1]:
+            try:
+                fd = os.open(name, _DIR_FLAGS, dir_fd=dir_fd)
+            except OSError as exc:
+                if isinstance(exc, FileNotFoundError):
+                    raise _Refused("missing") from None
+                try:
+                    st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+                except FileNotFoundError:
+                    raise _Refused("missing") from None
+                except OSError:
+                    raise _Refused("error") from None
+                if stat.S_ISLNK(st.st_mode):
+                    raise _Refused("symlink") from None
+                if not stat.S_ISDIR(st.st_mode):
+                    raise _Refused("missing") from None  # a file where a directory would be
+                raise _Refused("permission" if isinstance(exc, PermissionError) else "error") from None
+            fds.append(fd)
+            dir_fd = fd
+        yield dir_fd
+    finally:
+        for fd in fds:
+            os.close(fd)
+
+
 def delete_session_path(root_fd: int, parts: list[str]) -> str:
     """Unlink one file, symlink, FIFO or socket below root_fd, following no symlink.
 
@@ -31,62 +77,40 @@ def delete_session_path(root_fd: int, parts: list[str]) -> str:
 
     Returns "deleted", "missing" or a refusal reason.
     """
-    fds: list[int] = []
-    dir_fd = root_fd
     try:
-        for name in parts[:-1]:
-            try:
-                fd = os.open(
-                    name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd
-                )
-            except (FileNotFoundError, NotADirectoryError, OSError) as exc:
-                if isinstance(exc, FileNotFoundError):
-                    return "missing"
-                try:
-                    st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
-                except FileNotFoundError:
-                    return "missing"
-                except OSError:
-                    return "error"
-                if stat.S_ISLNK(st.st_mode):
-                    return "symlink"
-                if not stat.S_ISDIR(st.st_mode):
-                    return "missing"  # a file where a directory would be: nothing to delete
-                return "permission" if isinstance(exc, PermissionError) else "error"
-            fds.append(fd)
-            dir_fd = fd
-        name = parts[-1]
-        try:
-            st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
-        except FileNotFoundError:
-            return "missing"
-        except PermissionError:
-            return "permission"
-        except OSError:
-            return "error"
-        kind = kind_of(st.st_mode)
-        if kind not in ("file", "symlink", "fifo", "socket"):
-            return kind
-        try:
-            os.unlink(name, dir_fd=dir_fd)
-        except FileNotFoundError:
-            return "missing"
-        except PermissionError:
-            return "permission"
-        except IsADirectoryError:
-            return "directory"
-        except OSError:
-            return "error"
-        return "deleted"
-    finally:
-        for fd in fds:
-            os.close(fd)
+        with _parent_dir(root_fd, parts) as dir_fd:
+            return _delete_entry(dir_fd, parts[-1])
+    except _Refused as refused:
+        return refused.why
 
+
+def _delete_entry(dir_fd: int, name: str) -> str:
+    try:
+        st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    except FileNotFoundError:
+        return "missing"
+    except PermissionError:
+        return "permission"
+    except OSError:
+        return "error"
+    kind = kind_of(st.st_mode)
+    if kind not in ("file", "symlink", "fifo", "socket"):
+        return kind
+    try:
+        os.unlink(name, dir_fd=dir_fd)
+    except FileNotFoundError:
+        return "missing"
+    except PermissionError:
+        return "permission"
+    except IsADirectoryError:
+        return "directory"
+    except OSError:
+        return "error"
+    return "deleted"
 
 
 # ------------------------------------------------------------------ fs-read
 
-_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 # O_NONBLOCK: should the entry turn into a FIFO between the lstat and the open, opening
 # it does not wait for a writer (the fstat after it refuses it).
 _FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
@@ -101,62 +125,45 @@ def open_session_file(root_fd: int, parts: list[str], max_bytes: int) -> tuple[i
     opened (opening a device or a FIFO could have effects), and the open file must be
     that same inode: an entry swapped meanwhile is refused, never read.
     """
-    fds: list[int] = []
-    dir_fd = root_fd
     try:
-        for name in parts[:-1]:
-            try:
-                fd = os.open(name, _DIR_FLAGS, dir_fd=dir_fd)
-            except FileNotFoundError:
-                return "vanished"
-            except OSError as exc:
-                try:
-                    st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
-                except FileNotFoundError:
-                    return "vanished"
-                except OSError:
-                    return "unreadable"
-                if stat.S_ISLNK(st.st_mode):
-                    return "symlink"
-                if not stat.S_ISDIR(st.st_mode):
-                    return "vanished"  # a file where a directory was: the path is gone
-                return "unreadable" if isinstance(exc, PermissionError) else "other"
-            fds.append(fd)
-            dir_fd = fd
-        name = parts[-1]
-        try:
-            before = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
-        except FileNotFoundError:
-            return "vanished"
-        except OSError:
-            return "unreadable"
-        kind = kind_of(before.st_mode)
-        if kind != "file":
-            return kind
-        try:
-            fd = os.open(name, _FILE_FLAGS, dir_fd=dir_fd)
-        except FileNotFoundError:
-            return "vanished"
-        except PermissionError:
-            return "unreadable"
-        except OSError as exc:
-            # ELOOP: swapped for a symlink after the lstat (O_NOFOLLOW refuses it).
-            return "symlink" if exc.errno == errno.ELOOP else "other"
-        try:
-            st = os.fstat(fd)
-            if (st.st_dev, st.st_ino) != (before.st_dev, before.st_ino) or not stat.S_ISREG(st.st_mode):
-                os.close(fd)
-                return kind_of(st.st_mode) if not stat.S_ISREG(st.st_mode) else "vanished"
-            if st.st_nlink > 1:
-                os.close(fd)
-                return "hardlink"  # like the listing and the change report: never taken
-            if st.st_size > max_bytes:
-                os.close(fd)
-                return "too-large"
-        except OSError:
+        with _parent_dir(root_fd, parts) as dir_fd:
+            return _open_entry(dir_fd, parts[-1], max_bytes)
+    except _Refused as refused:
+        # In the host's words: a path that is gone, or a folder it cannot read.
+        return {"missing": "vanished", "symlink": "symlink", "permission": "unreadable"}.get(refused.why, "other")
+
+
+def _open_entry(dir_fd: int, name: str, max_bytes: int) -> tuple[int, int] | str:
+    try:
+        before = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    except FileNotFoundError:
+        return "vanished"
+    except OSError:
+        return "unreadable"
+    kind = kind_of(before.st_mode)
+    if kind != "file":
+        return kind
+    try:
+        fd = os.open(name, _FILE_FLAGS, dir_fd=dir_fd)
+    except FileNotFoundError:
+        return "vanished"
+    except PermissionError:
+        return "unreadable"
+    except OSError as exc:
+        # ELOOP: swapped for a symlink after the lstat (O_NOFOLLOW refuses it).
+        return "symlink" if exc.errno == errno.ELOOP else "other"
+    try:
+        st = os.fstat(fd)
+        if (st.st_dev, st.st_ino) != (before.st_dev, before.st_ino) or not stat.S_ISREG(st.st_mode):
             os.close(fd)
-            return "unreadable"
-        return fd, st.st_size
-    finally:
-        for fd in fds:
+            return kind_of(st.st_mode) if not stat.S_ISREG(st.st_mode) else "vanished"
+        if st.st_nlink > 1:
             os.close(fd)
+            return "hardlink"  # like the listing and the change report: never taken
+        if st.st_size > max_bytes:
+            os.close(fd)
+            return "too-large"
+    except OSError:
+        os.close(fd)
+        return "unreadable"
+    return fd, st.st_size
