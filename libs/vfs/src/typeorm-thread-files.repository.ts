@@ -325,8 +325,10 @@ export class TypeOrmThreadFilesRepository implements ThreadFilesRepository {
     const match = matchSql(matcher);
     // The whole-text test first: a file without a match is never split into lines (a
     // matching line implies a match in the text, also in newline-sensitive mode).
-    const rows: { path: string; line: string; text: string }[] = await this.search(
-      `SELECT f.path, l.n AS line, left(l.t, ${MAX_LINE_CHARS + 1}) AS text
+    // The driver's rows are the answer as they are (line as int4 arrives as a number): a
+    // grep of 45,000 lines allocates no second object per line.
+    return this.search<LineMatch>(
+      `SELECT f.path, l.n::int4 AS line, left(l.t, ${MAX_LINE_CHARS + 1}) AS text
          FROM thread_files f CROSS JOIN LATERAL ${linesOf('f.text_content', match.matchesEmpty)} AS l(t, n)
         WHERE f.tenant_id = $1 AND f.thread_id = $2 AND f.path = ANY($3::text[]) AND NOT f.deleted
           AND f.text_content IS NOT NULL AND ${match.file('f.text_content', 5)} AND ${match.line('l.t', 4)}
@@ -335,7 +337,6 @@ export class TypeOrmThreadFilesRepository implements ThreadFilesRepository {
       [tenantId, threadId, paths, match.lineParam, match.fileParam],
       matcher,
     );
-    return rows.map((r) => ({ path: r.path, line: Number(r.line), text: r.text }));
   }
 
   async countLines(tenantId: string, threadId: string, paths: string[], matcher: LineMatcher) {

@@ -405,16 +405,23 @@ export class VfsService {
     let files = await this.files.listPaths(tenantId, threadId, under);
     if (files.length === 0) await this.assertExists(scope, under);
     if (filter) files = files.filter(filter);
-    const matches: { path: string; line: number; text: string }[] = [];
+    const matches: LineMatch[] = [];
     await inOrder(
       chunked(files, GREP_FILES_PER_QUERY),
       (chunk) => this.files.matchLines(tenantId, threadId, chunk, matcher, max + 1 - matches.length),
       (found: LineMatch[]) => {
-        for (const m of found) matches.push({ path: m.path, line: m.line, text: shownLine(m.text) });
+        // The store's matches are shown as they are (a new string only for a line that
+        // needs cutting or ends in \r).
+        for (const m of found) {
+          m.text = shownLine(m.text);
+          matches.push(m);
+        }
         return matches.length <= max;
       },
     );
-    return grepResult('content', { matches: matches.slice(0, max) }, matches.length > max, max, null);
+    const truncated = matches.length > max;
+    if (truncated) matches.length = max;
+    return grepResult('content', { matches }, truncated, max, null);
   }
 }
 
