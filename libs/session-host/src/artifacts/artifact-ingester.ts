@@ -27,10 +27,10 @@ export interface IngestResult {
 }
 
 // Turns what a run left in /session/artifacts/ into artifacts: streamed out of the
-// sandbox (Sandbox.exportFiles: over the host channel, never a host path), regular files only, each hashed and capped
-// while it streams, stored once per content, recorded with its lineage (small files in
-// groups, one transaction each, in the order the archive gives them); then the
-// folder is emptied of what was taken or refused (it is an outbox, not storage). A file
+// sandbox by name (Sandbox.exportFiles: over the host channel, never a host path),
+// regular files only, each hashed and capped while it streams, stored once per content,
+// recorded with its lineage (small files in groups, one transaction each, in the order
+// they were listed); then the folder is emptied of what was taken or refused (it is an outbox, not storage). A file
 // that would take the tenant past its artifact quota is refused (`quota`) and the run
 // stands; when the tar header already shows it would, its bytes are never read.
 @Injectable()
