@@ -30,9 +30,10 @@ export interface IngestResult {
 // sandbox by name (Sandbox.exportFiles: over the host channel, never a host path),
 // regular files only, each hashed and capped while it streams, stored once per content,
 // recorded with its lineage (small files in groups, one transaction each, in the order
-// they were listed); then the folder is emptied of what was taken or refused (it is an outbox, not storage). A file
-// that would take the tenant past its artifact quota is refused (`quota`) and the run
-// stands; when the tar header already shows it would, its bytes are never read.
+// they were listed); then the folder is emptied of what was taken or refused (it is an
+// outbox, not storage). A file that would take the tenant past its artifact quota is
+// refused (`quota`) and the run stands; when its size already shows it would, its bytes
+// are dropped as they arrive, never staged.
 @Injectable()
 export class ArtifactIngester {
   private readonly logger = new Logger(ArtifactIngester.name);
