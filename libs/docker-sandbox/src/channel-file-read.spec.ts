@@ -28,7 +28,7 @@ async function read(content: NodeJS.ReadableStream): Promise<Buffer> {
 describe(ChannelFileRead.name, () => {
   it('should give every answer in order, each file with the bytes that followed its header', async () => {
     const { flow: f } = flow();
-    const sut = new ChannelFileRead('r', 3, f);
+    const sut = new ChannelFileRead('r', 3, 1 << 30, f);
     const got: { path: string; kind: string; bytes?: string }[] = [];
     const consuming = (async () => {
       for await (const entry of sut.entries()) {
@@ -54,7 +54,7 @@ describe(ChannelFileRead.name, () => {
 
   it('should pause the channel while the reader is behind and resume it when it reads on', async () => {
     const { flow: f, state } = flow();
-    const sut = new ChannelFileRead('r', 1, f);
+    const sut = new ChannelFileRead('r', 1, 1 << 30, f);
     const entries = sut.entries();
     sut.onFile({ ev: 'fs-file', id: 'r', path: '/big', size: 3 << 20 });
     const entry = (await entries.next()).value as SessionTreeEntry;
@@ -69,7 +69,7 @@ describe(ChannelFileRead.name, () => {
 
   it('should fail a file the supervisor marked incomplete', async () => {
     const { flow: f } = flow();
-    const sut = new ChannelFileRead('r', 1, f);
+    const sut = new ChannelFileRead('r', 1, 1 << 30, f);
     const entries = sut.entries();
     sut.onFile({ ev: 'fs-file', id: 'r', path: '/churn', size: 4 });
     const entry = (await entries.next()).value as SessionTreeEntry;
@@ -80,7 +80,7 @@ describe(ChannelFileRead.name, () => {
 
   it('should drop what a reader skips or leaves, and keep the channel flowing', async () => {
     const { flow: f, state } = flow();
-    const sut = new ChannelFileRead('r', 3, f);
+    const sut = new ChannelFileRead('r', 3, 1 << 30, f);
     const entries = sut.entries();
     sut.onFile({ ev: 'fs-file', id: 'r', path: '/skipped', size: 2 << 20 });
     await entries.next(); // not read
@@ -104,9 +104,18 @@ describe(ChannelFileRead.name, () => {
     expect(sut.finished).toBe(true);
   });
 
+  it('should not accept a file over the size asked, nor more answers than paths', () => {
+    const { flow: f } = flow();
+    const sut = new ChannelFileRead('r', 1, 100, f);
+    expect(sut.accepts({ ev: 'fs-file', id: 'r', path: '/big', size: 101 })).toBe(false);
+    expect(sut.accepts({ ev: 'fs-file', id: 'r', path: '/ok', size: 100 })).toBe(true);
+    sut.onFile({ ev: 'fs-file', id: 'r', path: '/ok', size: 100 });
+    expect(sut.accepts({ ev: 'fs-file', id: 'r', path: '/extra', skipped: 'vanished' })).toBe(false);
+  });
+
   it('should end the entries with the error when the sandbox goes away', async () => {
     const { flow: f } = flow();
-    const sut = new ChannelFileRead('r', 2, f);
+    const sut = new ChannelFileRead('r', 2, 1 << 30, f);
     const entries = sut.entries();
     sut.onFile({ ev: 'fs-file', id: 'r', path: '/a', size: 10 });
     const a = (await entries.next()).value as SessionTreeEntry;

@@ -27,8 +27,15 @@ export class ChannelFileRead {
   constructor(
     readonly id: string,
     private readonly expected: number,
+    // The largest file asked for: a supervisor announcing more breaks the protocol.
+    readonly maxBytes: number,
     private readonly flow: ChannelFlow,
   ) {}
+
+  // Whether this answer keeps to the request: one per asked path, no file over maxBytes.
+  accepts(event: FsFileEvent): boolean {
+    return this.answered < this.expected && !('size' in event && event.size > this.maxBytes);
+  }
 
   // Every path answered and the last file's bytes in: the request is over.
   get finished(): boolean {

@@ -226,7 +226,7 @@ export class DockerSandbox implements Sandbox {
   // channel itself, straight from the file (decision 013).
   private async *readOverChannel(paths: string[], maxBytes: number): AsyncGenerator<SessionTreeEntry> {
     const id = randomUUID();
-    const read = new ChannelFileRead(id, paths.length, { pause: () => this.channel.pause(), resume: () => this.channel.resume() });
+    const read = new ChannelFileRead(id, paths.length, maxBytes, { pause: () => this.channel.pause(), resume: () => this.channel.resume() });
     this.fileReads.set(id, read);
     this.send({ op: 'fs-read', id, paths, maxBytes });
     yield* read.entries();
@@ -330,6 +330,11 @@ export class DockerSandbox implements Sandbox {
         return;
       case 'fs-file': {
         const read = this.fileReads.get(event.id);
+        if (read && !read.accepts(event)) {
+          // As the archive path caps a file by its tar header: never buffer more than asked.
+          void this.kill(`the sandbox answered fs-read outside the request (${event.path})`);
+          return;
+        }
         read?.onFile(event);
         this.rawTarget = 'size' in event ? (read ?? null) : null;
         if (read?.finished) this.fileReads.delete(event.id);
