@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { DENIED_SYSCALLS, SANDBOX_SECCOMP_PROFILE } from '@drydock/docker-sandbox';
 import Docker from 'dockerode';
 import { tmpdir } from 'node:os';
@@ -234,5 +235,40 @@ describe('Sandboxes on attached streams', () => {
     expect(info.Config.Env).not.toContainEqual(expect.stringMatching(/^DRYDOCK_CHANNEL_SOCKET=/));
     expect((await api.execute(session.id, 'x = 40')).body.status).toBe('ok');
     expect((await api.execute(session.id, 'print(x + 2)')).body).toMatchObject({ status: 'ok', stdout: '42\n' });
+  });
+
+  // Files leave the sandbox over the channel (fs-read: a frame, then the raw bytes): on
+  // attached streams those bytes pass through dockerd's stdout multiplexing, which must
+  // not cost or add a byte. Random bytes include whatever looks like a frame header.
+  it('should bring an artifact and a changed thread file out over the attached streams, byte for byte', async () => {
+    const api = await platform.newTenant();
+    const session = await api.createSession({ threadId: 'attached-files' });
+    const size = 3 * 1024 * 1024 + 17;
+    const res = await api.execute(
+      session.id,
+      [
+        'import os, hashlib, random',
+        `blob = random.Random(7).randbytes(${size})`,
+        "os.makedirs('/session/artifacts', exist_ok=True)",
+        "open('/session/artifacts/blob.bin', 'wb').write(blob)",
+        "os.makedirs('/session/out', exist_ok=True)",
+        "open('/session/out/notes.txt', 'w').write('line\\n' * 5000)",
+        'hashlib.sha256(blob).hexdigest()',
+      ].join('\n'),
+    );
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ status: 'ok', files: { changed: ['/out/notes.txt'], deleted: [] } });
+    const sha = String(res.body.result.text).replaceAll("'", '');
+    expect(res.body.artifacts).toHaveLength(1);
+    const artifact = res.body.artifacts[0];
+    expect(artifact).toMatchObject({ name: 'blob.bin', size, sha256: sha });
+
+    const key = (api as unknown as { key: string }).key;
+    const download = await fetch(`${platform.url}/v1/artifacts/${artifact.id}/content`, { headers: { authorization: `Bearer ${key}` } });
+    expect(download.status).toBe(200);
+    expect(createHash('sha256').update(Buffer.from(await download.arrayBuffer())).digest('hex')).toBe(sha);
+    const notes = await api.get(`/v1/threads/attached-files/files/content?path=${encodeURIComponent('/out/notes.txt')}`);
+    expect(notes.status).toBe(200);
+    expect(notes.body).toBe('line\n'.repeat(5000));
   });
 });
