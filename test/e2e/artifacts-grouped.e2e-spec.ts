@@ -99,6 +99,38 @@ describe('Artifacts in groups', () => {
     expect(staged()).toEqual([]);
   });
 
+  it('should not read the files its estimate already puts past the quota, and empty them from the outbox all the same', async () => {
+    const tenant = await platform.newTenant({ artifactCount: 3, artifactBytes: 1000 });
+    const files: [string, Buffer][] = [
+      ['a.bin', unique(400)],
+      ['b.bin', unique(700)], // 1,100 bytes: past the byte quota
+      ['c.bin', unique(300)],
+      ['d.bin', unique(200)],
+      ['e.bin', unique(10)], // a fourth artifact: past the count quota
+    ];
+    const { sandbox, listing } = sandboxWith(files);
+    const exported = jest.spyOn(sandbox, 'exportFiles');
+
+    const result = await sut.ingest(sandbox, tenant.tenantId, lineageOf('estimate'), listing);
+
+    expect(exported.mock.calls.map(([paths]) => paths)).toEqual([['/artifacts/a.bin', '/artifacts/c.bin', '/artifacts/d.bin']]);
+    expect(result.artifacts.map((a) => a.name)).toEqual(['a.bin', 'c.bin', 'd.bin']);
+    expect(result.skipped).toEqual([
+      { path: '/artifacts/b.bin', reason: 'quota' },
+      { path: '/artifacts/e.bin', reason: 'quota' },
+    ]);
+    expect(await artifacts.usage(tenant.tenantId)).toEqual({ count: 3, bytes: 900 });
+    expect(sandbox.session.size).toBe(0);
+
+    // Over the quota already: nothing is read at all.
+    const full = sandboxWith([['f.bin', unique(5)]]);
+    const none = jest.spyOn(full.sandbox, 'exportFiles');
+    const refused = await sut.ingest(full.sandbox, tenant.tenantId, lineageOf('estimate'), full.listing);
+    expect(none).not.toHaveBeenCalled();
+    expect(refused).toEqual({ artifacts: [], skipped: [{ path: '/artifacts/f.bin', reason: 'quota' }] });
+    expect(full.sandbox.session.size).toBe(0);
+  });
+
   it('should keep content once within a group and against what is already stored, for every tenant', async () => {
     const tenant = await platform.newTenant();
     const other = await platform.newTenant();

@@ -64,6 +64,22 @@ export class ArtifactIngester {
         // A running estimate, so that a file clearly over quota is not streamed at all;
         // the store's own check, under the tenant's lock, is the one that counts.
         const usage = await this.artifacts.usage(tenantId);
+        // Files the listing already shows past that estimate are not asked for: their
+        // bytes would cross the channel only to be dropped. They leave the outbox as the
+        // ones refused while streaming do. Listed sizes may be stale; the checks below,
+        // on the sizes read, still apply to what is asked for.
+        const room = { count: policy.maxCount - usage.count, bytes: policy.maxBytes - usage.bytes };
+        for (const { path, size } of listing.files) {
+          if (size > maxBytes) continue; // refused by the sandbox without its bytes
+          if (room.count >= 1 && size <= room.bytes) {
+            room.count -= 1;
+            room.bytes -= size;
+            continue;
+          }
+          wanted.delete(path);
+          done.add(path);
+          result.skipped.push({ path, reason: 'quota' });
+        }
         const flush = async () => {
           const staged = group;
           group = [];
@@ -90,7 +106,8 @@ export class ArtifactIngester {
           }
         };
         try {
-          for await (const entry of sandbox.exportFiles([...wanted], { maxFileBytes: maxBytes })) {
+          const requested = [...wanted];
+          for await (const entry of requested.length ? sandbox.exportFiles(requested, { maxFileBytes: maxBytes }) : []) {
             if (!wanted.delete(entry.path)) continue;
             if (entry.kind === 'vanished' || entry.kind === 'unreadable') {
               // Gone since the listing, or not readable: nothing to take or remove.
