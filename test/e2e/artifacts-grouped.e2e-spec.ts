@@ -46,6 +46,15 @@ describe('Artifacts in groups', () => {
     return { sandbox, listing };
   };
   const lineageOf = (threadId: string): ArtifactLineage => ({ threadId, sessionId: null, executionId: null });
+  // Five files for a tenant with room for 3 artifacts and 1,000 bytes: b and e do not fit.
+  const QUOTA = { artifactCount: 3, artifactBytes: 1000 };
+  const pastQuota = (): [string, Buffer][] => [
+    ['a.bin', unique(400)],
+    ['b.bin', unique(700)], // 1,100 bytes: past the byte quota
+    ['c.bin', unique(300)],
+    ['d.bin', unique(200)],
+    ['e.bin', unique(10)], // a fourth artifact: past the count quota
+  ];
 
   it('should store many small files in one pass with their content, type, order and lineage, and empty the outbox', async () => {
     const tenant = await platform.newTenant();
@@ -70,14 +79,8 @@ describe('Artifacts in groups', () => {
   });
 
   it('should refuse files past the count or byte quota in the middle of a group and store the ones around them', async () => {
-    const tenant = await platform.newTenant({ artifactCount: 3, artifactBytes: 1000 });
-    const files: [string, Buffer][] = [
-      ['a.bin', unique(400)],
-      ['b.bin', unique(700)], // 1,100 bytes: past the byte quota
-      ['c.bin', unique(300)],
-      ['d.bin', unique(200)],
-      ['e.bin', unique(10)], // a fourth artifact: past the count quota
-    ];
+    const tenant = await platform.newTenant(QUOTA);
+    const files = pastQuota();
     const { sandbox, listing } = sandboxWith(files);
     // The ingester's estimate is read before the run; the check under the lock decides.
     // Make the estimate blind to the quota so that the store's check is what refuses.
@@ -100,14 +103,8 @@ describe('Artifacts in groups', () => {
   });
 
   it('should not read the files its estimate already puts past the quota, and empty them from the outbox all the same', async () => {
-    const tenant = await platform.newTenant({ artifactCount: 3, artifactBytes: 1000 });
-    const files: [string, Buffer][] = [
-      ['a.bin', unique(400)],
-      ['b.bin', unique(700)], // 1,100 bytes: past the byte quota
-      ['c.bin', unique(300)],
-      ['d.bin', unique(200)],
-      ['e.bin', unique(10)], // a fourth artifact: past the count quota
-    ];
+    const tenant = await platform.newTenant(QUOTA);
+    const files = pastQuota();
     const { sandbox, listing } = sandboxWith(files);
     const exported = jest.spyOn(sandbox, 'exportFiles');
 
