@@ -128,6 +128,37 @@ describe('Thread files (REST)', () => {
     }
   });
 
+  // Content grep reads 500 files per statement, two at once, and stops testing whole
+  // files before splitting them once most files of a statement matched: files 0-999
+  // all match, so the third statement (files 1000-1499) runs without the test. The
+  // answer must not change: a literal, a case-insensitive one, a regex that could match
+  // across lines (\s) and one that matches an empty line (no phantom line after the
+  // final newline).
+  it('should find the same lines in a statement that skips the whole-file test as in one that does not', async () => {
+    const lines = (i: number) => (i < 1000 || i % 2 === 0 ? [`alpha ${i}`, `Beta ${i}`, '', 'gamma\tdelta', 'end'] : ['other', 'lines']);
+    const entries = Array.from({ length: 1500 }, (_, i) => ({ name: `m/${String(i).padStart(4, '0')}.txt`, body: `${lines(i).join('\n')}\n` }));
+    const uploaded = await api.request('POST', `${files('t-statements')}/archive`, {
+      body: await tarOf(entries),
+      headers: { 'content-type': 'application/x-tar' },
+    });
+    expect(uploaded.status).toBe(201);
+    const expected = (match: (line: string) => boolean) =>
+      entries.flatMap((e, i) =>
+        lines(i).flatMap((text, n) => (match(text) ? [{ path: `/${e.name}`, line: n + 1, text }] : [])),
+      );
+    const cases: [Record<string, unknown>, (line: string) => boolean][] = [
+      [{ pattern: 'alpha' }, (l) => l.includes('alpha')],
+      [{ pattern: 'BETA', caseInsensitive: true }, (l) => l.toLowerCase().includes('beta')],
+      [{ pattern: 'gamma\\sdelta', regex: true }, (l) => /gamma\sdelta/.test(l)],
+      [{ pattern: '^$', regex: true }, (l) => l === ''],
+    ];
+    for (const [query, match] of cases) {
+      const res = await api.post(`${files('t-statements')}/grep`, { ...query, outputMode: 'content', maxMatches: 100_000 });
+      expect([query, res.status, res.body.truncated]).toEqual([query, 200, false]);
+      expect(res.body.matches).toEqual(expected(match));
+    }
+  });
+
   it('should answer 422 SEARCH_TIMEOUT to a glob that backtracks without end, and keep serving', async () => {
     // picomatch compiles this to a backtracking regex that never finishes on a 200-byte
     // name; unbounded, it would stall the gateway for every tenant.

@@ -229,7 +229,8 @@ export class InMemoryThreadFilesRepository implements ThreadFilesRepository {
       .map((r) => r.record.path);
   }
 
-  async matchLines(tenantId: string, threadId: string, paths: string[], matcher: LineMatcher, limit: number) {
+  // Every file is split here; `fileTest` (a store's shortcut) changes nothing.
+  async matchLines(tenantId: string, threadId: string, paths: string[], matcher: LineMatcher, limit: number, _options?: { fileTest?: boolean }) {
     const scan = lineScanner(matcher, this.regexBudgetMs);
     const out: LineMatch[] = [];
     for (const { path, text } of await this.readTexts(tenantId, threadId, paths)) {

@@ -107,13 +107,17 @@ export interface ThreadFilesRepository {
 
   // Live text files at or beneath `under` that contain a matching line, sorted.
   findMatchingFiles(tenantId: string, threadId: string, under: string, matcher: LineMatcher): Promise<string[]>;
-  // Matching lines of the given files in (path, line) order, at most `limit`.
+  // Matching lines of the given files in (path, line) order, at most `limit`. With
+  // `fileTest` (the default) a store may test each whole file for the pattern before
+  // splitting it into lines: cheaper when most files have no match, dearer when most do.
+  // The answer is the same either way.
   matchLines(
     tenantId: string,
     threadId: string,
     paths: string[],
     matcher: LineMatcher,
     limit: number,
+    options?: { fileTest?: boolean },
   ): Promise<LineMatch[]>;
   // Number of matching lines per file (files without any are left out), sorted.
   countLines(tenantId: string, threadId: string, paths: string[], matcher: LineMatcher): Promise<{ path: string; count: number }[]>;

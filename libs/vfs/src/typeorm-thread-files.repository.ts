@@ -318,23 +318,27 @@ export class TypeOrmThreadFilesRepository implements ThreadFilesRepository {
     paths: string[],
     matcher: LineMatcher,
     limit: number,
+    { fileTest = true }: { fileTest?: boolean } = {},
   ): Promise<LineMatch[]> {
     assertTenant(tenantId);
     assertThread(threadId);
     if (paths.length === 0 || limit <= 0) return [];
     const match = matchSql(matcher);
-    // The whole-text test first: a file without a match is never split into lines (a
-    // matching line implies a match in the text, also in newline-sensitive mode).
-    // The driver's rows are the answer as they are (line as int4 arrives as a number): a
-    // grep of 45,000 lines allocates no second object per line.
+    // With the whole-text test first, a file without a match is never split into lines
+    // (a matching line implies a match in the text, also in newline-sensitive mode); a
+    // file with one is read twice. The driver's rows are the answer as they are (line
+    // as int4 arrives as a number): a grep of 45,000 lines allocates no second object
+    // per line.
+    const params = [tenantId, threadId, paths, match.lineParam];
+    if (fileTest) params.push(match.fileParam);
     return this.search<LineMatch>(
       `SELECT f.path, l.n::int4 AS line, left(l.t, ${MAX_LINE_CHARS + 1}) AS text
          FROM thread_files f CROSS JOIN LATERAL ${linesOf('f.text_content', match.matchesEmpty)} AS l(t, n)
         WHERE f.tenant_id = $1 AND f.thread_id = $2 AND f.path = ANY($3::text[]) AND NOT f.deleted
-          AND f.text_content IS NOT NULL AND ${match.file('f.text_content', 5)} AND ${match.line('l.t', 4)}
+          AND f.text_content IS NOT NULL ${fileTest ? `AND ${match.file('f.text_content', 5)}` : ''} AND ${match.line('l.t', 4)}
         ORDER BY f.path, l.n
         LIMIT ${Math.floor(limit)}`,
-      [tenantId, threadId, paths, match.lineParam, match.fileParam],
+      params,
       matcher,
     );
   }

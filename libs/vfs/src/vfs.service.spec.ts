@@ -1,3 +1,4 @@
+import { jest } from '@jest/globals';
 import { Readable } from 'node:stream';
 import tar from 'tar-stream';
 import type { TenantLimits, TenantsRepository } from '@drydock/core';
@@ -439,8 +440,8 @@ describe(VfsService.name, () => {
 
     it('should answer in path order across the statements it reads several of at once', async () => {
       const ctx = setup();
-      // More files than one statement reads (200), names that sort differently as numbers.
-      const files = Array.from({ length: 450 }, (_, i) => ({ path: `/f/${i}.txt`, content: `hit ${i}\nmiss\nhit again\n` }));
+      // More files than two statements read (500 each), names that sort differently as numbers.
+      const files = Array.from({ length: 1200 }, (_, i) => ({ path: `/f/${i}.txt`, content: `hit ${i}\nmiss\nhit again\n` }));
       await ctx.sut.writeMany(scope, files);
       const sorted = files.map((f) => f.path).sort();
       const content = await ctx.sut.grep(scope, 'hit', { outputMode: 'content', maxMatches: 100_000 });
@@ -449,9 +450,33 @@ describe(VfsService.name, () => {
       const counts = await ctx.sut.grep(scope, 'hit', { outputMode: 'count', maxMatches: 100_000 });
       expect(counts.counts).toEqual(sorted.map((path) => ({ path, count: 2 })));
       // Stopping in the middle of the second statement's files.
-      const cut = await ctx.sut.grep(scope, 'hit', { outputMode: 'content', maxMatches: 501 });
+      const cut = await ctx.sut.grep(scope, 'hit', { outputMode: 'content', maxMatches: 1001 });
       expect(cut).toMatchObject({ truncated: true });
-      expect(cut.matches!.map((m) => `${m.path}:${m.line}`)).toEqual(sorted.flatMap((p) => [`${p}:1`, `${p}:3`]).slice(0, 501));
+      expect(cut.matches!.map((m) => `${m.path}:${m.line}`)).toEqual(sorted.flatMap((p) => [`${p}:1`, `${p}:3`]).slice(0, 1001));
+    });
+
+    it('should stop testing whole files before splitting them once most files of a statement matched, and go back when few did', async () => {
+      const ctx = setup();
+      // Four statements of 500 files: all "hit", all "miss", all "hit", all "miss".
+      const files = Array.from({ length: 2000 }, (_, i) => ({
+        path: `/f/${String(i).padStart(4, '0')}.txt`,
+        content: Math.floor(i / 500) % 2 === 0 ? `hit ${i}\n` : 'miss\n',
+      }));
+      await ctx.sut.writeMany(scope, files);
+      const fileTests: (boolean | undefined)[] = [];
+      const matchLines = ctx.repo.matchLines.bind(ctx.repo);
+      jest.spyOn(ctx.repo, 'matchLines').mockImplementation((...args: Parameters<typeof matchLines>) => {
+        fileTests.push(args[5]?.fileTest);
+        return matchLines(...args);
+      });
+      // Two statements go out at once; each later one is decided by the answer two before it.
+      const hits = await ctx.sut.grep(scope, 'hit', { outputMode: 'content', maxMatches: 100_000 });
+      expect(hits.matches).toHaveLength(1000);
+      expect(fileTests).toEqual([true, true, false, true]);
+      fileTests.length = 0;
+      const misses = await ctx.sut.grep(scope, 'miss', { outputMode: 'content', maxMatches: 100_000 });
+      expect(misses.matches).toHaveLength(1000);
+      expect(fileTests).toEqual([true, true, true, false]);
     });
 
     it('should refuse regexes PostgreSQL cannot run (backreferences) rather than run them in-process', async () => {

@@ -78,6 +78,11 @@ export interface WriteOptions {
 const GREP_FILES_PER_QUERY = 500;
 // Statements of one grep running at once (two cores' worth of line splitting).
 const GREP_QUERIES_IN_FLIGHT = 2;
+// Content grep stops testing whole files before splitting them once this share of a
+// statement's files had a matching line: the test then saves little splitting and reads
+// most files twice (bench/vfs, 500 files of 10 KiB: 33 ms with it, 28 ms without, for a
+// literal in 97 % of them; 10 ms against 22 ms for one in none).
+const FILE_TEST_MAX_SHARE = 0.75;
 
 function toInfo(file: ThreadFileRecord): VfsFileInfo {
   return { ...file, type: 'file' };
@@ -406,16 +411,25 @@ export class VfsService {
     if (files.length === 0) await this.assertExists(scope, under);
     if (filter) files = files.filter(filter);
     const matches: LineMatch[] = [];
+    // Decided from the latest answer: the statements ahead of it are already sent.
+    let fileTest = true;
     await inOrder(
       chunked(files, GREP_FILES_PER_QUERY),
-      (chunk) => this.files.matchLines(tenantId, threadId, chunk, matcher, max + 1 - matches.length),
-      (found: LineMatch[]) => {
+      async (chunk) => ({
+        size: chunk.length,
+        found: await this.files.matchLines(tenantId, threadId, chunk, matcher, max + 1 - matches.length, { fileTest }),
+      }),
+      ({ size, found }) => {
         // The store's matches are shown as they are (a new string only for a line that
-        // needs cutting or ends in \r).
-        for (const m of found) {
+        // needs cutting or ends in \r). They come in path order.
+        let filesMatched = 0;
+        for (let i = 0; i < found.length; i++) {
+          const m = found[i]!;
+          if (i === 0 || m.path !== found[i - 1]!.path) filesMatched++;
           m.text = shownLine(m.text);
           matches.push(m);
         }
+        fileTest = filesMatched < size * FILE_TEST_MAX_SHARE;
         return matches.length <= max;
       },
     );
