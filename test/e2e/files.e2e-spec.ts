@@ -1,4 +1,6 @@
+import { createHash } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
+import { DataSource } from 'typeorm';
 import { tarOf } from '../support/tar-archive.js';
 import { startPlatform, type Platform } from './support/platform.js';
 import type { ApiClient } from './support/api-client.js';
@@ -10,7 +12,7 @@ const MAX_ARCHIVE_BYTES = 4 * 1024 * 1024;
 
 describe('Thread files (REST)', () => {
   let platform: Platform;
-  let api: ApiClient;
+  let api: ApiClient & { tenantId: string };
 
   beforeAll(async () => {
     platform = await startPlatform({ VFS_MAX_FILE_BYTES: String(1024 * 1024), VFS_MAX_ARCHIVE_BYTES: String(MAX_ARCHIVE_BYTES) });
@@ -65,6 +67,40 @@ describe('Thread files (REST)', () => {
     const past = await api.get(`${files('t-read')}/read${q('/big.txt')}&offset=20000`);
     expect(past.status).toBe(200);
     expect(past.body.content).toContain('10000');
+  });
+
+  // A gateway keeps the texts of large files it read last (RecentTexts), and uses one
+  // only after PostgreSQL confirmed the file still has that sha256: a change made by any
+  // process (here an UPDATE standing for another gateway's write) is seen at once.
+  it('should page through a large file it read before and see every change to it, from any process, at once', async () => {
+    const version = (v: string) => Array.from({ length: 4000 }, (_, i) => `${v} line ${i + 1} ${'-'.repeat(40)}`).join('\n');
+    const page = async (client: ApiClient, thread: string) => {
+      const res = await client.get(`${files(thread)}/read${q('/big.md')}&offset=1000&limit=2`);
+      return res.status === 200 ? (res.body.content as string) : res.body.error.code;
+    };
+    const line = (v: string, n: number) => `${String(n).padStart(6)}\t${v} line ${n} ${'-'.repeat(40)}`;
+    await put(api, 't-kept', '/big.md', version('v1'));
+    expect(await page(api, 't-kept')).toBe(`${line('v1', 1001)}\n${line('v1', 1002)}`);
+    expect(await page(api, 't-kept')).toBe(`${line('v1', 1001)}\n${line('v1', 1002)}`);
+    await put(api, 't-kept', '/big.md', version('v2'));
+    expect(await page(api, 't-kept')).toBe(`${line('v2', 1001)}\n${line('v2', 1002)}`);
+
+    const v3 = version('v3');
+    await platform.gateway.get(DataSource).query(
+      `UPDATE thread_files SET text_content = $2, size = $3, sha256 = $4
+        WHERE tenant_id = $1 AND thread_id = 't-kept' AND path = '/big.md'`,
+      [api.tenantId, v3, Buffer.byteLength(v3), createHash('sha256').update(v3).digest('hex')],
+    );
+    expect(await page(api, 't-kept')).toBe(`${line('v3', 1001)}\n${line('v3', 1002)}`);
+
+    // Another tenant's file at the same thread and path is its own.
+    const other = await platform.newTenant();
+    await put(other, 't-kept', '/big.md', version('other'));
+    expect(await page(other, 't-kept')).toBe(`${line('other', 1001)}\n${line('other', 1002)}`);
+    expect(await page(api, 't-kept')).toBe(`${line('v3', 1001)}\n${line('v3', 1002)}`);
+
+    expect((await api.delete(`${files('t-kept')}${q('/big.md')}`)).status).toBe(204);
+    expect(await page(api, 't-kept')).toBe('FILE_NOT_FOUND');
   });
 
   it('should edit by exact string with clear errors for absent and ambiguous strings', async () => {

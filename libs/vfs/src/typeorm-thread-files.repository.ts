@@ -14,6 +14,7 @@ import type {
   ThreadFilesRepository,
   WritePolicy,
 } from './thread-files.repository.js';
+import { RecentTexts } from './recent-texts.js';
 import { lineScanner } from './search/text-grep.js';
 import { MAX_LINE_CHARS } from './vfs-lines.js';
 import { ancestorsOf } from './vfs-path.js';
@@ -34,6 +35,10 @@ const BATCH_ROWS = 500;
 const BATCH_BYTES = 8 * 1024 * 1024;
 
 const FILE_COLUMNS = `path, content_type, size, sha256, version, revision, (bytes IS NULL) AS is_text, created_at, modified_at`;
+// Paged reads of large texts (the agent's read tool, GET …/files/read): texts from
+// 64 KiB are kept, 16 MiB in all (RecentTexts).
+const RECENT_TEXT_MIN_BYTES = 64 * 1024;
+const RECENT_TEXTS_MAX_BYTES = 16 * 1024 * 1024;
 
 interface FileRow {
   path: string;
@@ -128,6 +133,8 @@ type Run = <R>(sql: string, params?: unknown[]) => Promise<R[]>;
 
 @Injectable()
 export class TypeOrmThreadFilesRepository implements ThreadFilesRepository {
+  private readonly recentTexts = new RecentTexts(RECENT_TEXT_MIN_BYTES, RECENT_TEXTS_MAX_BYTES);
+
   constructor(@InjectDataSource() private readonly db: DataSource) {}
 
   async stat(tenantId: string, threadId: string, path: string): Promise<PathRecord | null> {
@@ -181,15 +188,32 @@ export class TypeOrmThreadFilesRepository implements ThreadFilesRepository {
     return rows.map((r) => r.path);
   }
 
-  async readText(tenantId: string, threadId: string, path: string) {
+  readText(tenantId: string, threadId: string, path: string) {
     assertTenant(tenantId);
     assertThread(threadId);
-    const rows: (FileRow & { text_content: string | null })[] = await this.db.query(
-      `SELECT ${FILE_COLUMNS}, text_content FROM thread_files
+    return this.readTextOf(tenantId, threadId, path, true);
+  }
+
+  private async readTextOf(tenantId: string, threadId: string, path: string, useKept: boolean): Promise<{ file: ThreadFileRecord; text: string | null } | null> {
+    // The text comes back only if it is not the one kept here (same sha256).
+    const kept = useKept ? this.recentTexts.sha256Of(tenantId, threadId, path) : null;
+    const rows: (FileRow & { text_content: string | null; kept: boolean | null })[] = await this.db.query(
+      `SELECT ${FILE_COLUMNS}, sha256 = $4 AS kept, CASE WHEN sha256 = $4 THEN NULL ELSE text_content END AS text_content
+         FROM thread_files
         WHERE tenant_id = $1 AND thread_id = $2 AND path = $3 AND NOT deleted`,
-      [tenantId, threadId, path],
+      [tenantId, threadId, path, kept],
     );
-    return rows[0] ? { file: toRecord(rows[0]), text: rows[0].text_content } : null;
+    const row = rows[0];
+    if (!row) return null;
+    const file = toRecord(row);
+    if (row.kept) {
+      const text = this.recentTexts.take(tenantId, threadId, path, file.sha256);
+      if (text !== null) return { file, text };
+      // Let go in between (a concurrent read kept other texts): read it again.
+      return this.readTextOf(tenantId, threadId, path, false);
+    }
+    if (row.text_content !== null) this.recentTexts.keep(tenantId, threadId, path, file.sha256, row.text_content, file.size);
+    return { file, text: row.text_content };
   }
 
   async readContent(tenantId: string, threadId: string, path: string) {
