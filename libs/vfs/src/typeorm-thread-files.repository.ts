@@ -188,7 +188,7 @@ export class TypeOrmThreadFilesRepository implements ThreadFilesRepository {
     return rows.map((r) => r.path);
   }
 
-  readText(tenantId: string, threadId: string, path: string) {
+  async readText(tenantId: string, threadId: string, path: string) {
     assertTenant(tenantId);
     assertThread(threadId);
     return this.readTextOf(tenantId, threadId, path, true);
