@@ -1,3 +1,4 @@
+import { jest } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { AIMessage } from '@langchain/core/messages';
 import { Client } from '@langchain/langgraph-sdk';
@@ -175,6 +176,31 @@ describe('LangGraph-compatible API', () => {
     expect(await client.threads.get(thread.thread_id)).toMatchObject({ status: 'error', error: { code: 'RUN_FAILED' } });
     await client.runs.wait(thread.thread_id, 'agent', { input: say('recover') });
     expect(await client.threads.get(thread.thread_id)).toMatchObject({ status: 'idle', error: null });
+  });
+
+  // The release's commit is what makes a run's checkpoint durable (docs/agent.md): a
+  // run whose release fails does not answer its values as if they were kept.
+  it('should answer 503 RUN_NOT_CONFIRMED when the database does not confirm the end of a run', async () => {
+    const thread = await client.threads.create();
+    const threads = platform.gateway.get<AgentThreadsRepository>(AGENT_THREADS_REPOSITORY);
+    const release = jest.spyOn(threads, 'release').mockRejectedValueOnce(new Error('connection terminated'));
+    try {
+      expect(await refusal(client.runs.wait(thread.thread_id, 'agent', { input: say('unconfirmed') }))).toEqual({
+        status: 503,
+        code: 'RUN_NOT_CONFIRMED',
+      });
+    } finally {
+      release.mockRestore();
+    }
+    // A run that failed anyway keeps its own error (on a thread of its own: the
+    // unreleased one stays held until its run is stale).
+    const another = await client.threads.create();
+    const failing = jest.spyOn(threads, 'release').mockRejectedValueOnce(new Error('connection terminated'));
+    try {
+      expect(await refusal(client.runs.wait(another.thread_id, 'agent', { input: say('fail') }))).toEqual({ status: 502, code: 'RUN_FAILED' });
+    } finally {
+      failing.mockRestore();
+    }
   });
 
   it('should update a thread\'s state and metadata, search and delete threads', async () => {

@@ -1,4 +1,7 @@
+import { AIMessage } from '@langchain/core/messages';
+import { Client } from '@langchain/langgraph-sdk';
 import { Worker } from 'bullmq';
+import { ScriptedModelProvider, type ChatScript } from '@drydock/agents';
 import { redisOptions } from '@drydock/core';
 import { closeQueueWorker } from '../../apps/worker/src/processors/close-queue-worker.js';
 import type { ApiResponse } from './support/api-client.js';
@@ -78,6 +81,41 @@ describe('Outages of PostgreSQL and Redis', () => {
     }
     expect(blocking.status).toBe('reconnecting');
     await expect(closeQueueWorker(worker, 10_000)).resolves.toBe(true);
+  });
+});
+
+// A run's checkpoints and its thread claim commit without waiting for their WAL flush;
+// the run's release, which waits for it, comes before the answer and flushes them with
+// it (docs/agent.md, "One graph, every thread"). A crash of PostgreSQL right after the answers must
+// not lose any answered run.
+describe('Agent runs across a crash of PostgreSQL', () => {
+  let platform: Platform;
+
+  beforeAll(async () => {
+    const script: ChatScript = (turn) => new AIMessage(`noted ${turn.messages.length}`);
+    platform = await startPlatform({}, { chatModels: new ScriptedModelProvider(() => script) });
+  });
+
+  afterAll(async () => {
+    await platform?.close();
+  });
+
+  it('should keep every run it answered when PostgreSQL crashes right after the last answer', async () => {
+    const tenant = await platform.newTenant();
+    const client = new Client({ apiUrl: platform.url, apiKey: (tenant as unknown as { key: string }).key, callerOptions: { maxRetries: 0 } });
+    const thread = await client.threads.create();
+    const answered: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      const values = (await client.runs.wait(thread.thread_id, 'agent', { input: { messages: [{ role: 'user', content: `note ${i}` }] } })) as {
+        messages: { content: string }[];
+      };
+      answered.push(`note ${i}`, values.messages.at(-1)!.content);
+    }
+    postgres('crash');
+    postgres('start');
+    const state = await eventually(() => tenant.get(`/threads/${thread.thread_id}/state`));
+    expect(state.status).toBe(200);
+    expect((state.body.values.messages as { content: string }[]).map((m) => m.content)).toEqual(answered);
   });
 });
 

@@ -4,9 +4,12 @@ import { resolve } from 'node:path';
 
 // Stops and starts the PostgreSQL and Redis that scripts/lib/services.sh started, as an
 // operator's restart would. Needs root.
-export function postgres(action: 'stop' | 'start'): void {
+// `crash` stops it as a crash would: at once, without flushing what the WAL buffers still
+// hold (committed transactions that did not wait for their flush are lost).
+export function postgres(action: 'stop' | 'start' | 'crash'): void {
   const version = readdirSync('/usr/lib/postgresql').sort((a, b) => Number(a) - Number(b)).pop()!;
-  execFileSync('pg_ctlcluster', [version, 'main', action, ...(action === 'stop' ? ['-m', 'fast'] : [])], { stdio: 'ignore' });
+  const args = action === 'start' ? ['start'] : ['stop', '-m', action === 'crash' ? 'immediate' : 'fast'];
+  execFileSync('pg_ctlcluster', [version, 'main', ...args], { stdio: 'ignore' });
 }
 
 export function redis(action: 'stop' | 'start'): void {

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { RunnableConfig } from '@langchain/core/runnables';
 import { DrydockError } from '@drydock/core';
-import { CONFIG_LATEST_CHECKPOINT, type AgentRuntime } from '@drydock/agents';
+import { CONFIG_FLUSHED_BY_RELEASE, CONFIG_LATEST_CHECKPOINT, type AgentRuntime } from '@drydock/agents';
 import { AgentRuntimeAccess } from './agent-runtime.access.js';
 import { AGENT_THREADS_REPOSITORY, type AgentThreadRecord, type AgentThreadsRepository } from './agent-threads.repository.js';
 import type { RunCreateDto } from './dto/run-create.dto.js';
@@ -52,6 +52,9 @@ export class LangGraphRunsService {
     const record = claim;
     // The run's first load takes the latest checkpoint from the claim (see ClaimedThread).
     if (record.latestCheckpoint) runtimeConfig.configurable = { ...runtimeConfig.configurable, [CONFIG_LATEST_CHECKPOINT]: record.latestCheckpoint };
+    // Every run ends with its release, which waits for the WAL flush before the run
+    // answers: the checkpoint writes before it need not wait for theirs (execute()).
+    runtimeConfig.configurable = { ...runtimeConfig.configurable, [CONFIG_FLUSHED_BY_RELEASE]: true };
     try {
       await this.tagThread(tenantId, record, plan.assistantId, runtime);
     } catch (error) {
@@ -93,9 +96,14 @@ export class LangGraphRunsService {
       throw mapped;
     } finally {
       clearInterval(heartbeat);
-      await this.threads
-        .release(tenantId, threadId, runId, failure)
-        .catch((error: unknown) => this.logger.error(`releasing ${threadId}: ${String(error)}`));
+      try {
+        await this.threads.release(tenantId, threadId, runId, failure);
+      } catch (error) {
+        this.logger.error(`releasing ${threadId}: ${String(error)}`);
+        // The release's commit is what makes the run's checkpoints durable (they commit
+        // without waiting for their WAL flush): unconfirmed, the run cannot answer as kept.
+        if (failure === null && !signal.aborted) throw LangGraphError.runNotConfirmed();
+      }
     }
   }
 

@@ -63,6 +63,15 @@ export class LangGraphError extends DrydockError {
   static runFailed(message: string) {
     return new LangGraphError('RUN_FAILED', message, 502);
   }
+  // The run finished, but the database did not confirm its end (the release of the
+  // thread, whose commit makes the run's checkpoints durable).
+  static runNotConfirmed() {
+    return new LangGraphError(
+      'RUN_NOT_CONFIRMED',
+      'The run finished but the database did not confirm it was saved; read the thread state before running it again.',
+      503,
+    );
+  }
   // The client went away (or aborted): the run stopped where it was.
   static runCancelled() {
     return new LangGraphError('RUN_CANCELLED', 'The run was cancelled because its client disconnected.', 409);

@@ -139,8 +139,13 @@ export class TypeOrmAgentThreadsRepository implements AgentThreadsRepository {
   private async claimNotBusy(tenantId: string, threadId: string, runId: string, checkpointThread: string): Promise<ClaimedThread | null> {
     const { rows } = await pgPoolOf(this.db).query<AgentThreadRow & { latest_checkpoint_id: string | null; latest_pending: boolean | null }>({
       name: 'agent_threads.claim_with_checkpoint',
-      text: `WITH seen AS (
-          SELECT xmin AS version FROM agent_threads
+      // The claim commits without waiting for its WAL flush: the run's release, which
+      // always follows it and waits, flushes it (a claim lost with a crash of PostgreSQL
+      // only frees the thread).
+      text: `WITH durability AS MATERIALIZED (
+          SELECT set_config('synchronous_commit', 'off', true)
+        ), seen AS (
+          SELECT xmin AS version FROM agent_threads, durability
            WHERE tenant_id = $1 AND thread_id = $2 AND status <> 'busy'
         ), claimed AS (
           UPDATE agent_threads t
@@ -171,11 +176,18 @@ export class TypeOrmAgentThreadsRepository implements AgentThreadsRepository {
 
   async release(tenantId: string, threadId: string, runId: string, error: AgentThreadRecord['error']) {
     assertTenant(tenantId);
+    // pg_current_xact_id() gives the statement a transaction id even when no row matches
+    // (the thread was deleted or taken over), so its commit always waits for the WAL
+    // flush, and with it for the run's earlier writes that did not (the claim, the
+    // checkpoints: CONFIG_FLUSHED_BY_RELEASE).
     await pgPoolOf(this.db).query({
       name: 'agent_threads.release',
-      text: `UPDATE agent_threads
-          SET status = $4, error = $5::jsonb, run_id = NULL, run_heartbeat_at = NULL, updated_at = now()
-        WHERE tenant_id = $1 AND thread_id = $2 AND run_id = $3`,
+      text: `WITH released AS (
+          UPDATE agent_threads
+             SET status = $4, error = $5::jsonb, run_id = NULL, run_heartbeat_at = NULL, updated_at = now()
+           WHERE tenant_id = $1 AND thread_id = $2 AND run_id = $3
+        )
+        SELECT pg_current_xact_id()`,
       values: [tenantId, threadId, runId, error ? 'error' : 'idle', error ? JSON.stringify(error) : null],
     });
   }

@@ -64,6 +64,14 @@ const DEFAULT_SNAPSHOT_EVERY = 20;
 // `drydock-messages-delta/<kept>/<base version>`), in full every `snapshotEvery`
 // versions; a load follows the chain back to the full version with one recursive
 // query. (LangGraph's stock PostgresSaver cannot read those blobs; this one reads its.)
+// A run's `configurable` carries this (true) when the run ends with a statement that
+// commits and waits for its WAL flush (the gateway's release of the thread, which also
+// comes before the run answers). The checkpointer then commits its writes without
+// waiting for their own flush: the release's flush covers them, as the WAL is flushed in
+// order. Writes outside such a run (a thread's state updated through the API) wait as
+// usual. docs/agent.md, "One graph, every thread".
+export const CONFIG_FLUSHED_BY_RELEASE = 'drydock_flushed_by_release';
+
 export class CachedPostgresSaver extends PostgresSaver {
   private readonly latest = new Map<string, CachedLatest>();
   private readonly maxThreads: number;
@@ -225,20 +233,26 @@ export class CachedPostgresSaver extends PostgresSaver {
       const n = params.length;
       return `($1, $2, $${n - 3}, $${n - 2}, $${n - 1}, $${n}::bytea)`;
     });
+    // Whether this statement's commit may skip waiting for its WAL flush (see
+    // CONFIG_FLUSHED_BY_RELEASE), as its last parameter.
+    params.push(config.configurable[CONFIG_FLUSHED_BY_RELEASE] === true);
+    const durability = `durability AS MATERIALIZED (
+           SELECT set_config('synchronous_commit', CASE WHEN $${params.length}::boolean THEN 'off' ELSE 'on' END, true)
+         )`;
     const insertCheckpoint = `INSERT INTO ${this.table('checkpoints')}
         (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata)
-      VALUES ($1, $2, $3, $4, $5, $6)
+      SELECT $1, $2, $3, $4, $5, $6 FROM durability
       ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id)
       DO UPDATE SET checkpoint = EXCLUDED.checkpoint, metadata = EXCLUDED.metadata`;
     // One statement, so the blobs and the row that points at them land together.
     const sql = values.length
-      ? `WITH blobs AS (
+      ? `WITH ${durability}, blobs AS (
            INSERT INTO ${this.table('checkpoint_blobs')} (thread_id, checkpoint_ns, channel, version, type, blob)
            VALUES ${values.join(', ')}
            ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO NOTHING
          )
          ${insertCheckpoint}`
-      : insertCheckpoint;
+      : `WITH ${durability} ${insertCheckpoint}`;
     // The statement's text depends only on how many blobs it writes: one name per count.
     await this.db.query({ name: `${this.schema}.checkpoints.put.${values.length}`, text: sql, values: params });
 
