@@ -79,6 +79,7 @@ export class LangGraphRunsService {
     }, THREAD_HEARTBEAT_MS);
     heartbeat.unref();
     let failure: { code: string; message: string } | null = null;
+    let ended = false;
     try {
       emit({ event: 'metadata', data: { run_id: runId, thread_id: threadId, attempt: 1 } });
       const translator = new RunEventTranslator(plan.streamModes, (id) => runtime.publicThreadId(id));
@@ -87,6 +88,7 @@ export class LangGraphRunsService {
       for await (const [mode, chunk] of stream) {
         for (const event of translator.translate(mode, chunk)) emit(event);
       }
+      ended = true;
       return translator.lastValues ?? {};
     } catch (error) {
       if (signal.aborted) throw LangGraphError.runCancelled();
@@ -102,7 +104,7 @@ export class LangGraphRunsService {
         this.logger.error(`releasing ${threadId}: ${String(error)}`);
         // The release's commit is what makes the run's checkpoints durable (they commit
         // without waiting for their WAL flush): unconfirmed, the run cannot answer as kept.
-        if (failure === null && !signal.aborted) throw LangGraphError.runNotConfirmed();
+        if (ended) throw LangGraphError.runNotConfirmed();
       }
     }
   }
