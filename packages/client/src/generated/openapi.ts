@@ -10286,7 +10286,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `AGENT_UNAVAILABLE`, `MODEL_NOT_CONFIGURED`, `SERVICE_UNAVAILABLE` */
+            /** @description `AGENT_UNAVAILABLE`, `MODEL_NOT_CONFIGURED`, `RUN_NOT_CONFIRMED`, `SERVICE_UNAVAILABLE` */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -10297,7 +10297,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         error?: {
                             /** @enum {string} */
-                            code?: "AGENT_UNAVAILABLE" | "MODEL_NOT_CONFIGURED" | "SERVICE_UNAVAILABLE";
+                            code?: "AGENT_UNAVAILABLE" | "MODEL_NOT_CONFIGURED" | "RUN_NOT_CONFIRMED" | "SERVICE_UNAVAILABLE";
                         };
                     };
                 };
@@ -10430,7 +10430,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `AGENT_UNAVAILABLE`, `MODEL_NOT_CONFIGURED`, `SERVICE_UNAVAILABLE` */
+            /** @description `AGENT_UNAVAILABLE`, `MODEL_NOT_CONFIGURED`, `RUN_NOT_CONFIRMED`, `SERVICE_UNAVAILABLE` */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -10441,7 +10441,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         error?: {
                             /** @enum {string} */
-                            code?: "AGENT_UNAVAILABLE" | "MODEL_NOT_CONFIGURED" | "SERVICE_UNAVAILABLE";
+                            code?: "AGENT_UNAVAILABLE" | "MODEL_NOT_CONFIGURED" | "RUN_NOT_CONFIRMED" | "SERVICE_UNAVAILABLE";
                         };
                     };
                 };
