@@ -1,5 +1,6 @@
 export * from './config/app-config.js';
 export * from './config/config.module.js';
+export * from './database/commit-without-flush.js';
 export * from './database/database-options.js';
 export * from './errors/drydock.error.js';
 export * from './errors/service-unavailable.js';

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, In, Not, QueryFailedError } from 'typeorm';
-import { assertTenant } from '@drydock/core';
+import { assertTenant, commitWithoutFlushCte } from '@drydock/core';
 import {
   EXECUTION_COLUMNS,
   executionFromPrefixedRow,
@@ -47,9 +47,7 @@ const SESSION_COLUMNS = `id, tenant_id, thread_id, status, worker_id, limits, st
 // execution either way. With a key the row must be durable before the code runs, since
 // a retry finds the run by it: that insert waits for its flush as usual.
 const FIND_WITH_NEW_EXECUTION = `
-  WITH durability AS MATERIALIZED (
-    SELECT set_config('synchronous_commit', CASE WHEN $8::text IS NULL THEN 'off' ELSE 'on' END, true)
-  ), s AS (
+  WITH ${commitWithoutFlushCte('$8::text IS NULL')}, s AS (
     SELECT ${SESSION_COLUMNS} FROM sessions, durability WHERE tenant_id = $1 AND id = $2
   ), e AS (
     INSERT INTO executions (id, tenant_id, session_id, thread_id, code, code_sha256, status, timeout_ms, idempotency_key)

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { assertTenant } from '@drydock/core';
+import { assertTenant, commitWithoutFlushCte } from '@drydock/core';
 import { pgPoolOf } from '@drydock/execution';
 import { CHECKPOINT_SCHEMA, latestCheckpointSql } from '@drydock/agents';
 import type {
@@ -142,9 +142,7 @@ export class TypeOrmAgentThreadsRepository implements AgentThreadsRepository {
       // The claim commits without waiting for its WAL flush: the run's release, which
       // always follows it and waits, flushes it (a claim lost with a crash of PostgreSQL
       // only frees the thread).
-      text: `WITH durability AS MATERIALIZED (
-          SELECT set_config('synchronous_commit', 'off', true)
-        ), seen AS (
+      text: `WITH ${commitWithoutFlushCte()}, seen AS (
           SELECT xmin AS version FROM agent_threads, durability
            WHERE tenant_id = $1 AND thread_id = $2 AND status <> 'busy'
         ), claimed AS (

@@ -154,16 +154,18 @@ def _open_entry(dir_fd: int, name: str, max_bytes: int) -> tuple[int, int] | str
         return "symlink" if exc.errno == errno.ELOOP else "other"
     try:
         st = os.fstat(fd)
-        if (st.st_dev, st.st_ino) != (before.st_dev, before.st_ino) or not stat.S_ISREG(st.st_mode):
-            os.close(fd)
-            return kind_of(st.st_mode) if not stat.S_ISREG(st.st_mode) else "vanished"
-        if st.st_nlink > 1:
-            os.close(fd)
-            return "hardlink"  # like the listing and the change report: never taken
-        if st.st_size > max_bytes:
-            os.close(fd)
-            return "too-large"
     except OSError:
         os.close(fd)
         return "unreadable"
-    return fd, st.st_size
+    if not stat.S_ISREG(st.st_mode):
+        refusal = kind_of(st.st_mode)
+    elif (st.st_dev, st.st_ino) != (before.st_dev, before.st_ino):
+        refusal = "vanished"
+    elif st.st_nlink > 1:
+        refusal = "hardlink"  # like the listing and the change report: never taken
+    elif st.st_size > max_bytes:
+        refusal = "too-large"
+    else:
+        return fd, st.st_size
+    os.close(fd)
+    return refusal

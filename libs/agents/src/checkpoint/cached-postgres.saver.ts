@@ -11,6 +11,7 @@ import type {
 import { copyCheckpoint } from '@langchain/langgraph-checkpoint';
 import { PostgresSaver } from '@langchain/langgraph-checkpoint-postgres';
 import type pg from 'pg';
+import { commitWithoutFlushCte } from '@drydock/core';
 import { CONFIG_LATEST_CHECKPOINT, latestCheckpointSql, type LatestCheckpoint } from './latest-checkpoint.js';
 import { isMessageList, MessageCachingSerializer, MessagesDelta, messagesDeltaType } from './message-caching.serializer.js';
 
@@ -236,9 +237,7 @@ export class CachedPostgresSaver extends PostgresSaver {
     // Whether this statement's commit may skip waiting for its WAL flush (see
     // CONFIG_FLUSHED_BY_RELEASE), as its last parameter.
     params.push(config.configurable[CONFIG_FLUSHED_BY_RELEASE] === true);
-    const durability = `durability AS MATERIALIZED (
-           SELECT set_config('synchronous_commit', CASE WHEN $${params.length}::boolean THEN 'off' ELSE 'on' END, true)
-         )`;
+    const durability = commitWithoutFlushCte(`$${params.length}::boolean`);
     const insertCheckpoint = `INSERT INTO ${this.table('checkpoints')}
         (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata)
       SELECT $1, $2, $3, $4, $5, $6 FROM durability

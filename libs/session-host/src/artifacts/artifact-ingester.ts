@@ -32,8 +32,8 @@ export interface IngestResult {
 // recorded with its lineage (small files in groups, one transaction each, in the order
 // they were listed); then the folder is emptied of what was taken or refused (it is an
 // outbox, not storage). A file that would take the tenant past its artifact quota is
-// refused (`quota`) and the run stands; when its size already shows it would, its bytes
-// are dropped as they arrive, never staged.
+// refused (`quota`) and the run stands; when its listed size already shows it would, it
+// is not read at all, and when the size it arrives with does, its bytes are dropped.
 @Injectable()
 export class ArtifactIngester {
   private readonly logger = new Logger(ArtifactIngester.name);
@@ -64,16 +64,18 @@ export class ArtifactIngester {
         // A running estimate, so that a file clearly over quota is not streamed at all;
         // the store's own check, under the tenant's lock, is the one that counts.
         const usage = await this.artifacts.usage(tenantId);
+        const fits = (estimate: typeof usage, size: number) =>
+          estimate.count + 1 <= policy.maxCount && estimate.bytes + size <= policy.maxBytes;
         // Files the listing already shows past that estimate are not asked for: their
         // bytes would cross the channel only to be dropped. They leave the outbox as the
         // ones refused while streaming do. Listed sizes may be stale; the checks below,
         // on the sizes read, still apply to what is asked for.
-        const room = { count: policy.maxCount - usage.count, bytes: policy.maxBytes - usage.bytes };
+        const listed = { ...usage };
         for (const { path, size } of listing.files) {
           if (size > maxBytes) continue; // refused by the sandbox without its bytes
-          if (room.count >= 1 && size <= room.bytes) {
-            room.count -= 1;
-            room.bytes -= size;
+          if (fits(listed, size)) {
+            listed.count += 1;
+            listed.bytes += size;
             continue;
           }
           wanted.delete(path);
@@ -125,7 +127,7 @@ export class ArtifactIngester {
               result.skipped.push({ path: entry.path, reason: 'too-large' });
               continue;
             }
-            if (usage.count + 1 > policy.maxCount || usage.bytes + entry.size > policy.maxBytes) {
+            if (!fits(usage, entry.size)) {
               result.skipped.push({ path: entry.path, reason: 'quota' });
               continue;
             }
