@@ -4,7 +4,15 @@ import { AIMessage, HumanMessage, RemoveMessage, type BaseMessage } from '@langc
 import { Annotation, END, START, StateGraph } from '@langchain/langgraph';
 import { PostgresSaver } from '@langchain/langgraph-checkpoint-postgres';
 import pg from 'pg';
-import { AgentStateAnnotation, CachedPostgresSaver, CONFIG_LATEST_CHECKPOINT, type AgentState, type LatestCheckpoint } from '@drydock/agents';
+import {
+  AgentStateAnnotation,
+  CachedPostgresSaver,
+  CheckpointCarrier,
+  CONFIG_CHECKPOINT_CARRIER,
+  CONFIG_LATEST_CHECKPOINT,
+  type AgentState,
+  type LatestCheckpoint,
+} from '@drydock/agents';
 import { applyTestEnv } from './support/test-env.js';
 
 const SCHEMA = 'langgraph';
@@ -203,6 +211,37 @@ describe('CachedPostgresSaver', () => {
     const cold = new CachedPostgresSaver(pool, { schema: SCHEMA, maxThreads: 0 });
     const latest = await cold.getTuple({ configurable: { thread_id: thread, checkpoint_ns: '' } });
     expect(contents(latest!.checkpoint.channel_values.messages as BaseMessage[])).toEqual(contents(state.messages));
+  });
+
+  // A run through the gateway hands its last write to its thread's release, which runs
+  // it in its own statement (the repository's release; here a statement of the same
+  // form). Earlier writes of the run go out alone, before the next one.
+  it("holds a run's last write for the statement that carries it, and remembers it once committed", async () => {
+    const saver = new CachedPostgresSaver(pool, { schema: SCHEMA, maxThreads: 10 });
+    const cold = new CachedPostgresSaver(pool, { schema: SCHEMA, maxThreads: 0 });
+    const thread = `cache-${randomUUID()}`;
+    const latestIn = async (s: CachedPostgresSaver) =>
+      contents(((await s.getTuple({ configurable: { thread_id: thread, checkpoint_ns: '' } }))?.checkpoint.channel_values.messages ?? []) as BaseMessage[]);
+    const carrier = new CheckpointCarrier();
+    const state = await graphOn(saver).invoke(say('one'), {
+      configurable: { thread_id: thread, [CONFIG_CHECKPOINT_CARRIER]: carrier },
+      durability: 'async' as const,
+    });
+    expect(contents(state.messages)).toEqual(['human:one', 'ai:seen 1']);
+
+    // The input's checkpoint went out alone; the run's last is held, and not remembered.
+    expect(await latestIn(cold)).toEqual(['human:one']);
+    expect(await latestIn(saver)).toEqual(['human:one']);
+
+    const carried = carrier.take()!;
+    await pool.query({ text: `WITH ${carried.ctes(2)}, released AS (SELECT $1::text) SELECT 1 FROM released`, values: ['release', ...carried.values] });
+    carried.committed();
+
+    expect(await latestIn(cold)).toEqual(['human:one', 'ai:seen 1']);
+    const fullLoads = jest.spyOn(PostgresSaver.prototype, 'getTuple');
+    expect(await latestIn(saver)).toEqual(['human:one', 'ai:seen 1']);
+    expect(fullLoads).toHaveBeenCalledTimes(0);
+    fullLoads.mockRestore();
   });
 
   describe('message lists stored as deltas', () => {

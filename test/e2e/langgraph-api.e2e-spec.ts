@@ -23,6 +23,21 @@ interface StreamEvent {
   data: any;
 }
 
+// The SDK throws HTTPError(status, body text); the gateway's body names a stable code.
+async function refusal(call: Promise<unknown> | AsyncIterable<unknown>): Promise<{ status: number; code: string }> {
+  try {
+    if (Symbol.asyncIterator in (call as object)) {
+      for await (const _ of call as AsyncIterable<unknown>);
+    } else {
+      await call;
+    }
+  } catch (error) {
+    const { status, text } = error as { status: number; text: string };
+    return { status, code: JSON.parse(text).error.code };
+  }
+  throw new Error('expected the request to be refused');
+}
+
 // The LangGraph-compatible API driven by the official @langchain/langgraph-sdk Client,
 // against a real gateway whose agent is a small real StateGraph (EchoAgentRuntime).
 describe('LangGraph-compatible API', () => {
@@ -40,21 +55,6 @@ describe('LangGraph-compatible API', () => {
     const events: StreamEvent[] = [];
     for await (const event of stream) events.push(event);
     return events;
-  }
-
-  // The SDK throws HTTPError(status, body text); the gateway's body names a stable code.
-  async function refusal(call: Promise<unknown> | AsyncIterable<unknown>): Promise<{ status: number; code: string }> {
-    try {
-      if (Symbol.asyncIterator in (call as object)) {
-        for await (const _ of call as AsyncIterable<unknown>);
-      } else {
-        await call;
-      }
-    } catch (error) {
-      const { status, text } = error as { status: number; text: string };
-      return { status, code: JSON.parse(text).error.code };
-    }
-    throw new Error('expected the request to be refused');
   }
 
   async function waitForStatus(threadId: string, status: string) {
@@ -378,6 +378,29 @@ describe('LangGraph-compatible API with the Drydock agent', () => {
     const file = await tenant.get(`/v1/threads/${thread.thread_id}/files/content?path=/notes/todo.md`);
     expect(file.body).toBe('- ship it\n');
   });
+  // A run's last checkpoint is written by the statement that releases its thread
+  // (CheckpointCarrier, docs/agent.md): when the release does not happen, neither does
+  // the write, and the thread's state is the previous run's.
+  it("should keep a run's last checkpoint only with its thread's release", async () => {
+    const client = new Client({ apiUrl: platform.url, apiKey: (tenant as unknown as { key: string }).key, callerOptions: { maxRetries: 0 } });
+    const threads = platform.gateway.get<AgentThreadsRepository>(AGENT_THREADS_REPOSITORY);
+    const thread = await client.threads.create();
+    await client.runs.wait(thread.thread_id, 'agent', { input: { messages: [{ role: 'user', content: 'kept' }] } });
+    const before = await client.threads.getState(thread.thread_id);
+
+    const release = jest.spyOn(threads, 'release').mockRejectedValueOnce(new Error('connection terminated'));
+    try {
+      const run = client.runs.wait(thread.thread_id, 'agent', { input: { messages: [{ role: 'user', content: 'not kept' }] } });
+      expect(await refusal(run)).toEqual({ status: 503, code: 'RUN_NOT_CONFIRMED' });
+    } finally {
+      release.mockRestore();
+    }
+
+    const after = await client.threads.getState<{ messages: WireMessage[] }>(thread.thread_id);
+    expect(after.checkpoint.checkpoint_id).toBe(before.checkpoint.checkpoint_id);
+    expect(after.values.messages.filter((m) => m.type === 'human').map((m) => m.content)).toEqual(['kept']);
+  });
+
   it('should read the latest checkpoint in the claim, and not when taking over from a stale run', async () => {
     const client = new Client({ apiUrl: platform.url, apiKey: (tenant as unknown as { key: string }).key, callerOptions: { maxRetries: 0 } });
     const threads = platform.gateway.get<AgentThreadsRepository>(AGENT_THREADS_REPOSITORY);

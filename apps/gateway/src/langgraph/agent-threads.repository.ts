@@ -1,4 +1,4 @@
-import type { LatestCheckpoint } from '@drydock/agents';
+import type { CarriedWrite, LatestCheckpoint } from '@drydock/agents';
 
 export type AgentThreadStatus = 'idle' | 'busy' | 'error';
 
@@ -59,8 +59,10 @@ export interface AgentThreadsRepository {
     checkpointThread?: string,
   ): Promise<ClaimedThread | 'busy' | 'missing'>;
   heartbeat(tenantId: string, threadId: string, runId: string): Promise<void>;
-  // Ends `runId`'s hold on the thread (no-op if it lost it): idle, or error with why.
-  release(tenantId: string, threadId: string, runId: string, error: AgentThreadRecord['error']): Promise<void>;
+  // Ends `runId`'s hold on the thread (no-op if it lost it): idle, or error with why. The
+  // run's last checkpoint write, when its carrier held one, commits in the same
+  // statement (its committed() is called after).
+  release(tenantId: string, threadId: string, runId: string, error: AgentThreadRecord['error'], carried?: CarriedWrite): Promise<void>;
   delete(tenantId: string, threadId: string, runId: string): Promise<void>;
 }
 

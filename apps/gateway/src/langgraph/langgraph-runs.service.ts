@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { RunnableConfig } from '@langchain/core/runnables';
 import { DrydockError } from '@drydock/core';
-import { CONFIG_FLUSHED_BY_RELEASE, CONFIG_LATEST_CHECKPOINT, type AgentRuntime } from '@drydock/agents';
+import { CheckpointCarrier, CONFIG_CHECKPOINT_CARRIER, CONFIG_LATEST_CHECKPOINT, type AgentRuntime } from '@drydock/agents';
 import { AgentRuntimeAccess } from './agent-runtime.access.js';
 import { AGENT_THREADS_REPOSITORY, type AgentThreadRecord, type AgentThreadsRepository } from './agent-threads.repository.js';
 import type { RunCreateDto } from './dto/run-create.dto.js';
@@ -53,8 +53,9 @@ export class LangGraphRunsService {
     // The run's first load takes the latest checkpoint from the claim (see ClaimedThread).
     if (record.latestCheckpoint) runtimeConfig.configurable = { ...runtimeConfig.configurable, [CONFIG_LATEST_CHECKPOINT]: record.latestCheckpoint };
     // Every run ends with its release, which waits for the WAL flush before the run
-    // answers: the checkpoint writes before it need not wait for theirs (execute()).
-    runtimeConfig.configurable = { ...runtimeConfig.configurable, [CONFIG_FLUSHED_BY_RELEASE]: true };
+    // answers, and carries the run's last checkpoint write (execute()).
+    const carrier = new CheckpointCarrier();
+    runtimeConfig.configurable = { ...runtimeConfig.configurable, [CONFIG_CHECKPOINT_CARRIER]: carrier };
     try {
       await this.tagThread(tenantId, record, plan.assistantId, runtime);
     } catch (error) {
@@ -64,12 +65,12 @@ export class LangGraphRunsService {
     return {
       runId,
       threadId,
-      execute: (signal, emit = () => {}) => this.execute({ tenantId, threadId, runId, plan, runtime, runtimeConfig }, signal, emit),
+      execute: (signal, emit = () => {}) => this.execute({ tenantId, threadId, runId, plan, runtime, runtimeConfig, carrier }, signal, emit),
     };
   }
 
   private async execute(
-    run: { tenantId: string; threadId: string; runId: string; plan: RunPlan; runtime: AgentRuntime; runtimeConfig: RunnableConfig },
+    run: { tenantId: string; threadId: string; runId: string; plan: RunPlan; runtime: AgentRuntime; runtimeConfig: RunnableConfig; carrier: CheckpointCarrier },
     signal: AbortSignal,
     emit: (event: RunEvent) => void,
   ): Promise<unknown> {
@@ -99,11 +100,12 @@ export class LangGraphRunsService {
     } finally {
       clearInterval(heartbeat);
       try {
-        await this.threads.release(tenantId, threadId, runId, failure);
+        await this.threads.release(tenantId, threadId, runId, failure, run.carrier.take());
       } catch (error) {
         this.logger.error(`releasing ${threadId}: ${String(error)}`);
-        // The release's commit is what makes the run's checkpoints durable (they commit
-        // without waiting for their WAL flush): unconfirmed, the run cannot answer as kept.
+        // The release's commit is what makes the run's checkpoints durable (it writes the
+        // last, and the others committed without waiting for their WAL flush):
+        // unconfirmed, the run cannot answer as kept.
         if (ended) throw LangGraphError.runNotConfirmed();
       }
     }

@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { assertTenant, commitWithoutFlushCte } from '@drydock/core';
 import { pgPoolOf } from '@drydock/execution';
-import { CHECKPOINT_SCHEMA, latestCheckpointSql } from '@drydock/agents';
+import { CHECKPOINT_SCHEMA, latestCheckpointSql, type CarriedWrite } from '@drydock/agents';
 import type {
   AgentThreadRecord,
   AgentThreadSearch,
@@ -133,7 +133,7 @@ export class TypeOrmAgentThreadsRepository implements AgentThreadsRepository {
   // statement (the run's first load then needs no query of its own). The checkpoint read
   // sees the statement's snapshot; the update applies only to the row version that
   // snapshot saw (its xmin), so no claim or release came in between and every earlier
-  // run's checkpoint writes, committed before its release, are in the snapshot. null
+  // run's checkpoint writes, committed before or with its release, are in the snapshot. null
   // when the thread is busy, missing, or its row changed meanwhile: the plain claim
   // decides then.
   private async claimNotBusy(tenantId: string, threadId: string, runId: string, checkpointThread: string): Promise<ClaimedThread | null> {
@@ -172,22 +172,25 @@ export class TypeOrmAgentThreadsRepository implements AgentThreadsRepository {
     );
   }
 
-  async release(tenantId: string, threadId: string, runId: string, error: AgentThreadRecord['error']) {
+  async release(tenantId: string, threadId: string, runId: string, error: AgentThreadRecord['error'], carried?: CarriedWrite) {
     assertTenant(tenantId);
     // pg_current_xact_id() gives the statement a transaction id even when no row matches
     // (the thread was deleted or taken over), so its commit always waits for the WAL
-    // flush, and with it for the run's earlier writes that did not (the claim, the
-    // checkpoints: CONFIG_FLUSHED_BY_RELEASE).
+    // flush, and with it for the run's earlier writes that did not (the claim, checkpoint
+    // writes the carrier did not hold: CheckpointCarrier). The write it holds, the run's
+    // last, commits here.
+    const values: unknown[] = [tenantId, threadId, runId, error ? 'error' : 'idle', error ? JSON.stringify(error) : null];
     await pgPoolOf(this.db).query({
-      name: 'agent_threads.release',
-      text: `WITH released AS (
+      name: carried ? `agent_threads.release+${carried.shape}` : 'agent_threads.release',
+      text: `WITH ${carried ? `${carried.ctes(values.length + 1)}, ` : ''}released AS (
           UPDATE agent_threads
              SET status = $4, error = $5::jsonb, run_id = NULL, run_heartbeat_at = NULL, updated_at = now()
            WHERE tenant_id = $1 AND thread_id = $2 AND run_id = $3
         )
         SELECT pg_current_xact_id()`,
-      values: [tenantId, threadId, runId, error ? 'error' : 'idle', error ? JSON.stringify(error) : null],
+      values: carried ? [...values, ...carried.values] : values,
     });
+    carried?.committed();
   }
 
   async delete(tenantId: string, threadId: string, runId: string) {

@@ -12,6 +12,7 @@ import { copyCheckpoint } from '@langchain/langgraph-checkpoint';
 import { PostgresSaver } from '@langchain/langgraph-checkpoint-postgres';
 import type pg from 'pg';
 import { commitWithoutFlushCte } from '@drydock/core';
+import { checkpointCarrierOf, type CarriedWrite } from './checkpoint-carrier.js';
 import { CONFIG_LATEST_CHECKPOINT, latestCheckpointSql, type LatestCheckpoint } from './latest-checkpoint.js';
 import { isMessageList, MessageCachingSerializer, MessagesDelta, messagesDeltaType } from './message-caching.serializer.js';
 
@@ -57,7 +58,8 @@ const DEFAULT_SNAPSHOT_EVERY = 20;
 // everything in Drydock that reads state.
 //
 // A write goes out as one statement (channel blobs and the checkpoint row in one
-// INSERT ... WITH), instead of a transaction of one round trip per blob. And the stock
+// INSERT ... WITH), instead of a transaction of one round trip per blob; a run's last
+// write goes out within its thread's release (CheckpointCarrier). And the stock
 // layout stores the whole message list in every checkpoint, so each turn wrote the
 // conversation again and a thread's storage grew with the square of its length. Here,
 // when the run started from the remembered checkpoint, the list is stored as the
@@ -65,13 +67,6 @@ const DEFAULT_SNAPSHOT_EVERY = 20;
 // `drydock-messages-delta/<kept>/<base version>`), in full every `snapshotEvery`
 // versions; a load follows the chain back to the full version with one recursive
 // query. (LangGraph's stock PostgresSaver cannot read those blobs; this one reads its.)
-// A run's `configurable` carries this (true) when the run ends with a statement that
-// commits and waits for its WAL flush (the gateway's release of the thread, which also
-// comes before the run answers). The checkpointer then commits its writes without
-// waiting for their own flush: the release's flush covers them, as the WAL is flushed in
-// order. Writes outside such a run (a thread's state updated through the API) wait as
-// usual. docs/agent.md, "One graph, every thread".
-export const CONFIG_FLUSHED_BY_RELEASE = 'drydock_flushed_by_release';
 
 export class CachedPostgresSaver extends PostgresSaver {
   private readonly latest = new Map<string, CachedLatest>();
@@ -124,7 +119,7 @@ export class CachedPostgresSaver extends PostgresSaver {
   private async latestRow(config: RunnableConfig, threadId: string): Promise<{ checkpoint_id: string; pending: boolean } | undefined> {
     const known = config.configurable?.[CONFIG_LATEST_CHECKPOINT] as LatestCheckpoint | undefined;
     if (known?.threadId === threadId) return known.checkpointId === null ? undefined : { checkpoint_id: known.checkpointId, pending: known.pending };
-    // Named statements (here and in put), planned once per connection: both are on the
+    // A named statement (as the writes are), planned once per connection: it is on the
     // path of every run.
     const { rows } = await this.db.query<{ checkpoint_id: string; pending: boolean }>({
       name: `${this.schema}.checkpoints.latest`,
@@ -228,48 +223,71 @@ export class CachedPostgresSaver extends PostgresSaver {
       this._dumpMetadata(metadata),
     ]);
     const blobs = [...fullBlobs, ...deltas];
-    const params: unknown[] = [threadId, ns, checkpoint.id, parentId ?? null, this._dumpCheckpoint(checkpoint), serializedMetadata];
-    const values = blobs.map(([, , channel, version, type, blob]) => {
-      params.push(channel, version, type, blob ?? null);
-      const n = params.length;
-      return `($1, $2, $${n - 3}, $${n - 2}, $${n - 1}, $${n}::bytea)`;
-    });
-    // Whether this statement's commit may skip waiting for its WAL flush (see
-    // CONFIG_FLUSHED_BY_RELEASE), as its last parameter.
-    params.push(config.configurable[CONFIG_FLUSHED_BY_RELEASE] === true);
-    const durability = commitWithoutFlushCte(`$${params.length}::boolean`);
-    const insertCheckpoint = `INSERT INTO ${this.table('checkpoints')}
-        (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata)
-      SELECT $1, $2, $3, $4, $5, $6 FROM durability
-      ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id)
-      DO UPDATE SET checkpoint = EXCLUDED.checkpoint, metadata = EXCLUDED.metadata`;
-    // One statement, so the blobs and the row that points at them land together.
-    const sql = values.length
-      ? `WITH ${durability}, blobs AS (
-           INSERT INTO ${this.table('checkpoint_blobs')} (thread_id, checkpoint_ns, channel, version, type, blob)
-           VALUES ${values.join(', ')}
-           ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO NOTHING
-         )
-         ${insertCheckpoint}`
-      : `WITH ${durability} ${insertCheckpoint}`;
-    // The statement's text depends only on how many blobs it writes: one name per count.
-    await this.db.query({ name: `${this.schema}.checkpoints.put.${values.length}`, text: sql, values: params });
+    const values: unknown[] = [threadId, ns, checkpoint.id, parentId ?? null, this._dumpCheckpoint(checkpoint), serializedMetadata];
+    for (const [, , channel, version, type, blob] of blobs) values.push(channel, version, type, blob ?? null);
+    const write = { values, shape: `${this.schema}.checkpoints.put.${blobs.length}`, ctes: (first: number) => this.writeCtes(first, blobs.length) };
 
-    if (this.maxThreads > 0 && ns === '') {
+    // What a load would give back, remembered once the write has committed.
+    const storedMetadata = this.maxThreads > 0 && ns === '' ? ((await this._loadMetadata(serializedMetadata)) as CheckpointMetadata) : undefined;
+    const committed = () => {
+      if (!storedMetadata) return;
       this.touch(key, {
         checkpointId: checkpoint.id,
         tuple: {
           config: nextConfig,
           checkpoint: storedCheckpoint(checkpoint),
-          metadata: (await this._loadMetadata(serializedMetadata)) as CheckpointMetadata,
+          metadata: storedMetadata,
           parentConfig: parentId ? { configurable: { thread_id: threadId, checkpoint_ns: ns, checkpoint_id: parentId } } : undefined,
           pendingWrites: [],
         },
         deltaDepth,
         servable: true,
       });
+    };
+    const carrier = checkpointCarrierOf(config.configurable);
+    if (carrier) {
+      // The run's release writes it (see CheckpointCarrier), and remembers it once committed.
+      await carrier.hold({ ...write, committed }, () => this.runWrite(write, true));
+    } else {
+      await this.runWrite(write, false);
+      committed();
     }
     return nextConfig;
+  }
+
+  // A checkpoint's row and its blobs as data-modifying CTEs, parameters from $first: the
+  // thread, namespace, checkpoint id, parent id, checkpoint and metadata, then channel,
+  // version, type and blob per blob. The blobs and the row that points at them land
+  // together, in one statement.
+  private writeCtes(first: number, blobCount: number): string {
+    const p = (i: number) => `$${first + i}`;
+    const rows = Array.from({ length: blobCount }, (_, k) => {
+      const at = 6 + 4 * k;
+      return `(${p(0)}, ${p(1)}, ${p(at)}, ${p(at + 1)}, ${p(at + 2)}, ${p(at + 3)}::bytea)`;
+    });
+    const checkpointRow = `checkpoint_row AS (
+        INSERT INTO ${this.table('checkpoints')} (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata)
+        VALUES (${p(0)}, ${p(1)}, ${p(2)}, ${p(3)}, ${p(4)}, ${p(5)})
+        ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id)
+        DO UPDATE SET checkpoint = EXCLUDED.checkpoint, metadata = EXCLUDED.metadata
+      )`;
+    if (rows.length === 0) return checkpointRow;
+    return `checkpoint_blobs AS (
+        INSERT INTO ${this.table('checkpoint_blobs')} (thread_id, checkpoint_ns, channel, version, type, blob)
+        VALUES ${rows.join(', ')}
+        ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO NOTHING
+      ), ${checkpointRow}`;
+  }
+
+  // A checkpoint write as a statement of its own. `flushedByRelease`: within a run that
+  // ends with its thread's release (see CheckpointCarrier), which waits for the WAL flush
+  // for it; this commit need not.
+  private async runWrite(write: Omit<CarriedWrite, 'committed'>, flushedByRelease: boolean): Promise<void> {
+    // A named statement, as in latestRow: one text per blob count and durability.
+    const text = flushedByRelease
+      ? `WITH ${commitWithoutFlushCte()}, ${write.ctes(1)} SELECT 1 FROM durability`
+      : `WITH ${write.ctes(1)} SELECT 1`;
+    await this.db.query({ name: `${write.shape}${flushedByRelease ? '.unflushed' : ''}`, text, values: [...write.values] });
   }
 
   // A message list as the messages appended to its version in the previous checkpoint,
@@ -314,6 +332,8 @@ export class CachedPostgresSaver extends PostgresSaver {
     // that the remembered one is still the latest).
     const cached = this.latest.get(key);
     if (cached && cached.checkpointId === checkpointId) cached.servable = false;
+    // After the checkpoint they belong to, should the run's carrier hold it.
+    await checkpointCarrierOf(config.configurable)?.runHeld();
     await super.putWrites(config, writes, taskId);
   }
 

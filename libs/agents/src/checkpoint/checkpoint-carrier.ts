@@ -1,0 +1,65 @@
+// A run's last checkpoint write, handed to the statement that ends the run.
+//
+// Every run through the gateway ends with the release of its thread: one statement that
+// commits and waits for its WAL flush before the run answers. A run with "exit"
+// durability (the default) writes one checkpoint, just before that release; on its own it
+// is a statement and a round trip more. A run whose `configurable` holds a carrier
+// (CONFIG_CHECKPOINT_CARRIER) has CachedPostgresSaver hand the carrier its write instead,
+// and the release runs it in its own statement: the checkpoint and the thread's release
+// commit together or not at all, with one flush.
+//
+// The carrier holds one write. A write held when the run writes again (another
+// checkpoint, with "async" or "sync" durability; pending writes) runs first, alone,
+// committing without waiting for its own WAL flush: the release, which always follows
+// and waits for its flush, covers it, as PostgreSQL flushes the WAL in order.
+export const CONFIG_CHECKPOINT_CARRIER = 'drydock_checkpoint_carrier';
+
+export interface CarriedWrite {
+  // The write as data-modifying CTEs (`name AS (INSERT ...), ...`), its parameters
+  // numbered from $first, in the order of `values`.
+  ctes(first: number): string;
+  readonly values: readonly unknown[];
+  // Names the statement's text: writes of the same shape give the same text.
+  readonly shape: string;
+  // Called once the statement that carried the write has committed.
+  committed(): void;
+}
+
+interface Held {
+  write: CarriedWrite;
+  runAlone: () => Promise<void>;
+}
+
+export class CheckpointCarrier {
+  private held: Held | undefined;
+
+  // Holds `write` for the release. `runAlone` runs it on its own statement (committing
+  // without waiting for its flush), should another write come first.
+  async hold(write: CarriedWrite, runAlone: () => Promise<void>): Promise<void> {
+    await this.runHeld();
+    this.held = { write, runAlone };
+  }
+
+  // Runs the write held, if any, on its own statement: before a write that must come
+  // after it.
+  async runHeld(): Promise<void> {
+    const held = this.held;
+    if (!held) return;
+    this.held = undefined;
+    await held.runAlone();
+    held.write.committed();
+  }
+
+  // The write held, for the release's statement, which then calls its committed().
+  take(): CarriedWrite | undefined {
+    const write = this.held?.write;
+    this.held = undefined;
+    return write;
+  }
+}
+
+// The carrier in a run's configurable, if it has one.
+export function checkpointCarrierOf(configurable: Record<string, unknown> | undefined): CheckpointCarrier | undefined {
+  const carrier = configurable?.[CONFIG_CHECKPOINT_CARRIER];
+  return carrier instanceof CheckpointCarrier ? carrier : undefined;
+}
