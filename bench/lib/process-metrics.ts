@@ -64,3 +64,55 @@ export async function cpuPerUnit(meters: CpuMeter[], units: number): Promise<str
   for (const meter of meters) parts.push(`${meter.what} ${(await meter.perUnit(units)).toFixed(2)} ms`);
   return parts.join(', ');
 }
+
+// A process's resident memory (process_resident_memory_bytes) sampled in the background
+// over a stretch of a bench (once a second by default: a scrape of the gateway's
+// /metrics costs it 5-7 ms, and sampling faster slowed the bench's short requests):
+// where it started, its peak, and, once the stretch is over,
+// how long the process takes to come back under a limit (V8 gives memory back some
+// seconds after the work that grew its heap, not at once: docs/operations.md, "Memory").
+export interface RssTrace {
+  before: number;
+  peak: number;
+  atEnd: number;
+  // Seconds after the end until the RSS read under `limit`, or null if it did not within
+  // `waitS`; `settled` is the last reading.
+  underLimitAfterS: number | null;
+  settled: number;
+}
+
+export async function traceRss(url: string, key: string | null, what: string, everyMs = 1000) {
+  const read = async () => {
+    const rss = metricValue(await scrapeMetrics(url, key, what), 'process_resident_memory_bytes');
+    if (rss === null) throw new BenchError(`${what}: ${url} has no process_resident_memory_bytes`);
+    return rss;
+  };
+  const before = await read();
+  let peak = before;
+  let running = true;
+  // Its timers are unref'd, so a bench that fails before stop() still exits; stop()
+  // does not wait for it for the same reason (an unref'd timer alone would let the
+  // process end there).
+  void (async () => {
+    while (running) {
+      await new Promise((resolve) => setTimeout(resolve, everyMs).unref());
+      if (running) peak = Math.max(peak, await read().catch(() => 0));
+    }
+  })();
+  return {
+    // Ends the stretch, then reads once a second until the RSS is under `limit`.
+    async stop(limit: number, waitS: number): Promise<RssTrace> {
+      running = false;
+      const atEnd = await read();
+      peak = Math.max(peak, atEnd);
+      let settled = atEnd;
+      let underLimitAfterS: number | null = atEnd < limit ? 0 : null;
+      for (let s = 1; underLimitAfterS === null && s <= waitS; s++) {
+        await new Promise((resolve) => setTimeout(resolve, 1000));
+        settled = await read();
+        if (settled < limit) underLimitAfterS = s;
+      }
+      return { before, peak, atEnd, underLimitAfterS, settled };
+    },
+  };
+}

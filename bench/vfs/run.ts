@@ -20,6 +20,7 @@ import tar from 'tar-stream';
 import { DataSource } from 'typeorm';
 import { APP_CONFIG, type AppConfig } from '@drydock/core';
 import { type GrepMode, type GrepResult, type ThreadScope, VfsService } from '@drydock/vfs';
+import { traceRss, type RssTrace } from '../lib/process-metrics.js';
 import {
   api,
   BenchError,
@@ -326,6 +327,25 @@ function generate(count: number, totalBytes: number, seed: number): Dataset {
 // ---------------------------------------------------------------------------------------
 // Statistics and output (order statistics and the table come from bench/lib/harness.ts)
 
+// The gateway's RSS is reported against the memory target's limit (which bench/memory
+// measures, with 50 live sessions), waiting this long for it after the bench.
+const MEMORY_LIMIT_MIB = 300;
+const MEMORY_WAIT_S = 60;
+
+function memoryLine(m: RssTrace): string {
+  const at = (bytes: number) => (bytes / MiB).toFixed(0);
+  const after =
+    m.underLimitAfterS === null
+      ? `still ${at(m.settled)} ${MEMORY_WAIT_S} s after it`
+      : m.underLimitAfterS === 0
+        ? `under ${MEMORY_LIMIT_MIB} at once`
+        : `under ${MEMORY_LIMIT_MIB} ${m.underLimitAfterS} s after it (${at(m.settled)})`;
+  return (
+    `gateway RSS through this bench (process_resident_memory_bytes, MiB): ${at(m.before)} before, peak ${at(m.peak)}, ` +
+    `${at(m.atEnd)} at its end, ${after}; V8 gives back the heap that bulk work grew a few seconds after it (docs/operations.md, "Memory")`
+  );
+}
+
 const fmtMs = (x: number) => (!Number.isFinite(x) ? '-' : x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x.toFixed(2));
 const fmtInt = (x: number) => x.toLocaleString('en-US');
 const mib = (bytes: number) => (bytes / MiB).toFixed(1);
@@ -604,6 +624,9 @@ async function main(): Promise<void> {
 
     const headline: string[][] = [];
     const notes: string[] = [];
+    // The gateway's resident memory through the bench, against a running deployment (in
+    // this process the bench's own memory is in it).
+    const rss = platform.local ? null : await traceRss(`${platform.url}/metrics`, platform.adminKey, 'gateway').catch(() => null);
     try {
       // --- writes ------------------------------------------------------------------
       const writeRows: string[][] = [];
@@ -803,9 +826,11 @@ async function main(): Promise<void> {
         ]);
         if (bigGrep.lines < TARGET_GREP_LINES) notes.push(`grep: ${fmtInt(bigGrep.lines)} lines, fewer than the ${fmtInt(TARGET_GREP_LINES)} of the target (a smaller data set)`);
       }
+      const memory = rss ? await rss.stop(MEMORY_LIMIT_MIB * MiB, MEMORY_WAIT_S) : null;
       console.log(`\ntargets (issue 17; ${vfs ? 'in this process: gateway and worker share it' : `separate-process deployment at ${platform.url}`})`);
       console.log(table(['', 'measured', 'target', 'verdict'], headline));
       for (const note of notes) console.log(`note: ${note}`);
+      if (memory) console.log(memoryLine(memory));
     } finally {
       // Deletes leave tombstones (small rows without content) for the container sync;
       // deleting the tenant (below) removes them.
