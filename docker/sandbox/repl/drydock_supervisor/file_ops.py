@@ -30,7 +30,7 @@ def split_session_path(path: Any) -> list[str] | None:
 
 class _Refused(Exception):
     """A directory on the way cannot be entered: "missing" (absent, or not a directory),
-    "symlink", "permission" or "error"."""
+    "symlink", "permission", "unstatable" (not even lstat says what it is) or "error"."""
 
     def __init__(self, why: str) -> None:
         super().__init__(why)
@@ -56,7 +56,7 @@ def _parent_dir(root_fd: int, parts: list[str]) -> Iterator[int]:
                 except FileNotFoundError:
                     raise _Refused("missing") from None
                 except OSError:
-                    raise _Refused("error") from None
+                    raise _Refused("unstatable") from None
                 if stat.S_ISLNK(st.st_mode):
                     raise _Refused("symlink") from None
                 if not stat.S_ISDIR(st.st_mode):
@@ -81,7 +81,7 @@ def delete_session_path(root_fd: int, parts: list[str]) -> str:
         with _parent_dir(root_fd, parts) as dir_fd:
             return _delete_entry(dir_fd, parts[-1])
     except _Refused as refused:
-        return refused.why
+        return "error" if refused.why == "unstatable" else refused.why
 
 
 def _delete_entry(dir_fd: int, name: str) -> str:
@@ -130,7 +130,8 @@ def open_session_file(root_fd: int, parts: list[str], max_bytes: int) -> tuple[i
             return _open_entry(dir_fd, parts[-1], max_bytes)
     except _Refused as refused:
         # In the host's words: a path that is gone, or a folder it cannot read.
-        return {"missing": "vanished", "symlink": "symlink", "permission": "unreadable"}.get(refused.why, "other")
+        reasons = {"missing": "vanished", "symlink": "symlink", "permission": "unreadable", "unstatable": "unreadable"}
+        return reasons.get(refused.why, "other")
 
 
 def _open_entry(dir_fd: int, name: str, max_bytes: int) -> tuple[int, int] | str:
