@@ -11,6 +11,7 @@ import {
   CONFIG_CHECKPOINT_CARRIER,
   CONFIG_LATEST_CHECKPOINT,
   type AgentState,
+  type CarriedWrite,
   type LatestCheckpoint,
 } from '@drydock/agents';
 import { applyTestEnv } from './support/test-env.js';
@@ -52,6 +53,14 @@ describe('CachedPostgresSaver', () => {
 
   const config = (threadId: string) => ({ configurable: { thread_id: threadId }, durability: 'exit' as const });
   const say = (text: string) => ({ messages: [new HumanMessage(text)] });
+  // A thread's message-list blob types, oldest version first.
+  const blobTypesOf = async (thread: string) =>
+    (
+      await pool.query<{ type: string }>(
+        `SELECT type FROM ${SCHEMA}.checkpoint_blobs WHERE thread_id = $1 AND channel = 'messages' ORDER BY version`,
+        [thread],
+      )
+    ).rows.map((row) => row.type);
 
   it('serves the latest checkpoint from memory, as PostgreSQL holds it', async () => {
     const thread = `cache-${randomUUID()}`;
@@ -213,35 +222,60 @@ describe('CachedPostgresSaver', () => {
     expect(contents(latest!.checkpoint.channel_values.messages as BaseMessage[])).toEqual(contents(state.messages));
   });
 
-  // A run through the gateway hands its last write to its thread's release, which runs
-  // it in its own statement (the repository's release; here a statement of the same
-  // form). Earlier writes of the run go out alone, before the next one.
-  it("holds a run's last write for the statement that carries it, and remembers it once committed", async () => {
+  // A run through the gateway with "exit" durability hands its one write to its
+  // thread's release, which runs it in its own statement (the repository's release;
+  // here a statement of the same form).
+  it("holds a run's write for the statement that carries it, and remembers it once committed", async () => {
     const saver = new CachedPostgresSaver(pool, { schema: SCHEMA, maxThreads: 10 });
     const cold = new CachedPostgresSaver(pool, { schema: SCHEMA, maxThreads: 0 });
     const thread = `cache-${randomUUID()}`;
     const latestIn = async (s: CachedPostgresSaver) =>
       contents(((await s.getTuple({ configurable: { thread_id: thread, checkpoint_ns: '' } }))?.checkpoint.channel_values.messages ?? []) as BaseMessage[]);
-    const carrier = new CheckpointCarrier();
-    const state = await graphOn(saver).invoke(say('one'), {
-      configurable: { thread_id: thread, [CONFIG_CHECKPOINT_CARRIER]: carrier },
-      durability: 'async' as const,
-    });
-    expect(contents(state.messages)).toEqual(['human:one', 'ai:seen 1']);
+    const carried = async (text: string) => {
+      const carrier = new CheckpointCarrier(true);
+      await graphOn(saver).invoke(say(text), { configurable: { thread_id: thread, [CONFIG_CHECKPOINT_CARRIER]: carrier }, durability: 'exit' as const });
+      return carrier.take()!;
+    };
+    const release = async (write: CarriedWrite) => {
+      await pool.query({ text: `WITH ${write.ctes(2)}, released AS (SELECT $1::text) SELECT 1 FROM released`, values: ['release', ...write.values] });
+      write.committed();
+    };
 
-    // The input's checkpoint went out alone; the run's last is held, and not remembered.
-    expect(await latestIn(cold)).toEqual(['human:one']);
-    expect(await latestIn(saver)).toEqual(['human:one']);
-
-    const carried = carrier.take()!;
-    await pool.query({ text: `WITH ${carried.ctes(2)}, released AS (SELECT $1::text) SELECT 1 FROM released`, values: ['release', ...carried.values] });
-    carried.committed();
-
+    const first = await carried('one');
+    // Nothing is written, or remembered, until the release.
+    expect(await latestIn(cold)).toEqual([]);
+    expect(await latestIn(saver)).toEqual([]);
+    await release(first);
     expect(await latestIn(cold)).toEqual(['human:one', 'ai:seen 1']);
     const fullLoads = jest.spyOn(PostgresSaver.prototype, 'getTuple');
     expect(await latestIn(saver)).toEqual(['human:one', 'ai:seen 1']);
     expect(fullLoads).toHaveBeenCalledTimes(0);
     fullLoads.mockRestore();
+
+    // The next run starts from the remembered checkpoint and writes its list as a delta.
+    await release(await carried('two'));
+    expect(await blobTypesOf(thread)).toEqual(['json', expect.stringMatching(/^drydock-messages-delta\//)]);
+    expect(await latestIn(cold)).toEqual(['human:one', 'ai:seen 1', 'human:two', 'ai:seen 3']);
+  });
+
+  // With "async" durability LangGraph writes every step, and may start a write before
+  // the one before it has returned: nothing is held, each write goes out at once.
+  it('holds nothing with "async" durability: every step is written at once, as a delta', async () => {
+    const saver = new CachedPostgresSaver(pool, { schema: SCHEMA, maxThreads: 10 });
+    const thread = `cache-${randomUUID()}`;
+    const run = async (text: string) => {
+      const carrier = new CheckpointCarrier(false);
+      await graphOn(saver).invoke(say(text), { configurable: { thread_id: thread, [CONFIG_CHECKPOINT_CARRIER]: carrier }, durability: 'async' as const });
+      expect(carrier.take()).toBeUndefined();
+    };
+    await run('one');
+    await run('two');
+    const types = await blobTypesOf(thread);
+    expect(types.filter((type) => type === 'json')).toHaveLength(1);
+    expect(types.length).toBeGreaterThan(2);
+    const cold = new CachedPostgresSaver(pool, { schema: SCHEMA, maxThreads: 0 });
+    const latest = await cold.getTuple({ configurable: { thread_id: thread, checkpoint_ns: '' } });
+    expect(contents(latest!.checkpoint.channel_values.messages as BaseMessage[])).toEqual(['human:one', 'ai:seen 1', 'human:two', 'ai:seen 3']);
   });
 
   describe('message lists stored as deltas', () => {

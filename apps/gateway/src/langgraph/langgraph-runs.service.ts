@@ -54,7 +54,7 @@ export class LangGraphRunsService {
     if (record.latestCheckpoint) runtimeConfig.configurable = { ...runtimeConfig.configurable, [CONFIG_LATEST_CHECKPOINT]: record.latestCheckpoint };
     // Every run ends with its release, which waits for the WAL flush before the run
     // answers, and carries the run's last checkpoint write (execute()).
-    const carrier = new CheckpointCarrier();
+    const carrier = new CheckpointCarrier(runtimeConfig.durability === 'exit');
     runtimeConfig.configurable = { ...runtimeConfig.configurable, [CONFIG_CHECKPOINT_CARRIER]: carrier };
     try {
       await this.tagThread(tenantId, record, plan.assistantId, runtime);

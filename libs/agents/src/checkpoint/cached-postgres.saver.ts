@@ -195,6 +195,10 @@ export class CachedPostgresSaver extends PostgresSaver {
     if (config.configurable === undefined) throw new Error('Missing "configurable" field in "config" param');
     const { thread_id: threadId, checkpoint_ns: ns = '', checkpoint_id: parentId } = config.configurable;
     const key = cacheKey(threadId, ns);
+    // A write the run's carrier holds goes out first, and is remembered: this one may
+    // follow it as a delta.
+    const carrier = checkpointCarrierOf(config.configurable);
+    await carrier?.runHeld();
     // The checkpoint this one follows, when it is the one remembered.
     const cached = this.latest.get(key);
     const previous = cached && parentId && cached.checkpointId === parentId ? cached : undefined;
@@ -230,7 +234,10 @@ export class CachedPostgresSaver extends PostgresSaver {
     // What a load would give back, remembered once the write has committed.
     const storedMetadata = this.maxThreads > 0 && ns === '' ? ((await this._loadMetadata(serializedMetadata)) as CheckpointMetadata) : undefined;
     const committed = () => {
-      if (!storedMetadata) return;
+      // Not over a newer checkpoint of the thread (ids grow with time), should writes of
+      // one run commit out of order.
+      const current = this.latest.get(key);
+      if (!storedMetadata || (current && current.checkpointId > checkpoint.id)) return;
       this.touch(key, {
         checkpointId: checkpoint.id,
         tuple: {
@@ -244,12 +251,12 @@ export class CachedPostgresSaver extends PostgresSaver {
         servable: true,
       });
     };
-    const carrier = checkpointCarrierOf(config.configurable);
-    if (carrier) {
+    if (carrier?.holds) {
       // The run's release writes it (see CheckpointCarrier), and remembers it once committed.
       await carrier.hold({ ...write, committed }, () => this.runWrite(write, true));
     } else {
-      await this.runWrite(write, false);
+      // Within a run that ends with its release, the commit need not wait for its flush.
+      await this.runWrite(write, carrier !== undefined);
       committed();
     }
     return nextConfig;

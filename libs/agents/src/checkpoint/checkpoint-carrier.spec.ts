@@ -17,7 +17,7 @@ describe('CheckpointCarrier', () => {
   });
 
   it('holds a write for the release, which takes it once', async () => {
-    const carrier = new CheckpointCarrier();
+    const carrier = new CheckpointCarrier(true);
     await carrier.hold(write('a'), runAlone('a'));
 
     const taken = carrier.take();
@@ -30,7 +30,7 @@ describe('CheckpointCarrier', () => {
   });
 
   it('runs the write held, alone, when another comes first, and holds the newer one', async () => {
-    const carrier = new CheckpointCarrier();
+    const carrier = new CheckpointCarrier(true);
     await carrier.hold(write('a'), runAlone('a'));
     await carrier.hold(write('b'), runAlone('b'));
 
@@ -39,7 +39,7 @@ describe('CheckpointCarrier', () => {
   });
 
   it('runs the write held before writes that must follow it, and then holds nothing', async () => {
-    const carrier = new CheckpointCarrier();
+    const carrier = new CheckpointCarrier(true);
     await carrier.runHeld();
     await carrier.hold(write('a'), runAlone('a'));
     await carrier.runHeld();
@@ -49,7 +49,7 @@ describe('CheckpointCarrier', () => {
   });
 
   it('keeps a write that failed to run alone from being remembered as committed', async () => {
-    const carrier = new CheckpointCarrier();
+    const carrier = new CheckpointCarrier(true);
     await carrier.hold(write('a'), async () => {
       throw new Error('connection terminated');
     });
@@ -59,7 +59,7 @@ describe('CheckpointCarrier', () => {
   });
 
   it("is found in a run's configurable only as a carrier", () => {
-    const carrier = new CheckpointCarrier();
+    const carrier = new CheckpointCarrier(true);
     expect(checkpointCarrierOf({ [CONFIG_CHECKPOINT_CARRIER]: carrier })).toBe(carrier);
     expect(checkpointCarrierOf({ [CONFIG_CHECKPOINT_CARRIER]: true })).toBeUndefined();
     expect(checkpointCarrierOf(undefined)).toBeUndefined();

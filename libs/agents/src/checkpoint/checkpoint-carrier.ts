@@ -8,10 +8,12 @@
 // and the release runs it in its own statement: the checkpoint and the thread's release
 // commit together or not at all, with one flush.
 //
-// The carrier holds one write. A write held when the run writes again (another
-// checkpoint, with "async" or "sync" durability; pending writes) runs first, alone,
-// committing without waiting for its own WAL flush: the release, which always follows
-// and waits for its flush, covers it, as PostgreSQL flushes the WAL in order.
+// The carrier holds one write, and only in runs with "exit" durability (`holds`): with
+// "async" or "sync" LangGraph writes a checkpoint per step, and may start the next before
+// the last has returned, so each goes out at once, on its own statement. Writes that do
+// not go with the release (those, pending writes, a write held when another comes)
+// commit without waiting for their own WAL flush: the release, which always follows and
+// waits for its flush, covers them, as PostgreSQL flushes the WAL in order.
 export const CONFIG_CHECKPOINT_CARRIER = 'drydock_checkpoint_carrier';
 
 export interface CarriedWrite {
@@ -32,6 +34,10 @@ interface Held {
 
 export class CheckpointCarrier {
   private held: Held | undefined;
+
+  // `holds`: the run's checkpoint writes are held for its release ("exit" durability);
+  // otherwise each goes out at once.
+  constructor(readonly holds: boolean) {}
 
   // Holds `write` for the release. `runAlone` runs it on its own statement (committing
   // without waiting for its flush), should another write come first.

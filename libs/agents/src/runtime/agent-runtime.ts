@@ -34,11 +34,15 @@ export interface AgentGraph {
   updateState(config: RunnableConfig, values: Record<string, unknown>, asNode?: string): Promise<RunnableConfig>;
 }
 
+// A run's config, with LangGraph's checkpoint durability for it (LangGraph's default,
+// when absent, is "async").
+export type AgentRunConfig = RunnableConfig & { durability?: 'exit' | 'async' | 'sync' };
+
 export interface AgentRuntime {
   readonly graph: AgentGraph;
   // Config for a run. Throws DrydockError MODEL_NOT_CONFIGURED (503) when no model is
   // configured and AGENT_NOT_FOUND (404) when the assistant is not this tenant's.
-  runConfig(tenantId: string, threadId: string, assistantId: string): Promise<RunnableConfig>;
+  runConfig(tenantId: string, threadId: string, assistantId: string): Promise<AgentRunConfig>;
   // Config for reading or updating a thread's checkpointed state (no model needed).
   stateConfig(tenantId: string, threadId: string, checkpointId?: string): RunnableConfig;
   // The checkpointer's key of a thread is tenant-qualified; this maps it back.

@@ -11,6 +11,7 @@ import { CONFIG_AGENT_ID, CONFIG_TENANT_ID, CONFIG_THREAD_ID } from '../tools/to
 import {
   DEFAULT_ASSISTANT_ID,
   type AgentGraph,
+  type AgentRunConfig,
   type AgentRuntime,
   type AssistantInfo,
 } from './agent-runtime.js';
@@ -57,7 +58,7 @@ export class GraphAgentRuntime implements AgentRuntime {
     return this.checkpoints.close();
   }
 
-  async runConfig(tenantId: string, threadId: string, assistantId: string): Promise<RunnableConfig> {
+  async runConfig(tenantId: string, threadId: string, assistantId: string): Promise<AgentRunConfig> {
     if (!this.models.configured) throw modelNotConfigured();
     await this.assistants.get(tenantId, assistantId);
     return {
@@ -70,7 +71,7 @@ export class GraphAgentRuntime implements AgentRuntime {
       // Each model call and each tool round is a step; the limit stops a looping model.
       recursionLimit: this.config.agent.maxSteps * 2 + 1,
       durability: this.config.agent.checkpointDurability,
-    } as RunnableConfig;
+    };
   }
 
   stateConfig(tenantId: string, threadId: string, checkpointId?: string): RunnableConfig {
