@@ -22,6 +22,13 @@ export function metricValue(text: string, name: string): number | null {
   return match ? Number(match[1]) : null;
 }
 
+// One sample's value from a process's metrics; a BenchError when it has none.
+async function readMetric(url: string, key: string | null, what: string, name: string): Promise<number> {
+  const value = metricValue(await scrapeMetrics(url, key, what), name);
+  if (value === null) throw new BenchError(`${what}: ${url} has no ${name}`);
+  return value;
+}
+
 // A process's CPU time (user + system, process_cpu_seconds_total) over a stretch of a
 // bench, per unit of work: a steadier figure than wall time on a machine with busy
 // spells, and the one that decides throughput when the cores are full.
@@ -32,11 +39,7 @@ export interface CpuMeter {
 }
 
 export async function startCpuMeter(url: string, key: string | null, what: string): Promise<CpuMeter> {
-  const read = async () => {
-    const seconds = metricValue(await scrapeMetrics(url, key, what), 'process_cpu_seconds_total');
-    if (seconds === null) throw new BenchError(`${what}: ${url} has no process_cpu_seconds_total`);
-    return seconds;
-  };
+  const read = () => readMetric(url, key, what, 'process_cpu_seconds_total');
   const start = await read();
   return { what, perUnit: async (units) => ((await read()) - start) * 1000 / units };
 }
@@ -82,11 +85,7 @@ export interface RssTrace {
 }
 
 export async function traceRss(url: string, key: string | null, what: string, everyMs = 1000) {
-  const read = async () => {
-    const rss = metricValue(await scrapeMetrics(url, key, what), 'process_resident_memory_bytes');
-    if (rss === null) throw new BenchError(`${what}: ${url} has no process_resident_memory_bytes`);
-    return rss;
-  };
+  const read = () => readMetric(url, key, what, 'process_resident_memory_bytes');
   const before = await read();
   let peak = before;
   let running = true;
