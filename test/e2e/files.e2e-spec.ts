@@ -164,13 +164,14 @@ describe('Thread files (REST)', () => {
     }
   });
 
-  // Content grep reads 500 files per statement, two at once, and stops testing whole
-  // files before splitting them once most files of a statement matched: files 0-999
-  // all match, so the third statement (files 1000-1499) runs without the test. The
-  // answer must not change: a literal, a case-insensitive one, a regex that could match
-  // across lines (\s) and one that matches an empty line (no phantom line after the
-  // final newline).
-  it('should find the same lines in a statement that skips the whole-file test as in one that does not', async () => {
+  // Content and count grep read 500 files per statement, two at once, and stop testing
+  // whole files before splitting them once most files of a statement matched: files
+  // 0-999 all match, so the third statement (files 1000-1499) runs without the test.
+  // Files mode, and count mode past its first maxMatches files or in a tree where few
+  // files match, test files in two path ranges at once. The answer must not change: a literal, a case-insensitive one, a
+  // regex that could match across lines (\s) and one that matches an empty line (no
+  // phantom line after the final newline).
+  it('should find the same lines, counts and files in every way grep splits its statements', async () => {
     const lines = (i: number) => (i < 1000 || i % 2 === 0 ? [`alpha ${i}`, `Beta ${i}`, '', 'gamma\tdelta', 'end'] : ['other', 'lines']);
     const entries = Array.from({ length: 1500 }, (_, i) => ({ name: `m/${String(i).padStart(4, '0')}.txt`, body: `${lines(i).join('\n')}\n` }));
     const uploaded = await api.request('POST', `${files('t-statements')}/archive`, {
@@ -187,11 +188,39 @@ describe('Thread files (REST)', () => {
       [{ pattern: 'BETA', caseInsensitive: true }, (l) => l.toLowerCase().includes('beta')],
       [{ pattern: 'gamma\\sdelta', regex: true }, (l) => /gamma\sdelta/.test(l)],
       [{ pattern: '^$', regex: true }, (l) => l === ''],
+      // Only in the odd files from 1000 on: the first statements find few matches.
+      [{ pattern: 'other' }, (l) => l.includes('other')],
     ];
+    const grep = (query: Record<string, unknown>) => api.post(`${files('t-statements')}/grep`, query);
     for (const [query, match] of cases) {
-      const res = await api.post(`${files('t-statements')}/grep`, { ...query, outputMode: 'content', maxMatches: 100_000 });
+      const found = expected(match);
+      const res = await grep({ ...query, outputMode: 'content', maxMatches: 100_000 });
       expect([query, res.status, res.body.truncated]).toEqual([query, 200, false]);
-      expect(res.body.matches).toEqual(expected(match));
+      expect(res.body.matches).toEqual(found);
+
+      const counts: { path: string; count: number }[] = [];
+      for (const { path } of found) {
+        if (counts.at(-1)?.path === path) counts.at(-1)!.count++;
+        else counts.push({ path, count: 1 });
+      }
+      const paths = counts.map((c) => c.path);
+      const all = await grep({ ...query, outputMode: 'count', maxMatches: 100_000 });
+      expect([query, all.status, all.body.truncated, all.body.counts]).toEqual([query, 200, false, counts]);
+      const listed = await grep({ ...query, outputMode: 'files_with_matches', maxMatches: 100_000 });
+      expect([query, listed.status, listed.body.truncated, listed.body.files]).toEqual([query, 200, false, paths]);
+      // Counting by statement stops after the first (100, 300) or the first two (600),
+      // or, for a pattern in few files, after the first: the files after it are tested
+      // in path ranges, and lines counted in those still under maxMatches.
+      for (const maxMatches of [100, 300, 600]) {
+        const first = await grep({ ...query, outputMode: 'count', maxMatches });
+        const truncated = counts.length > maxMatches;
+        expect([query, maxMatches, first.body.truncated, first.body.counts]).toEqual([query, maxMatches, truncated, counts.slice(0, maxMatches)]);
+        expect([query, maxMatches, first.body.note ?? null]).toEqual([
+          query,
+          maxMatches,
+          truncated ? expect.stringContaining(`first ${maxMatches} of ${counts.length} matching files`) : null,
+        ]);
+      }
     }
   });
 

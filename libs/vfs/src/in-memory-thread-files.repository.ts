@@ -4,6 +4,7 @@ import type {
   FileBody,
   LineMatch,
   LineMatcher,
+  PathRange,
   PathRecord,
   TextEdit,
   ThreadChanges,
@@ -222,10 +223,12 @@ export class InMemoryThreadFilesRepository implements ThreadFilesRepository {
 
   // Matching here stands in for PostgreSQL's and follows the one in-process policy (the
   // search module's scanner, under its time budget).
-  async findMatchingFiles(tenantId: string, threadId: string, under: string, matcher: LineMatcher) {
+  async findMatchingFiles(tenantId: string, threadId: string, under: string, matcher: LineMatcher, range: PathRange = {}) {
     const scan = lineScanner(matcher, this.regexBudgetMs);
+    const inRange = (path: string) =>
+      (range.after === undefined || byPath(path, range.after) > 0) && (range.through === undefined || byPath(path, range.through) <= 0);
     return this.live(tenantId, threadId)
-      .filter((r) => r.text !== null && isWithin(r.record.path, under) && scan(splitLines(r.text), 1).length > 0)
+      .filter((r) => r.text !== null && isWithin(r.record.path, under) && inRange(r.record.path) && scan(splitLines(r.text), 1).length > 0)
       .map((r) => r.record.path);
   }
 
@@ -240,7 +243,7 @@ export class InMemoryThreadFilesRepository implements ThreadFilesRepository {
     return out.slice(0, limit);
   }
 
-  async countLines(tenantId: string, threadId: string, paths: string[], matcher: LineMatcher) {
+  async countLines(tenantId: string, threadId: string, paths: string[], matcher: LineMatcher, _options?: { fileTest?: boolean }) {
     const scan = lineScanner(matcher, this.regexBudgetMs);
     const out: { path: string; count: number }[] = [];
     for (const { path, text } of await this.readTexts(tenantId, threadId, paths)) {

@@ -49,6 +49,13 @@ export type LineMatcher =
   | { kind: 'literal'; pattern: string; caseInsensitive: boolean }
   | { kind: 'regex'; source: string; postgres: string | null; caseInsensitive: boolean };
 
+// Paths after `after` (exclusive) and up to `through` (inclusive), in path order; an
+// absent bound is open.
+export interface PathRange {
+  after?: string;
+  through?: string;
+}
+
 export interface LineMatch {
   path: string;
   // 1-based, as `read` numbers lines.
@@ -105,8 +112,9 @@ export interface ThreadFilesRepository {
   // Live files among `paths` with their bytes, sorted by path; absent paths are left out.
   readContents(tenantId: string, threadId: string, paths: string[]): Promise<{ file: ThreadFileRecord; content: Buffer }[]>;
 
-  // Live text files at or beneath `under` that contain a matching line, sorted.
-  findMatchingFiles(tenantId: string, threadId: string, under: string, matcher: LineMatcher): Promise<string[]>;
+  // Live text files at or beneath `under` that contain a matching line, sorted; with a
+  // range, only those after `range.after` and up to `range.through` in path order.
+  findMatchingFiles(tenantId: string, threadId: string, under: string, matcher: LineMatcher, range?: PathRange): Promise<string[]>;
   // Matching lines of the given files in (path, line) order, at most `limit`. With
   // `fileTest` (the default) a store may test each whole file for the pattern before
   // splitting it into lines: cheaper when most files have no match, dearer when most do.
@@ -120,7 +128,14 @@ export interface ThreadFilesRepository {
     options?: { fileTest?: boolean },
   ): Promise<LineMatch[]>;
   // Number of matching lines per file (files without any are left out), sorted.
-  countLines(tenantId: string, threadId: string, paths: string[], matcher: LineMatcher): Promise<{ path: string; count: number }[]>;
+  // `fileTest` as for matchLines.
+  countLines(
+    tenantId: string,
+    threadId: string,
+    paths: string[],
+    matcher: LineMatcher,
+    options?: { fileTest?: boolean },
+  ): Promise<{ path: string; count: number }[]>;
 
   // The thread's revision: 0 before its first change, then moved by every change.
   revision(tenantId: string, threadId: string): Promise<number>;

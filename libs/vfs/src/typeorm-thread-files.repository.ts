@@ -7,6 +7,7 @@ import type {
   FileBody,
   LineMatch,
   LineMatcher,
+  PathRange,
   PathRecord,
   TextEdit,
   ThreadChanges,
@@ -313,21 +314,26 @@ export class TypeOrmThreadFilesRepository implements ThreadFilesRepository {
     }));
   }
 
-  async findMatchingFiles(tenantId: string, threadId: string, under: string, matcher: LineMatcher): Promise<string[]> {
+  async findMatchingFiles(tenantId: string, threadId: string, under: string, matcher: LineMatcher, range: PathRange = {}): Promise<string[]> {
     assertTenant(tenantId);
     assertThread(threadId);
     const match = matchSql(matcher);
     const params: unknown[] = [tenantId, threadId, match.fileParam];
+    // A pattern that matches an empty line also matches after a text's final newline,
+    // where there is no line: a line confirms it too.
     let confirm = '';
-    if (match.lineCheck) {
+    if (match.lineCheck || match.matchesEmpty) {
       params.push(match.lineParam);
       confirm = `AND EXISTS (SELECT 1 FROM ${linesOf('f.text_content', match.matchesEmpty)} AS l(t, n)
                               WHERE ${match.line('l.t', params.length)})`;
     }
+    let bounds = '';
+    if (range.after !== undefined) bounds += ` AND f.path > $${params.push(range.after)}`;
+    if (range.through !== undefined) bounds += ` AND f.path <= $${params.push(range.through)}`;
     const scope = beneath('f.path', under, params.length + 1);
     const rows: { path: string }[] = await this.search(
       `SELECT f.path FROM thread_files f
-        WHERE f.tenant_id = $1 AND f.thread_id = $2 AND NOT f.deleted AND ${scope.sql}
+        WHERE f.tenant_id = $1 AND f.thread_id = $2 AND NOT f.deleted AND ${scope.sql}${bounds}
           AND ${match.file('f.text_content', 3)} ${confirm}
         ORDER BY f.path`,
       [...params, ...scope.params],
@@ -367,18 +373,21 @@ export class TypeOrmThreadFilesRepository implements ThreadFilesRepository {
     );
   }
 
-  async countLines(tenantId: string, threadId: string, paths: string[], matcher: LineMatcher) {
+  async countLines(tenantId: string, threadId: string, paths: string[], matcher: LineMatcher, { fileTest = true }: { fileTest?: boolean } = {}) {
     assertTenant(tenantId);
     assertThread(threadId);
     if (paths.length === 0) return [];
     const match = matchSql(matcher);
+    // The whole-text test as in matchLines.
+    const params = [tenantId, threadId, paths, match.lineParam];
+    if (fileTest) params.push(match.fileParam);
     const rows: { path: string; count: string }[] = await this.search(
       `SELECT f.path, count(*) AS count
          FROM thread_files f CROSS JOIN LATERAL ${linesOf('f.text_content', match.matchesEmpty)} AS l(t, n)
         WHERE f.tenant_id = $1 AND f.thread_id = $2 AND f.path = ANY($3::text[]) AND NOT f.deleted
-          AND f.text_content IS NOT NULL AND ${match.line('l.t', 4)}
+          AND f.text_content IS NOT NULL ${fileTest ? `AND ${match.file('f.text_content', 5)}` : ''} AND ${match.line('l.t', 4)}
         GROUP BY f.path ORDER BY f.path`,
-      [tenantId, threadId, paths, match.lineParam],
+      params,
       matcher,
     );
     return rows.map((r) => ({ path: r.path, count: Number(r.count) }));

@@ -5,6 +5,7 @@ import {
   THREAD_FILES_REPOSITORY,
   type LineMatch,
   type LineMatcher,
+  type PathRange,
   type ThreadFileRecord,
   type ThreadFilesRepository,
   type WritePolicy,
@@ -74,12 +75,12 @@ export interface WriteOptions {
   contentType?: string;
 }
 
-// Files per statement when grep walks matching files for lines.
+// Files per statement when grep walks the files under its path.
 const GREP_FILES_PER_QUERY = 500;
 // Statements of one grep running at once (two cores' worth of line splitting).
 const GREP_QUERIES_IN_FLIGHT = 2;
-// Content grep stops testing whole files before splitting them once this share of a
-// statement's files had a matching line: the test then saves little splitting and reads
+// Content and count grep stop testing whole files before splitting them once this share
+// of a statement's files had a matching line: the test then saves little splitting and reads
 // most files twice (bench/vfs, 500 files of 10 KiB: 33 ms with it, 28 ms without, for a
 // literal in 97 % of them; 10 ms against 22 ms for one in none).
 const FILE_TEST_MAX_SHARE = 0.75;
@@ -368,6 +369,9 @@ export class VfsService {
     }
   }
 
+  // Every mode lists the files under `under` first (after the glob filter) and reads
+  // them in path order with GREP_QUERIES_IN_FLIGHT statements at once, so each
+  // PostgreSQL backend scans its share of the texts on a core of its own.
   private async grepInDatabase(
     scope: ThreadScope,
     under: string,
@@ -377,39 +381,77 @@ export class VfsService {
     filter: ((path: string) => boolean) | null,
   ): Promise<GrepResult> {
     const { tenantId, threadId } = scope;
-    if (mode === 'content') return this.grepLines(scope, under, matcher, max, filter);
-    let files = await this.files.findMatchingFiles(tenantId, threadId, under, matcher);
-    if (filter) files = files.filter(filter);
-    if (files.length === 0) await this.assertExists(scope, under);
+    const listed = await this.files.listPaths(tenantId, threadId, under);
+    if (listed.length === 0) await this.assertExists(scope, under);
+    const files = filter ? listed.filter(filter) : listed;
+    if (mode === 'content') return this.grepLines(scope, files, matcher, max);
     if (mode === 'files_with_matches') {
-      return grepResult(mode, { files: files.slice(0, max) }, files.length > max, max, files.length);
+      // Consecutive path ranges, one statement each: one statement over the folder uses
+      // one core; 500-file statements cost more than they save when nothing is split.
+      const matched = await this.matchingFiles(scope, under, matcher, listed, filter);
+      return grepResult(mode, { files: matched.slice(0, max) }, matched.length > max, max, matched.length);
     }
+    // Count mode. Where most files match, lines are counted in 500-file statements (as
+    // content mode reads them) up to the first `max` matching files. Once a statement
+    // finds most of its files without a match, or `max` files are counted, the files
+    // after it are tested for a match in path ranges (fewer statements, no line
+    // splitting), and lines are counted in the matching ones still under `max`. A
+    // statement in flight then is left unread.
     const counts: { path: string; count: number }[] = [];
+    let covered = 0;
+    let fileTest = true;
     await inOrder(
-      chunked(files.slice(0, max), GREP_FILES_PER_QUERY),
-      (chunk) => this.files.countLines(tenantId, threadId, chunk, matcher),
-      (found) => {
-        counts.push(...found);
-        return true;
+      chunked(files, GREP_FILES_PER_QUERY),
+      async (chunk) => ({ size: chunk.length, counted: await this.files.countLines(tenantId, threadId, chunk, matcher, { fileTest }) }),
+      ({ size, counted }) => {
+        counts.push(...counted);
+        covered += size;
+        fileTest = counted.length < size * FILE_TEST_MAX_SHARE;
+        return !fileTest && counts.length < max;
       },
     );
-    return grepResult(mode, { counts }, files.length > max, max, files.length);
+    let total = counts.length;
+    if (covered < files.length) {
+      const rest = await this.matchingFiles(scope, under, matcher, files.slice(covered), filter, files[covered - 1]);
+      total += rest.length;
+      await inOrder(
+        chunked(rest.slice(0, Math.max(0, max - counts.length)), GREP_FILES_PER_QUERY),
+        (chunk) => this.files.countLines(tenantId, threadId, chunk, matcher, { fileTest: false }),
+        (counted) => {
+          counts.push(...counted);
+          return true;
+        },
+      );
+    }
+    return grepResult(mode, { counts: counts.slice(0, max) }, total > max, max, total);
   }
 
-  // Content mode: the statements that split files into lines look for the pattern in
-  // each file first themselves, over every file under `under` in path order, instead of
-  // after a statement that lists the matching files (one scan of every text less).
-  private async grepLines(
+  // The files among the sorted `paths` under `under` (and after `after`) that have a
+  // matching line, read in GREP_QUERIES_IN_FLIGHT path ranges of about as many files
+  // each. A file written after the listing may be found in the last range.
+  private async matchingFiles(
     scope: ThreadScope,
     under: string,
     matcher: LineMatcher,
-    max: number,
+    paths: string[],
     filter: ((path: string) => boolean) | null,
-  ): Promise<GrepResult> {
+    after?: string,
+  ): Promise<string[]> {
+    const per = Math.ceil(paths.length / GREP_QUERIES_IN_FLIGHT);
+    const ranges: PathRange[] = [];
+    for (let i = 0; i < paths.length; i += per) {
+      ranges.push({ after: i === 0 ? after : paths[i - 1], through: i + per < paths.length ? paths[i + per - 1] : undefined });
+    }
+    const found = await Promise.all(ranges.map((range) => this.files.findMatchingFiles(scope.tenantId, scope.threadId, under, matcher, range)));
+    const matched = found.flat();
+    return filter ? matched.filter(filter) : matched;
+  }
+
+  // Content mode: the statements that split files into lines look for the pattern in
+  // each file first themselves (until most files of a statement match, see
+  // FILE_TEST_MAX_SHARE), and stop once `max` lines are found.
+  private async grepLines(scope: ThreadScope, files: string[], matcher: LineMatcher, max: number): Promise<GrepResult> {
     const { tenantId, threadId } = scope;
-    let files = await this.files.listPaths(tenantId, threadId, under);
-    if (files.length === 0) await this.assertExists(scope, under);
-    if (filter) files = files.filter(filter);
     const matches: LineMatch[] = [];
     // Decided from the latest answer: the statements ahead of it are already sent.
     let fileTest = true;
