@@ -167,8 +167,10 @@ describe('Thread files (REST)', () => {
   // Content and count grep read 500 files per statement, two at once, and stop testing
   // whole files before splitting them once most files of a statement matched: files
   // 0-999 all match, so the third statement (files 1000-1499) runs without the test.
-  // Files mode, and count mode past its first maxMatches files or in a tree where few
-  // files match, test files in two path ranges at once. The answer must not change: a literal, a case-insensitive one, a
+  // Where a statement finds few matching files (the pattern "other", only in the odd
+  // files from 1000 on), the files after it are tested in two path ranges at once, and
+  // only the matching ones split; files mode always tests in ranges, and count mode
+  // does once it has counted maxMatches files. The answer must not change: a literal, a case-insensitive one, a
   // regex that could match across lines (\s) and one that matches an empty line (no
   // phantom line after the final newline).
   it('should find the same lines, counts and files in every way grep splits its statements', async () => {

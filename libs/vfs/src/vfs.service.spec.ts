@@ -455,7 +455,7 @@ describe(VfsService.name, () => {
       expect(cut.matches!.map((m) => `${m.path}:${m.line}`)).toEqual(sorted.flatMap((p) => [`${p}:1`, `${p}:3`]).slice(0, 1001));
     });
 
-    it('should stop testing whole files before splitting them once most files of a statement matched, and go back when few did', async () => {
+    it('should stop testing whole files once most files of a statement matched, and test the rest in path ranges once few did', async () => {
       const ctx = setup();
       // Four statements of 500 files: all "hit", all "miss", all "hit", all "miss".
       const files = Array.from({ length: 2000 }, (_, i) => ({
@@ -469,14 +469,28 @@ describe(VfsService.name, () => {
         fileTests.push(args[5]?.fileTest);
         return matchLines(...args);
       });
-      // Two statements go out at once; each later one is decided by the answer two before it.
+      const ranges: unknown[] = [];
+      const findMatchingFiles = ctx.repo.findMatchingFiles.bind(ctx.repo);
+      jest.spyOn(ctx.repo, 'findMatchingFiles').mockImplementation((...args: Parameters<typeof findMatchingFiles>) => {
+        ranges.push(args[4]);
+        return findMatchingFiles(...args);
+      });
+      const path = (i: number) => files[i]!.path;
+      // Two statements go out at once; each later one is decided by the answer two
+      // before it. The second answer finds no match: the third statement, already sent,
+      // is read, and the last 500 files are tested in two ranges (no match there).
       const hits = await ctx.sut.grep(scope, 'hit', { outputMode: 'content', maxMatches: 100_000 });
-      expect(hits.matches).toHaveLength(1000);
-      expect(fileTests).toEqual([true, true, false, true]);
+      expect(hits.matches!.map((m) => m.path)).toEqual([...files.slice(0, 500), ...files.slice(1000, 1500)].map((f) => f.path));
+      expect(fileTests).toEqual([true, true, false]);
+      expect(ranges).toEqual([{ after: path(1499), through: path(1749) }, { after: path(1749), through: undefined }]);
+      // The first answer finds no match: the second is read, the last 1,000 files are
+      // tested in two ranges, and the 500 that match are split without the test.
       fileTests.length = 0;
+      ranges.length = 0;
       const misses = await ctx.sut.grep(scope, 'miss', { outputMode: 'content', maxMatches: 100_000 });
-      expect(misses.matches).toHaveLength(1000);
-      expect(fileTests).toEqual([true, true, true, false]);
+      expect(misses.matches!.map((m) => m.path)).toEqual([...files.slice(500, 1000), ...files.slice(1500)].map((f) => f.path));
+      expect(fileTests).toEqual([true, true, false]);
+      expect(ranges).toEqual([{ after: path(999), through: path(1499) }, { after: path(1499), through: undefined }]);
     });
 
     it('should refuse regexes PostgreSQL cannot run (backreferences) rather than run them in-process', async () => {

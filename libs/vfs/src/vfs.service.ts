@@ -99,18 +99,22 @@ function countOccurrences(text: string, needle: string): number {
 // Reads chunk after chunk with GREP_QUERIES_IN_FLIGHT statements at once (each
 // PostgreSQL backend splits its files into lines on a core of its own) and hands the
 // answers to `take` in chunk order, so the result is the one a single statement would
-// give; once `take` says it has enough, no further chunk is asked for (one still in
-// flight is left to finish, unawaited).
-async function inOrder<C, R>(chunks: Iterator<C>, read: (chunk: C) => Promise<R>, take: (answer: R) => boolean): Promise<void> {
+// give. `take` answers true for more; 'drain' to ask for no further chunk but take the
+// answers already on their way; false when it has enough: nothing more is asked for or
+// taken (a statement still in flight is left to finish, unawaited).
+async function inOrder<C, R>(chunks: Iterator<C>, read: (chunk: C) => Promise<R>, take: (answer: R) => boolean | 'drain'): Promise<void> {
   const inFlight: Promise<R>[] = [];
+  let asking = true;
   const ask = () => {
-    const next = chunks.next();
+    const next = asking ? chunks.next() : { done: true as const };
     if (!next.done) inFlight.push(read(next.value));
   };
   for (let i = 0; i < GREP_QUERIES_IN_FLIGHT; i++) ask();
   try {
     while (inFlight.length > 0) {
-      if (!take(await inFlight.shift()!)) return;
+      const wanted = take(await inFlight.shift()!);
+      if (wanted === false) return;
+      if (wanted === 'drain') asking = false;
       ask();
     }
   } finally {
@@ -369,9 +373,8 @@ export class VfsService {
     }
   }
 
-  // Every mode lists the files under `under` first (after the glob filter) and reads
-  // them in path order with GREP_QUERIES_IN_FLIGHT statements at once, so each
-  // PostgreSQL backend scans its share of the texts on a core of its own.
+  // Every mode lists the files under `under` first (after the glob filter) and keeps
+  // GREP_QUERIES_IN_FLIGHT statements running, so PostgreSQL backends share the scanning.
   private async grepInDatabase(
     scope: ThreadScope,
     under: string,
@@ -384,51 +387,89 @@ export class VfsService {
     const listed = await this.files.listPaths(tenantId, threadId, under);
     if (listed.length === 0) await this.assertExists(scope, under);
     const files = filter ? listed.filter(filter) : listed;
-    if (mode === 'content') return this.grepLines(scope, files, matcher, max);
+    const walk = { scope, under, matcher, files, filter };
     if (mode === 'files_with_matches') {
-      // Consecutive path ranges, one statement each: one statement over the folder uses
-      // one core; 500-file statements cost more than they save when nothing is split.
       const matched = await this.matchingFiles(scope, under, matcher, listed, filter);
       return grepResult(mode, { files: matched.slice(0, max) }, matched.length > max, max, matched.length);
     }
-    // Count mode. Where most files match, lines are counted in 500-file statements (as
-    // content mode reads them) up to the first `max` matching files. Once a statement
-    // finds most of its files without a match, or `max` files are counted, the files
-    // after it are tested for a match in path ranges (fewer statements, no line
-    // splitting), and lines are counted in the matching ones still under `max`. A
-    // statement in flight then is left unread.
-    const counts: { path: string; count: number }[] = [];
+    if (mode === 'count') {
+      // Lines are counted in the first `max` matching files; the others count toward the
+      // total only.
+      const counts: { path: string; count: number }[] = [];
+      const total = await this.readMatching(walk, {
+        read: (chunk, fileTest) => this.files.countLines(tenantId, threadId, chunk, matcher, { fileTest }),
+        filesIn: (counted) => counted.length,
+        take: (counted) => {
+          counts.push(...counted);
+          return counts.length < max;
+        },
+        total: true,
+      });
+      return grepResult(mode, { counts: counts.slice(0, max) }, total > max, max, total);
+    }
+    const matches: LineMatch[] = [];
+    await this.readMatching(walk, {
+      read: (chunk, fileTest) => this.files.matchLines(tenantId, threadId, chunk, matcher, max + 1 - matches.length, { fileTest }),
+      filesIn: (found) => found.filter((m, i) => i === 0 || m.path !== found[i - 1]!.path).length,
+      // The store's matches are shown as they are (a new string only for a line that
+      // needs cutting or ends in \r). They come in path order.
+      take: (found) => {
+        for (const m of found) {
+          m.text = shownLine(m.text);
+          matches.push(m);
+        }
+        return matches.length <= max;
+      },
+      total: false,
+    });
+    const truncated = matches.length > max;
+    if (truncated) matches.length = max;
+    return grepResult('content', { matches }, truncated, max, null);
+  }
+
+  // Content and count mode. First `read` takes 500 files per statement in path order,
+  // its store testing each whole text for the pattern before splitting it into lines,
+  // until an answer shows that most of its files matched (FILE_TEST_MAX_SHARE): the next
+  // statements split without the test. This goes on while most files match and `take`
+  // wants more. Where few files match, the files after that are tested for the pattern
+  // in path ranges (no line splitting, fewer statements) and `read` gets the matching
+  // ones, while `take` wants more. With `total`, the matching files are counted, and
+  // the range test runs even once `take` has enough. Answers are taken in path order; a
+  // statement in flight when `take` has enough is left unread, one in flight when few
+  // files matched is read first.
+  private async readMatching<R>(
+    walk: { scope: ThreadScope; under: string; matcher: LineMatcher; files: string[]; filter: ((path: string) => boolean) | null },
+    how: { read: (chunk: string[], fileTest: boolean) => Promise<R[]>; filesIn: (rows: R[]) => number; take: (rows: R[]) => boolean; total: boolean },
+  ): Promise<number> {
+    const { scope, under, matcher, files, filter } = walk;
     let covered = 0;
+    let matched = 0;
     let fileTest = true;
+    let enough = false;
     await inOrder(
       chunked(files, GREP_FILES_PER_QUERY),
-      async (chunk) => ({ size: chunk.length, counted: await this.files.countLines(tenantId, threadId, chunk, matcher, { fileTest }) }),
-      ({ size, counted }) => {
-        counts.push(...counted);
+      async (chunk) => ({ size: chunk.length, rows: await how.read(chunk, fileTest) }),
+      ({ size, rows }) => {
         covered += size;
-        fileTest = counted.length < size * FILE_TEST_MAX_SHARE;
-        return !fileTest && counts.length < max;
+        const filesMatched = how.filesIn(rows);
+        matched += filesMatched;
+        fileTest = filesMatched < size * FILE_TEST_MAX_SHARE;
+        enough = !how.take(rows);
+        // Few matches: the statements already sent are read, the rest tested in ranges.
+        return enough ? false : fileTest ? 'drain' : true;
       },
     );
-    let total = counts.length;
-    if (covered < files.length) {
-      const rest = await this.matchingFiles(scope, under, matcher, files.slice(covered), filter, files[covered - 1]);
-      total += rest.length;
-      await inOrder(
-        chunked(rest.slice(0, Math.max(0, max - counts.length)), GREP_FILES_PER_QUERY),
-        (chunk) => this.files.countLines(tenantId, threadId, chunk, matcher, { fileTest: false }),
-        (counted) => {
-          counts.push(...counted);
-          return true;
-        },
-      );
-    }
-    return grepResult(mode, { counts: counts.slice(0, max) }, total > max, max, total);
+    if (covered === files.length || (enough && !how.total)) return matched;
+    const rest = await this.matchingFiles(scope, under, matcher, files.slice(covered), filter, files[covered - 1]);
+    if (!enough) await inOrder(chunked(rest, GREP_FILES_PER_QUERY), (chunk) => how.read(chunk, false), how.take);
+    return matched + rest.length;
   }
 
   // The files among the sorted `paths` under `under` (and after `after`) that have a
-  // matching line, read in GREP_QUERIES_IN_FLIGHT path ranges of about as many files
-  // each. A file written after the listing may be found in the last range.
+  // matching line, in GREP_QUERIES_IN_FLIGHT consecutive path ranges of about as many
+  // files each, one statement per range (a statement per 500 files costs more than it
+  // saves when nothing is split). A file written after the listing may be found in the
+  // last range.
   private async matchingFiles(
     scope: ThreadScope,
     under: string,
@@ -445,39 +486,6 @@ export class VfsService {
     const found = await Promise.all(ranges.map((range) => this.files.findMatchingFiles(scope.tenantId, scope.threadId, under, matcher, range)));
     const matched = found.flat();
     return filter ? matched.filter(filter) : matched;
-  }
-
-  // Content mode: the statements that split files into lines look for the pattern in
-  // each file first themselves (until most files of a statement match, see
-  // FILE_TEST_MAX_SHARE), and stop once `max` lines are found.
-  private async grepLines(scope: ThreadScope, files: string[], matcher: LineMatcher, max: number): Promise<GrepResult> {
-    const { tenantId, threadId } = scope;
-    const matches: LineMatch[] = [];
-    // Decided from the latest answer: the statements ahead of it are already sent.
-    let fileTest = true;
-    await inOrder(
-      chunked(files, GREP_FILES_PER_QUERY),
-      async (chunk) => ({
-        size: chunk.length,
-        found: await this.files.matchLines(tenantId, threadId, chunk, matcher, max + 1 - matches.length, { fileTest }),
-      }),
-      ({ size, found }) => {
-        // The store's matches are shown as they are (a new string only for a line that
-        // needs cutting or ends in \r). They come in path order.
-        let filesMatched = 0;
-        for (let i = 0; i < found.length; i++) {
-          const m = found[i]!;
-          if (i === 0 || m.path !== found[i - 1]!.path) filesMatched++;
-          m.text = shownLine(m.text);
-          matches.push(m);
-        }
-        fileTest = filesMatched < size * FILE_TEST_MAX_SHARE;
-        return matches.length <= max;
-      },
-    );
-    const truncated = matches.length > max;
-    if (truncated) matches.length = max;
-    return grepResult('content', { matches }, truncated, max, null);
   }
 }
 
