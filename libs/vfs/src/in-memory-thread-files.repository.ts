@@ -98,6 +98,13 @@ export class InMemoryThreadFilesRepository implements ThreadFilesRepository {
       .filter((p) => isWithin(p, under));
   }
 
+  async splitPaths(tenantId: string, threadId: string, under: string, parts: number): Promise<string[]> {
+    const paths = await this.listPaths(tenantId, threadId, under);
+    const cuts = new Set<string>();
+    for (let k = 1; k < parts && paths.length > 0; k++) cuts.add(paths[Math.ceil((k / parts) * paths.length) - 1]!);
+    return [...cuts];
+  }
+
   async readText(tenantId: string, threadId: string, path: string) {
     const row = this.rows(tenantId, threadId).get(path);
     return row && !row.deleted ? { file: { ...row.record }, text: row.text } : null;

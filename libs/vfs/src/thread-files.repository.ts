@@ -82,6 +82,10 @@ export interface ThreadFilesRepository {
   list(tenantId: string, threadId: string, dir: string): Promise<DirectoryEntryRecord[]>;
   // Paths of live files at or beneath `under`, sorted.
   listPaths(tenantId: string, threadId: string, under: string): Promise<string[]>;
+  // Paths that cut the live files at or beneath `under`, in path order, into `parts`
+  // ranges of about as many files each (parts - 1 paths, fewer when there are fewer
+  // files, none when there is none): where to split a scan without listing every path.
+  splitPaths(tenantId: string, threadId: string, under: string, parts: number): Promise<string[]>;
   // A live file with its text (null for a binary file); its bytes are not fetched.
   readText(tenantId: string, threadId: string, path: string): Promise<{ file: ThreadFileRecord; text: string | null } | null>;
   readContent(tenantId: string, threadId: string, path: string): Promise<{ file: ThreadFileRecord; content: Buffer } | null>;

@@ -189,6 +189,22 @@ export class TypeOrmThreadFilesRepository implements ThreadFilesRepository {
     return rows.map((r) => r.path);
   }
 
+  // percentile_disc over the paths (the column's C collation, as everywhere): the
+  // index range is read in the database, not sent.
+  async splitPaths(tenantId: string, threadId: string, under: string, parts: number): Promise<string[]> {
+    assertTenant(tenantId);
+    assertThread(threadId);
+    if (parts < 2) return [];
+    const fractions = Array.from({ length: parts - 1 }, (_, k) => (k + 1) / parts);
+    const scope = beneath('path', under, 4);
+    const rows: { cuts: string[] | null }[] = await this.db.query(
+      `SELECT percentile_disc($3::float8[]) WITHIN GROUP (ORDER BY path) AS cuts FROM thread_files
+        WHERE tenant_id = $1 AND thread_id = $2 AND NOT deleted AND ${scope.sql}`,
+      [tenantId, threadId, fractions, ...scope.params],
+    );
+    return [...new Set(rows[0]?.cuts ?? [])];
+  }
+
   async readText(tenantId: string, threadId: string, path: string) {
     assertTenant(tenantId);
     assertThread(threadId);

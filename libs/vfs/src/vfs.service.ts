@@ -122,6 +122,19 @@ async function inOrder<C, R>(chunks: Iterator<C>, read: (chunk: C) => Promise<R>
   }
 }
 
+// Consecutive path ranges cut at the sorted `cuts`, the first after `after` (from the
+// start when absent), the last open: together every path after `after`.
+function rangesBetween(cuts: string[], after?: string): PathRange[] {
+  const ranges: PathRange[] = [];
+  let from = after;
+  for (const cut of cuts) {
+    ranges.push({ after: from, through: cut });
+    from = cut;
+  }
+  ranges.push({ after: from });
+  return ranges;
+}
+
 function* chunked<T>(items: T[], size: number): Generator<T[]> {
   for (let i = 0; i < items.length; i += size) yield items.slice(i, i + size);
 }
@@ -384,14 +397,17 @@ export class VfsService {
     filter: ((path: string) => boolean) | null,
   ): Promise<GrepResult> {
     const { tenantId, threadId } = scope;
+    if (mode === 'files_with_matches') {
+      // Split where the store says, without listing every path here.
+      const cuts = await this.files.splitPaths(tenantId, threadId, under, GREP_QUERIES_IN_FLIGHT);
+      const matched = await this.matchingFiles(scope, under, matcher, rangesBetween(cuts), filter);
+      if (matched.length === 0) await this.assertExists(scope, under);
+      return grepResult(mode, { files: matched.slice(0, max) }, matched.length > max, max, matched.length);
+    }
     const listed = await this.files.listPaths(tenantId, threadId, under);
     if (listed.length === 0) await this.assertExists(scope, under);
     const files = filter ? listed.filter(filter) : listed;
     const walk = { scope, under, matcher, files, filter };
-    if (mode === 'files_with_matches') {
-      const matched = await this.matchingFiles(scope, under, matcher, listed, filter);
-      return grepResult(mode, { files: matched.slice(0, max) }, matched.length > max, max, matched.length);
-    }
     if (mode === 'count') {
       // Lines are counted in the first `max` matching files; the others count toward the
       // total only.
@@ -460,29 +476,26 @@ export class VfsService {
       },
     );
     if (covered === files.length || (enough && !how.total)) return matched;
-    const rest = await this.matchingFiles(scope, under, matcher, files.slice(covered), filter, files[covered - 1]);
+    // Cut where the remaining listed files split evenly.
+    const left = files.length - covered;
+    const per = Math.ceil(left / GREP_QUERIES_IN_FLIGHT);
+    const cuts: string[] = [];
+    for (let i = covered + per; i < files.length; i += per) cuts.push(files[i - 1]!);
+    const rest = await this.matchingFiles(scope, under, matcher, rangesBetween(cuts, files[covered - 1]), filter);
     if (!enough) await inOrder(chunked(rest, GREP_FILES_PER_QUERY), (chunk) => how.read(chunk, false), how.take);
     return matched + rest.length;
   }
 
-  // The files among the sorted `paths` under `under` (and after `after`) that have a
-  // matching line, in GREP_QUERIES_IN_FLIGHT consecutive path ranges of about as many
-  // files each, one statement per range (a statement per 500 files costs more than it
-  // saves when nothing is split). A file written after the listing may be found in the
-  // last range.
+  // The files under `under` in `ranges` that have a matching line, one statement per
+  // range, all at once (a statement per 500 files costs more than it saves when nothing
+  // is split), then the glob filter.
   private async matchingFiles(
     scope: ThreadScope,
     under: string,
     matcher: LineMatcher,
-    paths: string[],
+    ranges: PathRange[],
     filter: ((path: string) => boolean) | null,
-    after?: string,
   ): Promise<string[]> {
-    const per = Math.ceil(paths.length / GREP_QUERIES_IN_FLIGHT);
-    const ranges: PathRange[] = [];
-    for (let i = 0; i < paths.length; i += per) {
-      ranges.push({ after: i === 0 ? after : paths[i - 1], through: i + per < paths.length ? paths[i + per - 1] : undefined });
-    }
     const found = await Promise.all(ranges.map((range) => this.files.findMatchingFiles(scope.tenantId, scope.threadId, under, matcher, range)));
     const matched = found.flat();
     return filter ? matched.filter(filter) : matched;
