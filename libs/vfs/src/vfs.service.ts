@@ -386,8 +386,9 @@ export class VfsService {
     }
   }
 
-  // Every mode lists the files under `under` first (after the glob filter) and keeps
-  // GREP_QUERIES_IN_FLIGHT statements running, so PostgreSQL backends share the scanning.
+  // Every mode keeps GREP_QUERIES_IN_FLIGHT statements running, so PostgreSQL backends
+  // share the scanning. Content and count mode list the files under `under` first (then
+  // apply the glob filter); files mode needs no list.
   private async grepInDatabase(
     scope: ThreadScope,
     under: string,
