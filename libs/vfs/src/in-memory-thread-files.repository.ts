@@ -14,7 +14,7 @@ import type {
 } from './thread-files.repository.js';
 import { lineScanner } from './search/text-grep.js';
 import { MAX_LINE_CHARS, splitLines } from './vfs-lines.js';
-import { ancestorsOf, isWithin } from './vfs-path.js';
+import { ancestorsOf, evenCuts, isWithin } from './vfs-path.js';
 import { planWrite, type WriteState } from './vfs-write-rules.js';
 
 interface Row {
@@ -99,10 +99,7 @@ export class InMemoryThreadFilesRepository implements ThreadFilesRepository {
   }
 
   async splitPaths(tenantId: string, threadId: string, under: string, parts: number): Promise<string[]> {
-    const paths = await this.listPaths(tenantId, threadId, under);
-    const cuts = new Set<string>();
-    for (let k = 1; k < parts && paths.length > 0; k++) cuts.add(paths[Math.ceil((k / parts) * paths.length) - 1]!);
-    return [...cuts];
+    return evenCuts(await this.listPaths(tenantId, threadId, under), parts);
   }
 
   async readText(tenantId: string, threadId: string, path: string) {

@@ -93,7 +93,8 @@ const CROSSES_LINES = /\\[sDWn]|\\u000[aA]|\\c[jJ]/;
 // parameter. Literals use strpos (case-sensitive) or the regex engine in literal mode
 // (`***=`, case-insensitive), both several times faster than LIKE/ILIKE on large
 // texts, and exact at the file level. For a regex the file condition is
-// newline-sensitive and `lineCheck` says whether a line must confirm it.
+// newline-sensitive and `lineCheck` says whether a line must confirm it (a pattern that
+// can match across lines, or one that matches an empty line).
 function matchSql(matcher: LineMatcher) {
   if (matcher.kind === 'literal') {
     const condition = matcher.caseInsensitive
@@ -113,14 +114,17 @@ function matchSql(matcher: LineMatcher) {
   }
   const op = matcher.caseInsensitive ? '~*' : '~';
   const re = matcher.postgres!;
+  // Matched here under the search budget, never unbounded on the event loop.
+  const matchesEmpty = lineScanner(matcher)([''], 1).length > 0;
   return {
     file: (col: string, n: number) => `${col} ${op} $${n}`,
     fileParam: `(?n)${re}`,
     line: (col: string, n: number) => `${col} ${op} $${n}`,
     lineParam: re,
-    lineCheck: CROSSES_LINES.test(re),
-    // Matched here under the search budget, never unbounded on the event loop.
-    matchesEmpty: lineScanner(matcher)([''], 1).length > 0,
+    // A pattern that matches an empty line also matches after a text's final newline,
+    // where there is no line.
+    lineCheck: CROSSES_LINES.test(re) || matchesEmpty,
+    matchesEmpty,
   };
 }
 
@@ -335,10 +339,8 @@ export class TypeOrmThreadFilesRepository implements ThreadFilesRepository {
     assertThread(threadId);
     const match = matchSql(matcher);
     const params: unknown[] = [tenantId, threadId, match.fileParam];
-    // A pattern that matches an empty line also matches after a text's final newline,
-    // where there is no line: a line confirms it too.
     let confirm = '';
-    if (match.lineCheck || match.matchesEmpty) {
+    if (match.lineCheck) {
       params.push(match.lineParam);
       confirm = `AND EXISTS (SELECT 1 FROM ${linesOf('f.text_content', match.matchesEmpty)} AS l(t, n)
                               WHERE ${match.line('l.t', params.length)})`;

@@ -70,6 +70,15 @@ export function isWithin(path: string, dir: string): boolean {
   return dir === '/' || path === dir || path.startsWith(`${dir}/`);
 }
 
+// The paths that cut sorted `paths` into `parts` runs of about as many each: each run's
+// last path but the final run's (fewer when there are fewer paths than parts).
+export function evenCuts(paths: string[], parts: number): string[] {
+  const per = Math.ceil(paths.length / parts);
+  const cuts: string[] = [];
+  for (let i = per; i < paths.length; i += per) cuts.push(paths[i - 1]!);
+  return cuts;
+}
+
 // `/a/b` → `/a`, `/a` → `/`, `/` → `/`.
 export function parentOf(path: string): string {
   const cut = path.lastIndexOf('/');

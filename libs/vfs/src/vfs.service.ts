@@ -27,7 +27,7 @@ import {
   type GrepResult,
 } from './search/index.js';
 import { countLines, DEFAULT_READ_LIMIT, numberLines } from './vfs-lines.js';
-import { normalizePath, relativeTo } from './vfs-path.js';
+import { evenCuts, normalizePath, relativeTo } from './vfs-path.js';
 import { VfsError } from './vfs.errors.js';
 
 
@@ -477,11 +477,7 @@ export class VfsService {
       },
     );
     if (covered === files.length || (enough && !how.total)) return matched;
-    // Cut where the remaining listed files split evenly.
-    const left = files.length - covered;
-    const per = Math.ceil(left / GREP_QUERIES_IN_FLIGHT);
-    const cuts: string[] = [];
-    for (let i = covered + per; i < files.length; i += per) cuts.push(files[i - 1]!);
+    const cuts = evenCuts(files.slice(covered), GREP_QUERIES_IN_FLIGHT);
     const rest = await this.matchingFiles(scope, under, matcher, rangesBetween(cuts, files[covered - 1]), filter);
     if (!enough) await inOrder(chunked(rest, GREP_FILES_PER_QUERY), (chunk) => how.read(chunk, false), how.take);
     return matched + rest.length;
