@@ -58,6 +58,9 @@ mkdir -p "$DRYDOCK_VAR/run"
 "$ROOT/scripts/stop.sh" --quiet || true
 # Extra flags for node, from the environment or the settings: V8's own options (such as
 # --heap-growing-percent) are refused in NODE_OPTIONS (docs/operations.md, "Memory").
+# Source maps are off by default: on, every process keeps the maps of every module it
+# loaded (ours and node_modules', with their TypeScript sources), 20 MB of the gateway's
+# heap; --enable-source-maps in these flags turns them on (docs/operations.md, "Memory").
 read -r -a worker_flags <<<"${WORKER_NODE_FLAGS:-}"
 read -r -a gateway_flags <<<"${GATEWAY_NODE_FLAGS:-}"
 # Each worker has a stable id (its queue and its containers' label carry it): a worker
@@ -65,11 +68,11 @@ read -r -a gateway_flags <<<"${GATEWAY_NODE_FLAGS:-}"
 for n in $(seq 1 "$WORKERS"); do
   # Operator port (metrics, probes) 9400+n on 127.0.0.1 unless the settings name one.
   (cd "$ROOT" && WORKER_ID="worker-$n" WORKER_METRICS_PORT="${WORKER_METRICS_PORT:-$((9400 + n))}" \
-    exec node --enable-source-maps "${worker_flags[@]}" dist/apps/worker/src/main.js >>"$DRYDOCK_VAR/log/worker-$n.log" 2>&1) &
+    exec node "${worker_flags[@]}" dist/apps/worker/src/main.js >>"$DRYDOCK_VAR/log/worker-$n.log" 2>&1) &
   echo $! >"$DRYDOCK_VAR/run/worker-$n.pid"
 done
 log "started $WORKERS worker(s) (worker-1 ... worker-$WORKERS) and the gateway"
-(cd "$ROOT" && exec node --enable-source-maps "${gateway_flags[@]}" dist/apps/gateway/src/main.js >>"$DRYDOCK_VAR/log/gateway.log" 2>&1) &
+(cd "$ROOT" && exec node "${gateway_flags[@]}" dist/apps/gateway/src/main.js >>"$DRYDOCK_VAR/log/gateway.log" 2>&1) &
 echo $! >"$DRYDOCK_VAR/run/gateway.pid"
 
 URL="http://${GATEWAY_HOST}:${GATEWAY_PORT}"
