@@ -3,7 +3,7 @@ import { ValidationPipe, type INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { APP_CONFIG, type AppConfig } from '@drydock/core';
+import { APP_CONFIG, SHUTDOWN_SIGNALS, type AppConfig } from '@drydock/core';
 import { Logger } from 'nestjs-pino';
 import { GatewayModule, type GatewayOptions } from './gateway.module.js';
 import { registerBodyParsers } from './http/body-parsing.js';
@@ -54,6 +54,6 @@ export async function createGateway(options: { logger?: false } & GatewayOptions
   app.useGlobalPipes(new ValidationPipe({ whitelist: true, transform: true }));
   await app.get(QueueDashboard).mount(app);
   mountOpenApiDocs(app);
-  app.enableShutdownHooks();
+  app.enableShutdownHooks(SHUTDOWN_SIGNALS);
   return app;
 }

@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import type { INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import { SHUTDOWN_SIGNALS } from '@drydock/core';
 import { Logger } from 'nestjs-pino';
 import { WorkerModule } from './worker.module.js';
 
@@ -11,6 +12,6 @@ export async function createWorker(options: { logger?: false } = {}): Promise<IN
     logger: options.logger ?? ['log', 'warn', 'error'],
   });
   if (options.logger !== false) app.useLogger(app.get(Logger));
-  app.enableShutdownHooks();
+  app.enableShutdownHooks(SHUTDOWN_SIGNALS);
   return app;
 }

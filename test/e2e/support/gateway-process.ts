@@ -7,17 +7,19 @@ const GATEWAY_MAIN = resolve('dist/apps/gateway/src/main.js');
 
 export interface GatewayProcess {
   url: string;
+  pid: number;
   // Sends SIGTERM and resolves when the process is gone.
   stop(): Promise<void>;
   output(): string;
 }
 
 // A gateway in a process of its own, from the compiled tree (as scripts/start.sh runs
-// it), on a free port; for tests that read what the process itself prints.
-export async function startGatewayProcess(env: Record<string, string> = {}): Promise<GatewayProcess> {
+// it), on a free port; for tests that read what the process itself prints. `nodeArgs`
+// go to node before the script (a preload, say).
+export async function startGatewayProcess(env: Record<string, string> = {}, nodeArgs: string[] = []): Promise<GatewayProcess> {
   applyTestEnv();
   if (!existsSync(GATEWAY_MAIN)) throw new Error(`${GATEWAY_MAIN} is missing: run "npm run build" first (scripts/test.sh does)`);
-  const child = spawn(process.execPath, ['--enable-source-maps', GATEWAY_MAIN], {
+  const child = spawn(process.execPath, ['--enable-source-maps', ...nodeArgs, GATEWAY_MAIN], {
     env: { ...process.env, LOG_LEVEL: 'info', GATEWAY_HOST: '127.0.0.1', GATEWAY_PORT: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -38,6 +40,7 @@ export async function startGatewayProcess(env: Record<string, string> = {}): Pro
   }
   return {
     url,
+    pid: child.pid!,
     async stop() {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
       await exited;

@@ -17,12 +17,12 @@ export interface WorkerProcess {
 
 // A worker in a process of its own (the compiled one, as scripts/start.sh runs it), for
 // tests that kill a worker the way an operator or the kernel would. scripts/test.sh
-// builds dist/ before the tests run.
-export async function startWorkerProcess(env: Record<string, string> = {}): Promise<WorkerProcess> {
+// builds dist/ before the tests run. `nodeArgs` go to node before the script.
+export async function startWorkerProcess(env: Record<string, string> = {}, nodeArgs: string[] = []): Promise<WorkerProcess> {
   applyTestEnv();
   if (!existsSync(WORKER_MAIN)) throw new Error(`${WORKER_MAIN} is missing: run "npm run build" first (scripts/test.sh does)`);
   const id = `test-proc-${randomBytes(4).toString('hex')}`;
-  const child = spawn(process.execPath, ['--enable-source-maps', WORKER_MAIN], {
+  const child = spawn(process.execPath, ['--enable-source-maps', ...nodeArgs, WORKER_MAIN], {
     env: { ...process.env, LOG_LEVEL: 'info', WORKER_ID: id, WORKER_DRAIN_TIMEOUT_MS: '1000', WORKER_DRAIN_SETTLE_MS: '200', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
