@@ -55,7 +55,8 @@ describe('Process signals', () => {
     // never announces one, and stays up.
     for (const deadline = Date.now() + 3000; Date.now() < deadline; ) {
       const info = JSON.parse((await redis.get(key)) ?? 'null') as { state?: string } | null;
-      expect(info?.state ?? 'active').toBe('active');
+      expect(info).not.toBeNull();
+      expect(info!.state ?? 'active').toBe('active');
       await new Promise((r) => setTimeout(r, 100));
     }
     expect(worker.child.exitCode).toBeNull();
