@@ -1,6 +1,7 @@
 import { DataSource } from 'typeorm';
 import { startPlatform, type Platform } from './support/platform.js';
 import { startWorkerProcess, type WorkerProcess } from './support/worker-process.js';
+import { pollUntil } from './support/until.js';
 
 const LOCK_MS = '3000';
 
@@ -70,10 +71,4 @@ async function finished(api: { get(path: string): Promise<{ body: any }> }, id: 
   }
 }
 
-async function until(check: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
+const until = (check: () => Promise<boolean>, timeoutMs = 30_000) => pollUntil(check, timeoutMs, 50);

@@ -2,6 +2,7 @@ import { DataSource } from 'typeorm';
 import { BatchMaintenance } from '@drydock/batches';
 import type { ApiClient } from './support/api-client.js';
 import { startPlatform, type Platform } from './support/platform.js';
+import { pollUntil } from './support/until.js';
 
 type Tenant = ApiClient & { tenantId: string };
 
@@ -366,10 +367,4 @@ function parseSse(text: string): { event: string; data: any }[] {
     });
 }
 
-async function until(check: () => Promise<boolean>, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
+const until = (check: () => Promise<boolean>, timeoutMs = 60_000) => pollUntil(check, timeoutMs, 100);

@@ -1,4 +1,5 @@
 import { startPlatform, type Platform } from './support/platform.js';
+import { pollUntil } from './support/until.js';
 
 // Draining a worker (POST /admin/workers/:id/drain; SIGTERM does the same and then
 // exits): it finishes what runs, takes no new session, hands its sessions back (they
@@ -65,10 +66,4 @@ describe('Worker drain', () => {
   });
 });
 
-async function until(check: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
+const until = (check: () => Promise<boolean>, timeoutMs = 30_000) => pollUntil(check, timeoutMs, 100);

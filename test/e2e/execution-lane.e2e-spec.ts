@@ -15,18 +15,13 @@ import { ExecutionLaneConsumer } from '../../apps/worker/src/processors/executio
 import { SessionJobsProcessor } from '../../apps/worker/src/processors/session-jobs.processor.js';
 import { startPlatform, type Platform } from './support/platform.js';
 import { applyTestEnv } from './support/test-env.js';
+import { pollUntil } from './support/until.js';
 
 // Executions travel to their worker on its execution lane, a Redis list
 // (docs/decisions/011-execution-lane.md). First the consumer alone against real Redis,
 // then the gateway's side through a running platform.
 
-const until = async (check: () => Promise<boolean> | boolean, timeoutMs = 10_000) => {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-};
+const until = (check: () => Promise<boolean> | boolean, timeoutMs = 10_000) => pollUntil(check, timeoutMs, 20);
 
 function laneJob(overrides: Partial<ExecutionLaneJob> = {}): ExecutionLaneJob {
   const executionId = `exe_${randomUUID().slice(0, 8)}`;

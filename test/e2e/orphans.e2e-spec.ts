@@ -1,5 +1,6 @@
 import { startPlatform, type Platform } from './support/platform.js';
 import { startWorkerProcess } from './support/worker-process.js';
+import { pollUntil } from './support/until.js';
 
 // A worker that dies and does not come back leaves containers on its Docker host; a live
 // worker on the same host removes them once the dead one's heartbeat has lapsed, and
@@ -18,13 +19,7 @@ describe('Orphaned containers', () => {
 
   const containersOf = async (workerId: string) =>
     platform.docker.listContainers({ all: true, filters: { label: [`drydock.worker=${workerId}`] } });
-  const until = async (check: () => Promise<boolean>, timeoutMs = 30_000) => {
-    const deadline = Date.now() + timeoutMs;
-    while (!(await check())) {
-      if (Date.now() > deadline) throw new Error('condition not met in time');
-      await new Promise((r) => setTimeout(r, 200));
-    }
-  };
+  const until = (check: () => Promise<boolean>, timeoutMs = 30_000) => pollUntil(check, timeoutMs, 200);
 
   it('should remove a SIGKILLed worker\'s containers after its heartbeat lapsed, and nothing of live workers', async () => {
     const doomed = await startWorkerProcess({ ...fast, WORKER_ORPHAN_SWEEP_MS: '0' });

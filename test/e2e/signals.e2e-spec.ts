@@ -1,6 +1,7 @@
 import { Redis } from 'ioredis';
 import { startGatewayProcess, type GatewayProcess } from './support/gateway-process.js';
 import { startWorkerProcess, type WorkerProcess } from './support/worker-process.js';
+import { pollUntil } from './support/until.js';
 import { runMigrations } from '../../migrations/index.js';
 
 // Which signals stop a gateway and a worker (SHUTDOWN_SIGNALS in @drydock/core). A
@@ -10,14 +11,6 @@ import { runMigrations } from '../../migrations/index.js';
 const MARK = 'diagnostic handled SIGUSR2';
 // Stands in for a diagnostic: a handler of its own for SIGUSR2, and a line when it ran.
 const DIAGNOSTIC = ['--import', `data:text/javascript,process.on('SIGUSR2', () => console.log(${JSON.stringify(MARK)}))`];
-
-async function until(what: string, check: () => boolean | Promise<boolean>, ms = 15_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 describe('Process signals', () => {
   let gateway: GatewayProcess | undefined;
@@ -38,7 +31,7 @@ describe('Process signals', () => {
   it('should leave a gateway serving when a diagnostic takes SIGUSR2', async () => {
     gateway = await startGatewayProcess({}, DIAGNOSTIC);
     process.kill(gateway.pid, 'SIGUSR2');
-    await until('the diagnostic', () => gateway!.output().includes(MARK));
+    await pollUntil(() => gateway!.output().includes(MARK), 15_000, 100, 'the diagnostic');
     // A shutdown would have closed the port by now (it did within milliseconds).
     await new Promise((r) => setTimeout(r, 500));
     expect((await fetch(`${gateway.url}/health/live`)).status).toBe(200);
@@ -50,7 +43,7 @@ describe('Process signals', () => {
     worker = await startWorkerProcess({}, DIAGNOSTIC);
     const key = `drydock:worker:${worker.id}`;
     worker.child.kill('SIGUSR2');
-    await until('the diagnostic', () => worker!.output().includes(MARK));
+    await pollUntil(() => worker!.output().includes(MARK), 15_000, 100, 'the diagnostic');
     // Longer than a drain of this worker takes (WORKER_DRAIN_TIMEOUT_MS is 1 s here): it
     // never announces one, and stays up.
     for (const deadline = Date.now() + 3000; Date.now() < deadline; ) {

@@ -10,6 +10,7 @@ import { ErrorResponseFilter } from '../../apps/gateway/src/http/error-response.
 import { SessionJobsProcessor } from '../../apps/worker/src/processors/session-jobs.processor.js';
 import type { ApiResponse } from './support/api-client.js';
 import { startPlatform, type Platform } from './support/platform.js';
+import { pollUntil } from './support/until.js';
 
 const DATASETS_DIR = resolve('var/test-datasets-worker-errors');
 const STAGE_LIMIT = 1000;
@@ -209,10 +210,4 @@ describe('Worker-side errors reach the client typed', () => {
   });
 });
 
-async function until(check: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
+const until = (check: () => Promise<boolean>, timeoutMs = 10_000) => pollUntil(check, timeoutMs, 25);
