@@ -20,7 +20,9 @@ const FILES: Record<string, string> = {
   '/notes/long.txt': `${'a'.repeat(5000)}!\n`,
   [`/names/${'a'.repeat(200)}`]: 'a long name\n',
 };
-const BUDGET_MS = 50;
+// Short, to keep the cut-off cases quick; the budget counts matching time only, so the
+// ordinary cases stay well inside it on a busy machine.
+const BUDGET_MS = 200;
 
 interface Subject {
   name: string;

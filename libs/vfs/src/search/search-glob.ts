@@ -3,6 +3,7 @@ import picomatch from 'picomatch';
 import { basename, isWithin, joinPath, normalizePath, relativeTo } from '../vfs-path.js';
 import { MAX_PATTERN_CHARS } from '../vfs-regex.js';
 import { VfsError } from '../vfs.errors.js';
+import { SearchBudget } from './search-budget.js';
 import { DEFAULT_REGEX_BUDGET_MS } from './search-pattern.js';
 
 // Glob rules of every file search: picomatch (`*`, `**`, `?`, `[...]`, `{a,b}`),
@@ -11,8 +12,8 @@ import { DEFAULT_REGEX_BUDGET_MS } from './search-pattern.js';
 //
 // picomatch compiles a glob to a backtracking regex: several wildcards in a row
 // (`*a*a*a*a*b`) or an extglob can take seconds on one long name. Such a pattern is
-// matched in a VM context under a budget shared by every path of one search
-// (SEARCH_TIMEOUT past it), as grep's in-process regexes are; a plain pattern
+// matched in a VM context under a budget of matching time shared by every path of one
+// search (SEARCH_TIMEOUT past it, search-budget.ts), as grep's in-process regexes are; a plain pattern
 // (at most two runs of stars, no extglob: `**/*.py`, `src/*_test.py`) runs directly.
 export function compileGlob(pattern: string, budgetMs = DEFAULT_REGEX_BUDGET_MS): (path: string) => boolean {
   let re: RegExp;
@@ -25,16 +26,11 @@ export function compileGlob(pattern: string, budgetMs = DEFAULT_REGEX_BUDGET_MS)
   const context = vm.createContext({ source: re.source, flags: re.flags, path: '' });
   vm.runInContext('var re = new RegExp(source, flags);', context);
   const test = new vm.Script('re.test(path)');
-  const deadline = Date.now() + budgetMs;
+  const budget = new SearchBudget(pattern, budgetMs);
   return (path) => {
     if (path === '' || path === pattern) return path !== '';
     context.path = path;
-    try {
-      return test.runInContext(context, { timeout: Math.max(1, deadline - Date.now()) }) === true;
-    } catch (error) {
-      if ((error as { code?: string }).code === 'ERR_SCRIPT_EXECUTION_TIMEOUT') throw VfsError.searchTimeout(pattern, budgetMs);
-      throw error;
-    }
+    return budget.run(test, context) === true;
   };
 }
 

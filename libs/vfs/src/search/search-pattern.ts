@@ -8,9 +8,9 @@ export const DEFAULT_MAX_MATCHES = 1000;
 export const MAX_GREP_MATCHES = 100_000;
 
 // A tenant's pattern matched in this process (a regex, or a glob that can backtrack)
-// runs in a VM context under this wall-clock budget per search: catastrophic
-// backtracking is interrupted instead of stalling the event loop for every tenant
-// (SEARCH_TIMEOUT).
+// runs in a VM context under this budget of matching time per search (search-budget.ts):
+// catastrophic backtracking is interrupted instead of stalling the event loop for every
+// tenant (SEARCH_TIMEOUT).
 export const DEFAULT_REGEX_BUDGET_MS = 1000;
 
 export interface GrepOptions {

@@ -1,11 +1,10 @@
 import vm from 'node:vm';
 import type { LineMatcher } from '../thread-files.repository.js';
 import { splitLines } from '../vfs-lines.js';
-import { VfsError } from '../vfs.errors.js';
+import { SearchBudget } from './search-budget.js';
 import { grepGlobFilter } from './search-glob.js';
 import { DEFAULT_REGEX_BUDGET_MS, grepLimits, type GrepOptions } from './search-pattern.js';
 import { grepResult, shownLine, type GrepResult } from './search-result.js';
-
 
 export interface TextFile {
   path: string;
@@ -17,7 +16,7 @@ export type LineScan = (lines: string[], max: number) => number[];
 
 // How one search matches lines in this process (the in-memory repository, the state
 // and filesystem backends): literals with includes, regexes in a VM context under one
-// budget shared by every call of this scanner.
+// budget of matching time shared by every call of this scanner (search-budget.ts).
 export function lineScanner(matcher: LineMatcher, budgetMs = DEFAULT_REGEX_BUDGET_MS): LineScan {
   if (matcher.kind === 'literal') {
     const needle = matcher.caseInsensitive ? matcher.pattern.toLowerCase() : matcher.pattern;
@@ -35,15 +34,12 @@ export function lineScanner(matcher: LineMatcher, budgetMs = DEFAULT_REGEX_BUDGE
   const scan = new vm.Script(
     'var hits = []; for (var i = 0; i < lines.length && hits.length < max; i++) if (re.test(lines[i])) hits.push(i); hits',
   );
-  const deadline = Date.now() + budgetMs;
+  const budget = new SearchBudget(matcher.source, budgetMs);
   return (lines, max) => {
     context.lines = lines;
     context.max = max;
     try {
-      return Array.from(scan.runInContext(context, { timeout: Math.max(1, deadline - Date.now()) }) as ArrayLike<number>);
-    } catch (error) {
-      if ((error as { code?: string }).code === 'ERR_SCRIPT_EXECUTION_TIMEOUT') throw VfsError.searchTimeout(matcher.source, budgetMs);
-      throw error;
+      return Array.from(budget.run(scan, context) as ArrayLike<number>);
     } finally {
       context.lines = [];
     }
