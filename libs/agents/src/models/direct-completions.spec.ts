@@ -170,8 +170,10 @@ describe('direct chat completions', () => {
     // it says "Request timed out."): in jest's module realm Node's DOMException is not the
     // realm's Error, so the client's own abort check misses it and calls the timeout a
     // connection error.
+    // The timeout is long enough for the request to reach the server on a busy machine,
+    // so it is counted within this call and not the next one.
     answer = () => undefined; // never answers
-    expect(await failure(direct({ timeout: 150 }))).toEqual({
+    expect(await failure(direct({ timeout: 1_000 }))).toEqual({
       class: 'Error',
       name: 'TimeoutError',
       message: 'Request timed out.',
@@ -180,9 +182,11 @@ describe('direct chat completions', () => {
       requests: 1,
     });
 
+    // Aborted once the server has the request (not after a fixed delay, which on a busy
+    // machine may come before the request is sent, or let it arrive during the next call).
     const aborted = async (model: ChatOpenAICompletions) => {
       const controller = new AbortController();
-      setTimeout(() => controller.abort(), 50);
+      answer = () => controller.abort();
       return failure(model, { signal: controller.signal });
     };
     const abort = await aborted(stock());
