@@ -51,8 +51,8 @@ export function logDestination(): DestinationStream {
 // Flushes `boom` every `ms` while it holds lines not yet written, and not otherwise:
 // sonic-boom's flush() writes even an empty buffer, so flushing on a plain timer made
 // every idle gateway and worker write nothing to stdout ten times a second (with its
-// callbacks, about a sixth of an idle worker's CPU and a third of the gateway's in a
-// profile). The bytes handed to it, less the bytes its 'write' events report written,
+// callbacks, an eighth of an idle worker's main-thread time and a third of the gateway's
+// in a profile). The bytes handed to it, less the bytes its 'write' events report written,
 // say whether anything is waiting.
 export function flushedEvery(boom: SonicBoom, ms: number): SonicBoom {
   let unwritten = 0;

@@ -13,8 +13,9 @@ import { DEFAULT_REGEX_BUDGET_MS } from './search-pattern.js';
 // picomatch compiles a glob to a backtracking regex: several wildcards in a row
 // (`*a*a*a*a*b`) or an extglob can take seconds on one long name. Such a pattern is
 // matched in a VM context under a budget of matching time shared by every path of one
-// search (SEARCH_TIMEOUT past it, search-budget.ts), as grep's in-process regexes are; a plain pattern
-// (at most two runs of stars, no extglob: `**/*.py`, `src/*_test.py`) runs directly.
+// search (SEARCH_TIMEOUT past it, search-budget.ts), as grep's in-process regexes are;
+// a plain pattern (at most two runs of stars, no extglob: `**/*.py`, `src/*_test.py`)
+// runs directly.
 export function compileGlob(pattern: string, budgetMs = DEFAULT_REGEX_BUDGET_MS): (path: string) => boolean {
   let re: RegExp;
   try {
