@@ -4,6 +4,7 @@ import { AIMessage } from '@langchain/core/messages';
 import { DataSource } from 'typeorm';
 import { ScriptedModelProvider } from '@drydock/agents';
 import { startPlatform, type Platform } from './support/platform.js';
+import { pollUntil } from './support/until.js';
 
 // An operator suspends, resumes and deletes tenants (POST /admin/tenants/:id/suspend,
 // /resume, DELETE /admin/tenants/:id). Deleting removes everything the tenant owns,
@@ -26,13 +27,7 @@ describe('Tenant suspension and deletion', () => {
   const containerOf = async (sessionId: string): Promise<string> =>
     (await db.query('SELECT container_id FROM sessions WHERE id = $1', [sessionId]))[0].container_id;
   const containerExists = async (id: string) => (await platform.docker.listContainers({ all: true, filters: { id: [id] } })).length > 0;
-  const until = async (check: () => Promise<boolean>, timeoutMs = 30_000) => {
-    const deadline = Date.now() + timeoutMs;
-    while (!(await check())) {
-      if (Date.now() > deadline) throw new Error('condition not met in time');
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  };
+  const until = (check: () => Promise<boolean>, timeoutMs = 30_000) => pollUntil(check, timeoutMs, 100);
 
   it('should answer 403 TENANT_SUSPENDED to a suspended tenant, end its sessions, and let it back in on resume', async () => {
     const api = await platform.newTenant();

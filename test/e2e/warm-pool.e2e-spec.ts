@@ -1,5 +1,6 @@
 import { DataSource } from 'typeorm';
 import { startPlatform, type Platform } from './support/platform.js';
+import { pollUntil } from './support/until.js';
 
 // The warm pool (WORKER_POOL_SIZE): a new session with the default limits takes a
 // started sandbox instead of starting one; the pool refills; a pooled sandbox holds no
@@ -140,10 +141,4 @@ describe('Warm sandbox pool', () => {
   });
 });
 
-async function until(check: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+const until = (check: () => Promise<boolean>, timeoutMs = 30_000) => pollUntil(check, timeoutMs, 50);
