@@ -152,7 +152,9 @@ describe('Thread files (REST)', () => {
   it('should return up to maxMatches lines, 1,000 by default, and refuse a maxMatches out of range', async () => {
     await put(api, 't-many', '/log.txt', Array.from({ length: 1500 }, (_, i) => `hit ${i}`).join('\n'));
     const byDefault = await api.post(`${files('t-many')}/grep`, { pattern: 'hit', outputMode: 'content' });
-    expect(byDefault.body).toMatchObject({ truncated: true });
+    // The service serializes the answer itself (VfsService.grepJson): it must still be JSON.
+    expect([byDefault.status, byDefault.headers.get('content-type')]).toEqual([200, 'application/json; charset=utf-8']);
+    expect(byDefault.body).toMatchObject({ truncated: true, note: expect.stringContaining('first 1000 matching lines') });
     expect(byDefault.body.matches).toHaveLength(1000);
     const raised = await api.post(`${files('t-many')}/grep`, { pattern: 'hit', outputMode: 'content', maxMatches: 2000 });
     expect(raised.body).toMatchObject({ truncated: false });
@@ -199,6 +201,9 @@ describe('Thread files (REST)', () => {
       const res = await grep({ ...query, outputMode: 'content', maxMatches: 100_000 });
       expect([query, res.status, res.body.truncated]).toEqual([query, 200, false]);
       expect(res.body.matches).toEqual(found);
+      // Cut in the second statement's files (or not cut, for "other").
+      const cut = await grep({ ...query, outputMode: 'content', maxMatches: 700 });
+      expect([query, cut.body.truncated, cut.body.matches]).toEqual([query, found.length > 700, found.slice(0, 700)]);
 
       const counts: { path: string; count: number }[] = [];
       for (const { path } of found) {

@@ -4,6 +4,8 @@ import tar from 'tar-stream';
 import type { TenantLimits, TenantsRepository } from '@drydock/core';
 import { makeConfig } from '../../../test/factories/config.factory.js';
 import { InMemoryThreadFilesRepository } from './in-memory-thread-files.repository.js';
+import type { GrepOptions, GrepResult } from './search/index.js';
+import { MAX_LINE_CHARS } from './vfs-lines.js';
 import { VfsService, type ThreadScope } from './vfs.service.js';
 
 const scope: ThreadScope = { tenantId: 'ten_a', threadId: 'chat-1' };
@@ -453,6 +455,37 @@ describe(VfsService.name, () => {
       const cut = await ctx.sut.grep(scope, 'hit', { outputMode: 'content', maxMatches: 1001 });
       expect(cut).toMatchObject({ truncated: true });
       expect(cut.matches!.map((m) => `${m.path}:${m.line}`)).toEqual(sorted.flatMap((p) => [`${p}:1`, `${p}:3`]).slice(0, 1001));
+    });
+
+    it('should give the REST route the same answer as JSON text, in every mode, also cut between statements', async () => {
+      const ctx = setup();
+      // Three statements of files; lines that JSON must escape, one over the shown length.
+      const long = 'x'.repeat(MAX_LINE_CHARS + 5);
+      const files = Array.from({ length: 1200 }, (_, i) => ({
+        path: `/f/${String(i).padStart(4, '0')}.txt`,
+        content: `hit "${i}"\\\tend\r\nmiss\nhit ${i % 100 === 0 ? long : 'é ☃ \u0001'}\n`,
+      }));
+      await ctx.sut.writeMany(scope, files);
+      const queries: GrepOptions[] = [
+        { outputMode: 'content', maxMatches: 100_000 },
+        // Cut in the second statement's files, at its first line, and after one line.
+        { outputMode: 'content', maxMatches: 1001 },
+        { outputMode: 'content', maxMatches: 1000 },
+        { outputMode: 'content', maxMatches: 1 },
+        { outputMode: 'content', path: '/f', glob: '*5.txt' },
+        { outputMode: 'count', maxMatches: 700 },
+        { outputMode: 'files_with_matches', maxMatches: 3 },
+      ];
+      for (const options of queries) {
+        const json = await ctx.sut.grepJson(scope, 'hit', options);
+        expect([options, JSON.parse(json)]).toEqual([options, await ctx.sut.grep(scope, 'hit', options)]);
+      }
+      const all = JSON.parse(await ctx.sut.grepJson(scope, 'hit', queries[0]!)) as GrepResult;
+      expect(all.matches).toHaveLength(2400);
+      expect(all.matches![0]).toEqual({ path: '/f/0000.txt', line: 1, text: 'hit "0"\\\tend' });
+      expect(all.matches![1]).toEqual({ path: '/f/0000.txt', line: 3, text: `hit ${'x'.repeat(MAX_LINE_CHARS - 4)}…` });
+      expect(JSON.parse(await ctx.sut.grepJson(scope, 'nowhere', { outputMode: 'content' }))).toEqual({ mode: 'content', matches: [], truncated: false });
+      await expect(ctx.sut.grepJson(scope, 'hit', { path: '/missing', outputMode: 'content' })).rejects.toMatchObject({ code: 'FILE_NOT_FOUND' });
     });
 
     it('should stop testing whole files once most files of a statement matched, and test the rest in path ranges once few did', async () => {

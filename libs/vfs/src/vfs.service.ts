@@ -85,6 +85,25 @@ const GREP_QUERIES_IN_FLIGHT = 2;
 // literal in 97 % of them; 10 ms against 22 ms for one in none).
 const FILE_TEST_MAX_SHARE = 0.75;
 
+// One grep: where, what, how it answers, and the glob filter on paths.
+interface GrepSearch {
+  scope: ThreadScope;
+  under: string;
+  matcher: LineMatcher;
+  mode: GrepMode;
+  max: number;
+  filter: ((path: string) => boolean) | null;
+}
+
+// The files a count or content grep reads, in path order.
+interface GrepWalk {
+  scope: ThreadScope;
+  under: string;
+  matcher: LineMatcher;
+  files: string[];
+  filter: ((path: string) => boolean) | null;
+}
+
 function toInfo(file: ThreadFileRecord): VfsFileInfo {
   return { ...file, type: 'file' };
 }
@@ -296,11 +315,38 @@ export class VfsService {
   // policy is the search module's (search/search-pattern.ts): PostgreSQL runs every
   // tenant regex, under the connection's statement timeout, never this process.
   async grep(scope: ThreadScope, pattern: string, options: GrepOptions = {}): Promise<GrepResult> {
+    const search = this.grepSearch(scope, pattern, options);
+    if (search.mode !== 'content') return this.grepPaths(search);
+    const matches: LineMatch[] = [];
+    const truncated = await this.grepLines(search, (lines) => {
+      for (const m of lines) matches.push(m);
+    });
+    return grepResult('content', { matches }, truncated, search.max, null);
+  }
+
+  // The same answer as grep(), as JSON text (the REST route's body). A content grep's
+  // lines are serialized as each statement answers, so the 45,000 line objects of a
+  // large answer die young instead of living until the whole answer is serialized: the
+  // garbage collector copies far less, and the answer is ready as the last statement
+  // returns (bench/vfs's 45,594-line grep: see bench/README.md).
+  async grepJson(scope: ThreadScope, pattern: string, options: GrepOptions = {}): Promise<string> {
+    const search = this.grepSearch(scope, pattern, options);
+    if (search.mode !== 'content') return JSON.stringify(await this.grepPaths(search));
+    const parts: string[] = [];
+    const truncated = await this.grepLines(search, (lines) => {
+      // Rows of the store are { path, line, text }, nothing else (ThreadFilesRepository).
+      if (lines.length > 0) parts.push(JSON.stringify(lines).slice(1, -1));
+    });
+    const { truncated: cut, note } = grepResult('content', {}, truncated, search.max, null);
+    return `{"mode":"content","matches":[${parts.join(',')}],${JSON.stringify({ truncated: cut, note }).slice(1)}`;
+  }
+
+  private grepSearch(scope: ThreadScope, pattern: string, options: GrepOptions): GrepSearch {
     const under = normalizePath(options.path ?? '/');
     const { mode, max } = grepLimits(options);
     const matcher = searchPattern(pattern, options);
     const filter = options.glob ? grepGlobFilter(options.glob, under) : null;
-    return this.grepInDatabase(scope, under, matcher, mode, max, filter);
+    return { scope, under, matcher, mode, max, filter };
   }
 
   // Deletes a file, or a directory and everything beneath it (`/`: the whole thread),
@@ -387,16 +433,10 @@ export class VfsService {
   }
 
   // Every mode keeps GREP_QUERIES_IN_FLIGHT statements running, so PostgreSQL backends
-  // share the scanning. Content and count mode list the files under `under` first (then
+  // share the scanning. Count and content mode list the files under `under` first (then
   // apply the glob filter); files mode needs no list.
-  private async grepInDatabase(
-    scope: ThreadScope,
-    under: string,
-    matcher: LineMatcher,
-    mode: GrepMode,
-    max: number,
-    filter: ((path: string) => boolean) | null,
-  ): Promise<GrepResult> {
+  private async grepPaths(search: GrepSearch): Promise<GrepResult> {
+    const { scope, under, matcher, mode, max, filter } = search;
     const { tenantId, threadId } = scope;
     if (mode === 'files_with_matches') {
       // Split where the store says, without listing every path here.
@@ -405,43 +445,49 @@ export class VfsService {
       if (matched.length === 0) await this.assertExists(scope, under);
       return grepResult(mode, { files: matched.slice(0, max) }, matched.length > max, max, matched.length);
     }
-    const listed = await this.files.listPaths(tenantId, threadId, under);
-    if (listed.length === 0) await this.assertExists(scope, under);
-    const files = filter ? listed.filter(filter) : listed;
-    const walk = { scope, under, matcher, files, filter };
-    if (mode === 'count') {
-      // Lines are counted in the first `max` matching files; the others count toward the
-      // total only.
-      const counts: { path: string; count: number }[] = [];
-      const total = await this.readMatching(walk, {
-        read: (chunk, fileTest) => this.files.countLines(tenantId, threadId, chunk, matcher, { fileTest }),
-        filesIn: (counted) => counted.length,
-        take: (counted) => {
-          counts.push(...counted);
-          return counts.length < max;
-        },
-        total: true,
-      });
-      return grepResult(mode, { counts: counts.slice(0, max) }, total > max, max, total);
-    }
-    const matches: LineMatch[] = [];
-    await this.readMatching(walk, {
-      read: (chunk, fileTest) => this.files.matchLines(tenantId, threadId, chunk, matcher, max + 1 - matches.length, { fileTest }),
+    // Lines are counted in the first `max` matching files; the others count toward the
+    // total only.
+    const counts: { path: string; count: number }[] = [];
+    const total = await this.readMatching(await this.grepWalk(search), {
+      read: (chunk, fileTest) => this.files.countLines(tenantId, threadId, chunk, matcher, { fileTest }),
+      filesIn: (counted) => counted.length,
+      take: (counted) => {
+        counts.push(...counted);
+        return counts.length < max;
+      },
+      total: true,
+    });
+    return grepResult(mode, { counts: counts.slice(0, max) }, total > max, max, total);
+  }
+
+  // Content mode: the matching lines, in path order and as shown (shownLine), handed to
+  // `keep` as each statement answers, at most `max` of them. Says whether there were more.
+  private async grepLines(search: GrepSearch, keep: (lines: LineMatch[]) => void): Promise<boolean> {
+    const { scope, matcher, max } = search;
+    const { tenantId, threadId } = scope;
+    let offered = 0;
+    await this.readMatching(await this.grepWalk(search), {
+      // One line more than `max` tells that the answer was cut.
+      read: (chunk, fileTest) => this.files.matchLines(tenantId, threadId, chunk, matcher, max + 1 - offered, { fileTest }),
       filesIn: (found) => found.filter((m, i) => i === 0 || m.path !== found[i - 1]!.path).length,
       // The store's matches are shown as they are (a new string only for a line that
       // needs cutting or ends in \r). They come in path order.
       take: (found) => {
-        for (const m of found) {
-          m.text = shownLine(m.text);
-          matches.push(m);
-        }
-        return matches.length <= max;
+        const kept = offered + found.length > max ? found.slice(0, Math.max(0, max - offered)) : found;
+        offered += found.length;
+        for (const m of kept) m.text = shownLine(m.text);
+        keep(kept);
+        return offered <= max;
       },
       total: false,
     });
-    const truncated = matches.length > max;
-    if (truncated) matches.length = max;
-    return grepResult('content', { matches }, truncated, max, null);
+    return offered > max;
+  }
+
+  private async grepWalk({ scope, under, matcher, filter }: GrepSearch): Promise<GrepWalk> {
+    const listed = await this.files.listPaths(scope.tenantId, scope.threadId, under);
+    if (listed.length === 0) await this.assertExists(scope, under);
+    return { scope, under, matcher, files: filter ? listed.filter(filter) : listed, filter };
   }
 
   // Content and count mode. First `read` takes 500 files per statement in path order,
@@ -455,7 +501,7 @@ export class VfsService {
   // statement in flight when `take` has enough is left unread, one in flight when few
   // files matched is read first.
   private async readMatching<R>(
-    walk: { scope: ThreadScope; under: string; matcher: LineMatcher; files: string[]; filter: ((path: string) => boolean) | null },
+    walk: GrepWalk,
     how: { read: (chunk: string[], fileTest: boolean) => Promise<R[]>; filesIn: (rows: R[]) => number; take: (rows: R[]) => boolean; total: boolean },
   ): Promise<number> {
     const { scope, under, matcher, files, filter } = walk;

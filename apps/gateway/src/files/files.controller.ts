@@ -1,4 +1,4 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query, Req, Res } from '@nestjs/common';
+import { Body, Controller, Delete, Get, Header, HttpCode, Param, Post, Put, Query, Req, Res } from '@nestjs/common';
 import { ApiBody, ApiConsumes, ApiCreatedResponse, ApiExtraModels, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiParam, ApiProduces, getSchemaPath } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { DrydockError, type TenantPrincipal } from '@drydock/core';
@@ -197,8 +197,11 @@ export class FilesController {
   @ApiOperation({ summary: 'Search text files for a string or regex' })
   @ApiOkResponse({ type: GrepResultResponse })
   @ApiErrors({ 400: ['INVALID_PATTERN'], 404: ['FILE_NOT_FOUND'], 422: ['SEARCH_TIMEOUT'] })
-  grep(@Principal() p: TenantPrincipal, @Param('threadId', ThreadIdPipe) threadId: string, @Body() dto: GrepDto) {
-    return this.vfs.grep({ tenantId: p.tenantId, threadId }, dto.pattern, {
+  // Serialized by the service as the lines arrive (VfsService.grepJson); Fastify sends a
+  // string whose Content-Type is set as it is.
+  @Header('Content-Type', 'application/json; charset=utf-8')
+  grep(@Principal() p: TenantPrincipal, @Param('threadId', ThreadIdPipe) threadId: string, @Body() dto: GrepDto): Promise<string> {
+    return this.vfs.grepJson({ tenantId: p.tenantId, threadId }, dto.pattern, {
       path: dto.path,
       glob: dto.glob,
       outputMode: dto.outputMode,
