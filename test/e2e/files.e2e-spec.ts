@@ -349,12 +349,19 @@ describe('Thread files (REST)', () => {
     });
 
     it('should write 2,000 files from one archive', async () => {
-      const entries = Array.from({ length: 2000 }, (_, i) => ({ name: `many/d${i % 10}/f${i}.txt`, body: `file ${i}\n` }));
+      const entries: { name: string; body: string | Buffer }[] = Array.from({ length: 2000 }, (_, i) => ({ name: `many/d${i % 10}/f${i}.txt`, body: `file ${i}\n` }));
+      // Binary files among them, in more than one of the store's 500-row statements.
+      const bytes = (i: number) => Buffer.from([0x00, 0xff, 0x5c, 0x22, 0x7b, i & 0xff, 0x0a]);
+      for (const i of [3, 777, 1998]) entries[i] = { name: `many/bin/b${i}.dat`, body: bytes(i) };
       const res = await upload(api, 't-archive-many', await tarOf(entries));
       expect(res.status).toBe(201);
       expect(res.body).toMatchObject({ path: '/', written: 2000, created: 2000 });
       expect(await listing(api, 't-archive-many')).toHaveLength(2000);
       expect((await api.get(`${files('t-archive-many')}/content${q('/many/d7/f1997.txt')}`)).body).toBe('file 1997\n');
+      for (const i of [3, 777, 1998]) {
+        const got = await fetch(`${platform.url}${files('t-archive-many')}/content${q(`/many/bin/b${i}.dat`)}`, { headers: { authorization: `Bearer ${(api as unknown as { key: string }).key}` } });
+        expect([i, got.status, Buffer.from(await got.arrayBuffer())]).toEqual([i, 200, bytes(i)]);
+      }
     });
 
     it('should refuse a bad archive with a 4xx and a stable code, writing none of its files', async () => {
