@@ -96,13 +96,7 @@ interface GrepSearch {
 }
 
 // The files a count or content grep reads, in path order.
-interface GrepWalk {
-  scope: ThreadScope;
-  under: string;
-  matcher: LineMatcher;
-  files: string[];
-  filter: ((path: string) => boolean) | null;
-}
+type GrepWalk = Pick<GrepSearch, 'scope' | 'under' | 'matcher' | 'filter'> & { files: string[] };
 
 function toInfo(file: ThreadFileRecord): VfsFileInfo {
   return { ...file, type: 'file' };
@@ -316,7 +310,7 @@ export class VfsService {
   // tenant regex, under the connection's statement timeout, never this process.
   async grep(scope: ThreadScope, pattern: string, options: GrepOptions = {}): Promise<GrepResult> {
     const search = this.grepSearch(scope, pattern, options);
-    if (search.mode !== 'content') return this.grepPaths(search);
+    if (search.mode !== 'content') return this.grepFilesOrCounts(search);
     const matches: LineMatch[] = [];
     const truncated = await this.grepLines(search, (lines) => {
       for (const m of lines) matches.push(m);
@@ -331,7 +325,7 @@ export class VfsService {
   // returns (bench/vfs's 45,594-line grep: see bench/README.md).
   async grepJson(scope: ThreadScope, pattern: string, options: GrepOptions = {}): Promise<string> {
     const search = this.grepSearch(scope, pattern, options);
-    if (search.mode !== 'content') return JSON.stringify(await this.grepPaths(search));
+    if (search.mode !== 'content') return JSON.stringify(await this.grepFilesOrCounts(search));
     const parts: string[] = [];
     const truncated = await this.grepLines(search, (lines) => {
       // Rows of the store are { path, line, text }, nothing else (ThreadFilesRepository).
@@ -435,7 +429,7 @@ export class VfsService {
   // Every mode keeps GREP_QUERIES_IN_FLIGHT statements running, so PostgreSQL backends
   // share the scanning. Count and content mode list the files under `under` first (then
   // apply the glob filter); files mode needs no list.
-  private async grepPaths(search: GrepSearch): Promise<GrepResult> {
+  private async grepFilesOrCounts(search: GrepSearch): Promise<GrepResult> {
     const { scope, under, matcher, mode, max, filter } = search;
     const { tenantId, threadId } = scope;
     if (mode === 'files_with_matches') {
