@@ -25,6 +25,9 @@ describe('Thread files (REST)', () => {
 
   const put = (client: ApiClient, thread: string, path: string, body: string | Buffer, contentType = 'application/octet-stream') =>
     client.request('PUT', `${files(thread)}/content${q(path)}`, { body, headers: { 'content-type': contentType } });
+  // A file's content as bytes (the client decodes bodies as text).
+  const download = (thread: string, path: string) =>
+    fetch(`${platform.url}${files(thread)}/content${q(path)}`, { headers: { authorization: `Bearer ${(api as unknown as { key: string }).key}` } });
 
   it('should store text and binary files and give back the same bytes with a content type', async () => {
     const created = await put(api, 't-bytes', '/data/in.csv', 'a,b\n1,2\n');
@@ -34,9 +37,7 @@ describe('Thread files (REST)', () => {
 
     const png = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0xff, 0x10]);
     expect((await put(api, 't-bytes', '/img/dot.png', png, 'image/png')).status).toBe(201);
-    const res = await fetch(`${platform.url}${files('t-bytes')}/content${q('/img/dot.png')}`, {
-      headers: { authorization: `Bearer ${(api as unknown as { key: string }).key}` },
-    });
+    const res = await download('t-bytes', '/img/dot.png');
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toBe('image/png');
     expect(Buffer.from(await res.arrayBuffer()).equals(png)).toBe(true);
@@ -327,9 +328,7 @@ describe('Thread files (REST)', () => {
       expect(await listing(api, 't-archive')).toEqual(['/proj/docs/naïve.md', '/proj/img/dot.png', '/proj/src/main.py']);
       const stat = await api.get(`${files('t-archive')}/stat${q('/proj/src/main.py')}`);
       expect(stat.body).toMatchObject({ contentType: 'text/x-python; charset=utf-8', size: 12, version: 1 });
-      const bytes = await fetch(`${platform.url}${files('t-archive')}/content${q('/proj/img/dot.png')}`, {
-        headers: { authorization: `Bearer ${(api as unknown as { key: string }).key}` },
-      });
+      const bytes = await download('t-archive', '/proj/img/dot.png');
       expect(bytes.headers.get('content-type')).toBe('image/png');
       expect(Buffer.from(await bytes.arrayBuffer()).equals(png)).toBe(true);
 
@@ -359,7 +358,7 @@ describe('Thread files (REST)', () => {
       expect(await listing(api, 't-archive-many')).toHaveLength(2000);
       expect((await api.get(`${files('t-archive-many')}/content${q('/many/d7/f1997.txt')}`)).body).toBe('file 1997\n');
       for (const i of [3, 777, 1998]) {
-        const got = await fetch(`${platform.url}${files('t-archive-many')}/content${q(`/many/bin/b${i}.dat`)}`, { headers: { authorization: `Bearer ${(api as unknown as { key: string }).key}` } });
+        const got = await download('t-archive-many', `/many/bin/b${i}.dat`);
         expect([i, got.status, Buffer.from(await got.arrayBuffer())]).toEqual([i, 200, bytes(i)]);
       }
     });
