@@ -53,6 +53,50 @@ describe('Thread files (REST)', () => {
     ]);
   });
 
+  // Text goes to PostgreSQL as the bytes that came (never decoded on the way), so what
+  // Node's UTF-8 check lets through as text, PostgreSQL must store as text as it is. A
+  // .txt file's guessed type says which it became: text/plain with a charset for text.
+  it('should store every UTF-8 body as searchable text with its exact bytes, and any other body as binary', async () => {
+    const TEXT = 'text/plain; charset=utf-8';
+    const BINARY = 'text/plain';
+    const utf8 = {
+      '/u/two-byte.txt': 'U+0080 \u0080 and \u00e9\n',
+      '/u/astral.txt': 'clef \u{1d11e} and \u{1f600}\r\nsecond line\n',
+      '/u/nonchars.txt': 'U+FFFE \ufffe U+FFFF \uffff U+10FFFF \u{10ffff}\n',
+      '/u/bom.txt': '\ufeffstarts with a BOM\n',
+    };
+    const notUtf8 = {
+      '/b/surrogate.txt': Buffer.from([0x61, 0xed, 0xa0, 0x80, 0x0a]),
+      '/b/overlong.txt': Buffer.from([0x61, 0xc0, 0xaf, 0x0a]),
+      '/b/past-10ffff.txt': Buffer.from([0x61, 0xf4, 0x90, 0x80, 0x80, 0x0a]),
+      '/b/cut-short.txt': Buffer.from([0x61, 0xe2, 0x82]),
+      '/b/nul.txt': Buffer.from('a\u0000b\n'),
+    };
+    const all = [
+      ...Object.entries(utf8).map(([path, text]) => ({ path, bytes: Buffer.from(text, 'utf8'), type: TEXT })),
+      ...Object.entries(notUtf8).map(([path, bytes]) => ({ path, bytes, type: BINARY })),
+    ];
+    for (const { path, bytes, type } of all) {
+      const res = await put(api, 't-utf8', path, bytes);
+      expect([path, res.status, res.body.contentType]).toEqual([path, 201, type]);
+      const back = await download('t-utf8', path);
+      expect([path, Buffer.from(await back.arrayBuffer()).toString('hex')]).toEqual([path, bytes.toString('hex')]);
+    }
+    // Stored as text: PostgreSQL searches it (the astral line, shown without its \r).
+    const grep = await api.post(`${files('t-utf8')}/grep`, { pattern: '\u{1f600}', outputMode: 'content' });
+    expect(grep.body.matches).toEqual([{ path: '/u/astral.txt', line: 1, text: 'clef \u{1d11e} and \u{1f600}' }]);
+    // The same through an archive, whose entries are Buffers too.
+    const archive = await tarOf([
+      { name: 'a/astral.txt', body: Buffer.from(utf8['/u/astral.txt'], 'utf8') },
+      { name: 'a/surrogate.txt', body: notUtf8['/b/surrogate.txt'] },
+    ]);
+    const unpacked = await api.request('POST', `${files('t-utf8')}/archive`, { body: archive, headers: { 'content-type': 'application/x-tar' } });
+    expect(unpacked.status).toBe(201);
+    for (const [path, type] of [['/a/astral.txt', TEXT], ['/a/surrogate.txt', BINARY]]) {
+      expect([path, (await download('t-utf8', path)).headers.get('content-type')]).toEqual([path, type]);
+    }
+  });
+
   it('should page through a 10,000-line file with line numbers right at the page boundaries', async () => {
     const lines = Array.from({ length: 10_000 }, (_, i) => `line ${i + 1}`);
     await put(api, 't-read', '/big.txt', lines.join('\n'));

@@ -161,7 +161,7 @@ export class InMemoryThreadFilesRepository implements ThreadFilesRepository {
         createdAt: created || !old ? now : old.record.createdAt,
         modifiedAt: now,
       },
-      text: file.text,
+      text: file.text?.toString('utf8') ?? null,
       bytes: file.bytes,
       deleted: false,
     });

@@ -19,7 +19,11 @@ export interface ThreadFileRecord {
 // What a write stores: exactly one of `text` and `bytes` is set.
 export interface FileBody {
   path: string;
-  text: string | null;
+  // Text (UTF-8 without NUL), stored searchable, as its UTF-8 bytes: checked, never
+  // decoded on the way to the store (a 10 MB archive would otherwise become 10 MB of
+  // strings the driver encodes back).
+  text: Buffer | null;
+  // Anything else: its bytes.
   bytes: Buffer | null;
   contentType: string;
   size: number;

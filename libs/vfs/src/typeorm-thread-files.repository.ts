@@ -583,7 +583,9 @@ export class TypeOrmThreadFilesRepository implements ThreadFilesRepository {
       // Six parameters per file, not an array per column: an array parameter travels as
       // one literal that the driver builds by escaping every text (and every bytea, as
       // hex) and PostgreSQL parses back, 10 MB of it per 1,000-file archive; a text
-      // parameter goes as it is, a bytea as binary.
+      // parameter goes as it is, a bytea as binary, and a text held as its UTF-8 bytes
+      // (FileBody) as binary too: text's binary form is those bytes, which PostgreSQL
+      // checks are valid UTF-8 as it would the string.
       const values = chunk
         .map((_, i) => {
           const n = 4 + i * 6;

@@ -48,18 +48,18 @@ function contentType(path: string, text: boolean, declared: string | undefined):
 }
 
 // What gets stored for `content`: UTF-8 without NUL is text (searchable, editable),
-// anything else is bytes. A string is judged by its UTF-8 encoding like a Buffer.
+// anything else is bytes. A string is judged by its UTF-8 encoding like a Buffer (a lone
+// surrogate has none: it is stored as U+FFFD, as Buffer.from writes it). Text goes to
+// the store as those UTF-8 bytes (FileBody).
 export function fileBody(path: string, content: string | Buffer, declaredType?: string): FileBody {
-  let text: string | null;
+  let text: Buffer | null;
   let bytes: Buffer;
   if (typeof content === 'string') {
     bytes = Buffer.from(content, 'utf8');
-    // A lone surrogate has no UTF-8 form; store what the bytes say (U+FFFD).
-    const wellFormed = (content as unknown as { isWellFormed(): boolean }).isWellFormed();
-    text = content.includes('\u0000') ? null : wellFormed ? content : bytes.toString('utf8');
+    text = content.includes('\u0000') ? null : bytes;
   } else {
     bytes = content;
-    text = isUtf8(content) && !content.includes(0) ? content.toString('utf8') : null;
+    text = isUtf8(content) && !content.includes(0) ? content : null;
   }
   return {
     path,
