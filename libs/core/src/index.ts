@@ -23,5 +23,6 @@ export * from './logging/repeated-errors.js';
 export * from './logging/pino-options.js';
 export * from './json/list-prefix-memo.js';
 export * from './json/json-list-bytes.js';
+export * from './json/utf8-builder.js';
 import { TenantApiKeyEntity, TenantEntity } from './tenancy/tenant.entity.js';
 export const CORE_ENTITIES = [TenantEntity, TenantApiKeyEntity];

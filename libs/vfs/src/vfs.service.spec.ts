@@ -478,13 +478,13 @@ describe(VfsService.name, () => {
       ];
       for (const options of queries) {
         const json = await ctx.sut.grepJson(scope, 'hit', options);
-        expect([options, JSON.parse(json)]).toEqual([options, await ctx.sut.grep(scope, 'hit', options)]);
+        expect([options, JSON.parse(json.toString('utf8'))]).toEqual([options, await ctx.sut.grep(scope, 'hit', options)]);
       }
-      const all = JSON.parse(await ctx.sut.grepJson(scope, 'hit', queries[0]!)) as GrepResult;
+      const all = JSON.parse((await ctx.sut.grepJson(scope, 'hit', queries[0]!)).toString('utf8')) as GrepResult;
       expect(all.matches).toHaveLength(2400);
       expect(all.matches![0]).toEqual({ path: '/f/0000.txt', line: 1, text: 'hit "0"\\\tend' });
       expect(all.matches![1]).toEqual({ path: '/f/0000.txt', line: 3, text: `hit ${'x'.repeat(MAX_LINE_CHARS - 4)}…` });
-      expect(JSON.parse(await ctx.sut.grepJson(scope, 'nowhere', { outputMode: 'content' }))).toEqual({ mode: 'content', matches: [], truncated: false });
+      expect(JSON.parse((await ctx.sut.grepJson(scope, 'nowhere', { outputMode: 'content' })).toString('utf8'))).toEqual({ mode: 'content', matches: [], truncated: false });
       await expect(ctx.sut.grepJson(scope, 'hit', { path: '/missing', outputMode: 'content' })).rejects.toMatchObject({ code: 'FILE_NOT_FOUND' });
     });
 

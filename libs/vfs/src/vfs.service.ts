@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
 import { Inject, Injectable } from '@nestjs/common';
-import { APP_CONFIG, type AppConfig, TENANTS_REPOSITORY, type TenantsRepository } from '@drydock/core';
+import { APP_CONFIG, type AppConfig, TENANTS_REPOSITORY, type TenantsRepository, Utf8Builder } from '@drydock/core';
 import {
   THREAD_FILES_REPOSITORY,
   type LineMatch,
@@ -79,6 +79,9 @@ export interface WriteOptions {
 const GREP_FILES_PER_QUERY = 500;
 // Statements of one grep running at once (two cores' worth of line splitting).
 const GREP_QUERIES_IN_FLIGHT = 2;
+// Lines per piece of grepJson's answer: ~200 bytes each, a piece stays well under V8's
+// large-object size (128 KB) unless its lines are near MAX_LINE_CHARS.
+const JSON_PIECE_LINES = 200;
 // Content and count grep stop testing whole files before splitting them once this share
 // of a statement's files had a matching line: the test then saves little splitting and reads
 // most files twice (bench/vfs, 500 files of 10 KiB: 33 ms with it, 28 ms without, for a
@@ -318,21 +321,31 @@ export class VfsService {
     return grepResult('content', { matches }, truncated, search.max, null);
   }
 
-  // The same answer as grep(), as JSON text (the REST route's body). A content grep's
-  // lines are serialized as each statement answers, so the 45,000 line objects of a
-  // large answer die young instead of living until the whole answer is serialized: the
-  // garbage collector copies far less, and the answer is ready as the last statement
-  // returns (bench/vfs's 45,594-line grep: see bench/README.md).
-  async grepJson(scope: ThreadScope, pattern: string, options: GrepOptions = {}): Promise<string> {
+  // The same answer as grep(), as JSON (the REST route's body, its UTF-8 bytes). A
+  // content grep's lines are serialized as each statement answers, so the 45,000 line
+  // objects of a large answer die young instead of living until the whole answer is
+  // serialized, and the answer is ready as the last statement returns. They are
+  // serialized JSON_PIECE_LINES at a time, each piece a string small enough for the young
+  // generation, encoded straight into one buffer (Utf8Builder): no string of the size of
+  // the answer is ever made (bench/vfs's 45,594-line grep: see bench/README.md).
+  async grepJson(scope: ThreadScope, pattern: string, options: GrepOptions = {}): Promise<Buffer> {
     const search = this.grepSearch(scope, pattern, options);
-    if (search.mode !== 'content') return JSON.stringify(await this.grepFilesOrCounts(search));
-    const parts: string[] = [];
+    if (search.mode !== 'content') return Buffer.from(JSON.stringify(await this.grepFilesOrCounts(search)), 'utf8');
+    const out = new Utf8Builder();
+    out.write('{"mode":"content","matches":[');
+    let first = true;
     const truncated = await this.grepLines(search, (lines) => {
       // Rows of the store are { path, line, text }, nothing else (ThreadFilesRepository).
-      if (lines.length > 0) parts.push(JSON.stringify(lines).slice(1, -1));
+      for (let i = 0; i < lines.length; i += JSON_PIECE_LINES) {
+        const piece = JSON.stringify(lines.length <= JSON_PIECE_LINES ? lines : lines.slice(i, i + JSON_PIECE_LINES));
+        if (!first) out.write(',');
+        out.write(piece.slice(1, -1));
+        first = false;
+      }
     });
     const { truncated: cut, note } = grepResult('content', {}, truncated, search.max, null);
-    return `{"mode":"content","matches":[${parts.join(',')}],${JSON.stringify({ truncated: cut, note }).slice(1)}`;
+    out.write(`],${JSON.stringify({ truncated: cut, note }).slice(1)}`);
+    return out.bytes();
   }
 
   private grepSearch(scope: ThreadScope, pattern: string, options: GrepOptions): GrepSearch {

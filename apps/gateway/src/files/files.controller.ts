@@ -197,10 +197,10 @@ export class FilesController {
   @ApiOperation({ summary: 'Search text files for a string or regex' })
   @ApiOkResponse({ type: GrepResultResponse })
   @ApiErrors({ 400: ['INVALID_PATTERN'], 404: ['FILE_NOT_FOUND'], 422: ['SEARCH_TIMEOUT'] })
-  // Serialized by the service as the lines arrive (VfsService.grepJson); Fastify sends a
-  // string whose Content-Type is set as it is.
+  // Serialized by the service as the lines arrive (VfsService.grepJson); Fastify sends
+  // bytes whose Content-Type is set as they are.
   @Header('Content-Type', 'application/json; charset=utf-8')
-  grep(@Principal() p: TenantPrincipal, @Param('threadId', ThreadIdPipe) threadId: string, @Body() dto: GrepDto): Promise<string> {
+  grep(@Principal() p: TenantPrincipal, @Param('threadId', ThreadIdPipe) threadId: string, @Body() dto: GrepDto): Promise<Buffer> {
     return this.vfs.grepJson({ tenantId: p.tenantId, threadId }, dto.pattern, {
       path: dto.path,
       glob: dto.glob,
