@@ -159,6 +159,10 @@ describe(VfsService.name, () => {
       expect((await sut.write(scope, '/nul.txt', Buffer.from('a\u0000b'))).info.text).toBe(false);
       expect((await sut.write(scope, '/latin1.txt', Buffer.from([0x68, 0xe9]))).info.text).toBe(false);
       expect((await sut.readContent(scope, '/latin1.txt')).content).toEqual(Buffer.from([0x68, 0xe9]));
+      // A string is stored as its UTF-8: a lone surrogate, which has none, as U+FFFD.
+      expect((await sut.write(scope, '/lone.txt', 'a\ud800b')).info).toMatchObject({ text: true, size: 5 });
+      expect((await sut.readContent(scope, '/lone.txt')).content).toEqual(Buffer.from('a\ufffdb', 'utf8'));
+      expect((await sut.grep(scope, '\ufffd', { outputMode: 'files_with_matches' })).files).toEqual(['/lone.txt']);
     });
 
     it('should take the content type from the caller, else from the extension', async () => {

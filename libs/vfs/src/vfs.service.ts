@@ -326,8 +326,9 @@ export class VfsService {
   // objects of a large answer die young instead of living until the whole answer is
   // serialized, and the answer is ready as the last statement returns. They are
   // serialized JSON_PIECE_LINES at a time, each piece a string small enough for the young
-  // generation, encoded straight into one buffer (Utf8Builder): no string of the size of
-  // the answer is ever made (bench/vfs's 45,594-line grep: see bench/README.md).
+  // generation, encoded straight into chunks of bytes joined once (Utf8Builder): no
+  // string of the answer's size is ever made (bench/vfs's 45,594-line grep: see
+  // bench/README.md).
   async grepJson(scope: ThreadScope, pattern: string, options: GrepOptions = {}): Promise<Buffer> {
     const search = this.grepSearch(scope, pattern, options);
     if (search.mode !== 'content') return Buffer.from(JSON.stringify(await this.grepFilesOrCounts(search)), 'utf8');
