@@ -338,7 +338,7 @@ export class VfsService {
     const truncated = await this.grepLines(search, (lines) => {
       // Rows of the store are { path, line, text }, nothing else (ThreadFilesRepository).
       for (let i = 0; i < lines.length; i += JSON_PIECE_LINES) {
-        const piece = JSON.stringify(lines.length <= JSON_PIECE_LINES ? lines : lines.slice(i, i + JSON_PIECE_LINES));
+        const piece = JSON.stringify(lines.slice(i, i + JSON_PIECE_LINES));
         if (!first) out.write(',');
         out.write(piece.slice(1, -1));
         first = false;
