@@ -188,6 +188,41 @@ describe('CachedPostgresSaver', () => {
     expect(contents(state.messages)).toEqual(['human:one', 'ai:seen 1', 'human:two', 'ai:seen 3']);
   });
 
+  it("drops a tenant's threads by their key prefix, and only those", async () => {
+    const saver = new CachedPostgresSaver(pool, { schema: SCHEMA, maxThreads: 10 });
+    const tenant = `ten_${randomUUID().slice(0, 8)}`;
+    const threads = [`${tenant}:a`, `${tenant}:b`, `${tenant}x:c`, `other:${tenant}:d`];
+    for (const thread of threads) await graphOn(saver).invoke(say('hi'), config(thread));
+    expect(saver.cachedThreads).toBe(4);
+    expect(saver.forgetThreadsWithPrefix(`${tenant}:`)).toBe(2);
+    expect(saver.cachedThreads).toBe(2);
+    // A dropped thread loads from PostgreSQL, as a cold gateway would.
+    const state = await graphOn(saver).invoke(say('again'), config(`${tenant}:a`));
+    expect(contents(state.messages)).toEqual(['human:hi', 'ai:seen 1', 'human:again', 'ai:seen 3']);
+    saver.close();
+  });
+
+  it('drops threads not used for idleMs', async () => {
+    let now = 0;
+    const saver = new CachedPostgresSaver(pool, { schema: SCHEMA, maxThreads: 10, idleMs: 1000, now: () => now });
+    const [first, second, third] = [0, 1, 2].map(() => `cache-${randomUUID()}`);
+    await graphOn(saver).invoke(say('one'), config(first!));
+    now = 600;
+    await graphOn(saver).invoke(say('two'), config(second!));
+    now = 1100;
+    await graphOn(saver).invoke(say('three'), config(third!));
+    // The first was last used 1100 ms ago, the second 500: only the first went.
+    expect(saver.cachedThreads).toBe(2);
+    const fullLoads = jest.spyOn(PostgresSaver.prototype, 'getTuple');
+    await saver.getTuple({ configurable: { thread_id: second!, checkpoint_ns: '' } });
+    expect(fullLoads).toHaveBeenCalledTimes(0);
+    const reloaded = await saver.getTuple({ configurable: { thread_id: first!, checkpoint_ns: '' } });
+    expect(fullLoads).toHaveBeenCalledTimes(1);
+    fullLoads.mockRestore();
+    expect(contents(reloaded!.checkpoint.channel_values.messages as BaseMessage[])).toEqual(['human:one', 'ai:seen 1']);
+    saver.close();
+  });
+
   it("reads the stock saver's checkpoints and carries on from them", async () => {
     const thread = `cache-${randomUUID()}`;
     await graphOn(stock).invoke(say('stock'), config(thread));

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { AIMessage } from '@langchain/core/messages';
 import { DataSource } from 'typeorm';
-import { ScriptedModelProvider } from '@drydock/agents';
+import { AGENT_RUNTIME, ScriptedModelProvider, type AgentRuntime } from '@drydock/agents';
 import { startPlatform, type Platform } from './support/platform.js';
 import { pollUntil } from './support/until.js';
 
@@ -148,5 +148,10 @@ describe('Tenant suspension and deletion', () => {
     expect((await doomed.get('/v1/sessions')).status).toBe(401);
     expect((await kept.execute(sessions[kept.tenantId]!, 'print(2)')).body).toMatchObject({ status: 'ok', stdout: '2\n' });
     expect((await platform.admin.delete(`/admin/tenants/${doomed.tenantId}`)).status).toBe(404);
+    // Its agent thread left this gateway's memory with it (the checkpoint cache); the
+    // other tenant's is still there.
+    const runtime = platform.gateway.get<AgentRuntime>(AGENT_RUNTIME);
+    expect(runtime.forgetTenant(doomed.tenantId)).toBe(0);
+    expect(runtime.forgetTenant(kept.tenantId)).toBe(1);
   });
 });

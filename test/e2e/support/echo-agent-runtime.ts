@@ -88,6 +88,11 @@ export class EchoAgentRuntime implements AgentRuntime {
     await this.checkpointer.deleteThread(this.key(tenantId, threadId));
   }
 
+  // Its MemorySaver is its whole store, and no cache is kept in front of it.
+  forgetTenant(): number {
+    return 0;
+  }
+
   async listAssistants(): Promise<AssistantInfo[]> {
     return [ASSISTANT];
   }

@@ -1,9 +1,9 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { APP_CONFIG, TenantsService, type AppConfig, type TenantRecord } from '@drydock/core';
 import { SessionsService } from '@drydock/sessions';
 import { ArtifactsService } from '@drydock/artifacts';
 import { BatchAdmission, BatchesService } from '@drydock/batches';
-import { TenantCheckpointsRepository } from '@drydock/agents';
+import { AGENT_RUNTIME, TenantCheckpointsRepository, type AgentRuntime } from '@drydock/agents';
 
 export interface TenantRemoval {
   sessionsEnded: number;
@@ -20,7 +20,8 @@ export interface TenantRemoval {
 //
 // Delete: suspend first (nothing new starts), wait out the auth caches, end the
 // sessions, cancel the batches and kill their running items, delete the agent's
-// checkpoints, then the tenant row, which takes every row the tenant owns with it
+// checkpoints (and drop this gateway's cached copies of them; other gateways drop theirs
+// once idle for AGENT_CHECKPOINT_CACHE_IDLE_MS), then the tenant row, which takes every row the tenant owns with it
 // (foreign keys ON DELETE CASCADE: keys, sessions, executions, thread files, artifacts,
 // batches and items, agents, threads, usage), and last the artifact blobs no other
 // tenant references.
@@ -36,6 +37,8 @@ export class TenantLifecycleService {
     private readonly admission: BatchAdmission,
     private readonly artifacts: ArtifactsService,
     private readonly checkpoints: TenantCheckpointsRepository,
+    // None when the gateway runs without an agent.
+    @Optional() @Inject(AGENT_RUNTIME) private readonly agents: AgentRuntime | null = null,
   ) {}
 
   async suspend(tenantId: string): Promise<TenantRecord> {
@@ -60,6 +63,7 @@ export class TenantLifecycleService {
     const sessionsEnded = await this.sessions.endAllOf(tenantId, 'tenant-deleted');
     const batchesCancelled = await this.cancelBatches(tenantId);
     const checkpointsDeleted = await this.checkpoints.deleteTenant(tenantId);
+    this.agents?.forgetTenant(tenantId);
     await this.tenants.deleteRecord(tenantId);
     const blobsRemoved = await this.artifacts.collectGarbage();
     const removal = { sessionsEnded, batchesCancelled, checkpointsDeleted, blobsRemoved };

@@ -21,6 +21,12 @@ export interface CachedPostgresSaverOptions {
   // How many threads' latest checkpoints are kept in memory (least recently used go
   // first). 0 turns the cache off.
   maxThreads: number;
+  // A thread not loaded or written for this long is dropped from memory, so a thread
+  // deleted through another gateway (or with its tenant) leaves this one's memory
+  // within it. 0 keeps threads until maxThreads pushes them out.
+  idleMs?: number;
+  // The clock, for tests.
+  now?: () => number;
   // A message list is written in full at least once per this many versions of its
   // channel, and as a delta from the previous version otherwise. 1 writes every
   // version in full (LangGraph's own layout).
@@ -33,6 +39,8 @@ interface CachedLatest {
   // Per message-list channel: how many deltas lead from its last full version to the
   // one in this checkpoint (unknown after a load: the next write is then in full).
   deltaDepth: Record<string, number>;
+  // When the thread was last loaded or written here (set by touch).
+  usedAt?: number;
   // False once this gateway has written pending writes to the checkpoint (a step of a
   // run with "async"/"sync" durability): loads then go to PostgreSQL, while the next
   // checkpoint can still be written as a delta from this one.
@@ -71,6 +79,9 @@ const DEFAULT_SNAPSHOT_EVERY = 20;
 export class CachedPostgresSaver extends PostgresSaver {
   private readonly latest = new Map<string, CachedLatest>();
   private readonly maxThreads: number;
+  private readonly idleMs: number;
+  private readonly now: () => number;
+  private sweeper: NodeJS.Timeout | undefined;
   private readonly snapshotEvery: number;
   private readonly schema: string;
   private readonly messagesSerde: MessageCachingSerializer;
@@ -84,6 +95,14 @@ export class CachedPostgresSaver extends PostgresSaver {
     this.messagesSerde = serde;
     this.schema = options.schema;
     this.maxThreads = options.maxThreads;
+    this.idleMs = options.idleMs ?? 0;
+    this.now = options.now ?? Date.now;
+    // A gateway with no agent traffic still lets idle threads go; the timer never keeps
+    // the process alive, and close() stops it.
+    if (this.idleMs > 0 && this.maxThreads > 0) {
+      this.sweeper = setInterval(() => this.dropIdle(), Math.min(this.idleMs, 60_000));
+      this.sweeper.unref();
+    }
     this.snapshotEvery = options.snapshotEvery ?? DEFAULT_SNAPSHOT_EVERY;
   }
 
@@ -349,10 +368,42 @@ export class CachedPostgresSaver extends PostgresSaver {
     await super.deleteThread(threadId);
   }
 
+  // Drops every thread whose key starts with `prefix` from memory (PostgreSQL is not
+  // touched): the gateway's part of deleting a tenant, whose threads are keyed
+  // `<tenantId>:<threadId>`. The number dropped.
+  forgetThreadsWithPrefix(prefix: string): number {
+    let dropped = 0;
+    for (const key of [...this.latest.keys()]) {
+      if (key.startsWith(prefix)) {
+        this.latest.delete(key);
+        dropped++;
+      }
+    }
+    return dropped;
+  }
+
+  // Stops the idle sweep (the pool is the caller's).
+  close(): void {
+    clearInterval(this.sweeper);
+    this.sweeper = undefined;
+  }
+
   private touch(key: string, entry: CachedLatest): void {
+    entry.usedAt = this.now();
     this.latest.delete(key);
     this.latest.set(key, entry);
     while (this.latest.size > this.maxThreads) this.latest.delete(this.latest.keys().next().value as string);
+    this.dropIdle();
+  }
+
+  // The map is in order of use, least recent first: drops from the front while idle.
+  private dropIdle(): void {
+    if (this.idleMs <= 0) return;
+    const oldest = this.now() - this.idleMs;
+    for (const [key, entry] of this.latest) {
+      if ((entry.usedAt ?? 0) > oldest) return;
+      this.latest.delete(key);
+    }
   }
 
   private table(name: string): string {

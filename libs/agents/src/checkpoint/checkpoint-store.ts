@@ -13,13 +13,13 @@ export class CheckpointStore {
   readonly saver: CachedPostgresSaver;
   private readonly pool: pg.Pool;
 
-  constructor(options: { databaseUrl: string; cacheThreads: number }) {
+  constructor(options: { databaseUrl: string; cacheThreads: number; cacheIdleMs: number }) {
     this.pool = new pg.Pool({ connectionString: options.databaseUrl, max: 10 });
     // An idle connection the server closed (a PostgreSQL restart) is an 'error' event
     // on the pool; without a listener it would take the gateway down. The pool drops
     // that connection and opens a new one on the next query.
     this.pool.on('error', (error) => new Logger(CheckpointStore.name).warn(`checkpoint pool: ${error.message}`));
-    this.saver = new CachedPostgresSaver(this.pool, { schema: CHECKPOINT_SCHEMA, maxThreads: options.cacheThreads });
+    this.saver = new CachedPostgresSaver(this.pool, { schema: CHECKPOINT_SCHEMA, maxThreads: options.cacheThreads, idleMs: options.cacheIdleMs });
   }
 
   // Creates or upgrades the checkpointer's tables, once across concurrent starts.
@@ -38,6 +38,7 @@ export class CheckpointStore {
   }
 
   close(): Promise<void> {
+    this.saver.close();
     return this.pool.end();
   }
 }

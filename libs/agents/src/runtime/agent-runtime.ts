@@ -49,6 +49,10 @@ export interface AgentRuntime {
   publicThreadId(checkpointThreadId: string): string;
   // Removes every checkpoint of the thread.
   deleteThread(tenantId: string, threadId: string): Promise<void>;
+  // Drops what this process holds in memory of the tenant's threads (cached
+  // checkpoints): deleting a tenant removes its rows, then calls this. The number of
+  // threads dropped.
+  forgetTenant(tenantId: string): number;
   listAssistants(tenantId: string): Promise<AssistantInfo[]>;
   // Throws AGENT_NOT_FOUND (404).
   getAssistant(tenantId: string, assistantId: string): Promise<AssistantInfo>;

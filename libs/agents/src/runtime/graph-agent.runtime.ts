@@ -41,6 +41,7 @@ export class GraphAgentRuntime implements AgentRuntime {
     this.checkpoints = new CheckpointStore({
       databaseUrl: config.databaseUrl,
       cacheThreads: config.agent.checkpointCacheThreads,
+      cacheIdleMs: config.agent.checkpointCacheIdleMs,
     });
     const evictor = new ToolResultEvictor({
       thresholdChars: config.agent.evictionThresholdChars,
@@ -75,8 +76,7 @@ export class GraphAgentRuntime implements AgentRuntime {
   }
 
   stateConfig(tenantId: string, threadId: string, checkpointId?: string): RunnableConfig {
-    if (!tenantId || tenantId.includes(':')) throw new DrydockError('INVALID_TENANT', 'A tenant id is required.', 500);
-    const configurable: Record<string, unknown> = { thread_id: `${tenantId}:${threadId}`, checkpoint_ns: '' };
+    const configurable: Record<string, unknown> = { thread_id: `${threadPrefix(tenantId)}${threadId}`, checkpoint_ns: '' };
     if (checkpointId) configurable.checkpoint_id = checkpointId;
     return { configurable };
   }
@@ -88,6 +88,10 @@ export class GraphAgentRuntime implements AgentRuntime {
 
   async deleteThread(tenantId: string, threadId: string): Promise<void> {
     await this.checkpoints.saver.deleteThread(this.stateConfig(tenantId, threadId).configurable!.thread_id as string);
+  }
+
+  forgetTenant(tenantId: string): number {
+    return this.checkpoints.saver.forgetThreadsWithPrefix(threadPrefix(tenantId));
   }
 
   listAssistants(tenantId: string): Promise<AssistantInfo[]> {
@@ -110,4 +114,10 @@ export function defaultAssistant(): AssistantInfo {
     updatedAt: epoch,
     metadata: {},
   };
+}
+
+// How the checkpointer's thread keys of a tenant begin: `<tenantId>:`.
+function threadPrefix(tenantId: string): string {
+  if (!tenantId || tenantId.includes(':')) throw new DrydockError('INVALID_TENANT', 'A tenant id is required.', 500);
+  return `${tenantId}:`;
 }

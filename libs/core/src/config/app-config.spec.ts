@@ -32,6 +32,9 @@ describe(loadConfig.name, () => {
     expect(loadConfig(base).agent.checkpointCacheThreads).toBe(500);
     expect(loadConfig({ ...base, AGENT_CHECKPOINT_CACHE_THREADS: '0' }).agent.checkpointCacheThreads).toBe(0);
     expect(() => loadConfig({ ...base, AGENT_CHECKPOINT_CACHE_THREADS: '-1' })).toThrow(/AGENT_CHECKPOINT_CACHE_THREADS/);
+    expect(loadConfig(base).agent.checkpointCacheIdleMs).toBe(900_000);
+    expect(loadConfig({ ...base, AGENT_CHECKPOINT_CACHE_IDLE_MS: '0' }).agent.checkpointCacheIdleMs).toBe(0);
+    expect(() => loadConfig({ ...base, AGENT_CHECKPOINT_CACHE_IDLE_MS: 'soon' })).toThrow(/AGENT_CHECKPOINT_CACHE_IDLE_MS/);
   });
 });
 

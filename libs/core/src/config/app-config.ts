@@ -192,6 +192,9 @@ export const configSchema = z.object({
     // thread loads it with one id lookup instead of reading and reviving every message.
     // 0 turns the cache off.
     checkpointCacheThreads: z.coerce.number().int().min(0).default(500),
+    // A cached thread not used for this long leaves memory, so what another gateway
+    // deleted (a thread, a tenant) is not kept here past it. 0: kept until pushed out.
+    checkpointCacheIdleMs: z.coerce.number().int().min(0).default(900_000),
     // Host folders agent definitions may route to by name ("name=/abs/path,...").
     filesystemRoots: z
       .string()
@@ -232,6 +235,7 @@ const ENV_NAMES: Record<string, string> = {
   'agent.modelBaseUrl': 'AGENT_MODEL_BASE_URL',
   'agent.filesystemRoots': 'AGENT_FILESYSTEM_ROOTS',
   'agent.checkpointCacheThreads': 'AGENT_CHECKPOINT_CACHE_THREADS',
+  'agent.checkpointCacheIdleMs': 'AGENT_CHECKPOINT_CACHE_IDLE_MS',
   'docker.channelDir': 'SANDBOX_CHANNEL_DIR',
   'docker.runtime': 'SANDBOX_RUNTIME',
   'docker.seccompProfile': 'SANDBOX_SECCOMP_PROFILE',
@@ -339,6 +343,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       maxSteps: env.AGENT_MAX_STEPS,
       checkpointDurability: env.AGENT_CHECKPOINT_DURABILITY || undefined,
       checkpointCacheThreads: env.AGENT_CHECKPOINT_CACHE_THREADS,
+      checkpointCacheIdleMs: env.AGENT_CHECKPOINT_CACHE_IDLE_MS,
       filesystemRoots: env.AGENT_FILESYSTEM_ROOTS || undefined,
     },
     defaultLimits: {
