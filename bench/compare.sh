@@ -60,6 +60,8 @@ log "building the head (this checkout)"
 (cd "$ROOT" && npm run -s build >"$OUT/logs/build-head.log" 2>&1) || die "this checkout did not build (see $OUT/logs/build-head.log)"
 
 set -a; source "$ENV_FILE"; set +a
+# Both builds on the allocator scripts/start.sh gives the apps (DRYDOCK_MALLOC).
+choose_malloc
 # The settings' Redis must answer: its socket is scripts/start.sh's own (a Redis started
 # another way listens elsewhere, and the apps would wait on it).
 redis_ping() {
@@ -92,9 +94,9 @@ trap stop_apps EXIT
 start_apps() {
   local dir=$1 label=$2
   (cd "$dir" && node dist/scripts/migrate.js >>"$OUT/logs/$label.apps.log" 2>&1) || die "migrations of $label failed (see $OUT/logs/$label.apps.log)"
-  (cd "$dir" && WORKER_ID=compare-1 WORKER_METRICS_PORT=9401 exec node dist/apps/worker/src/main.js >>"$OUT/logs/$label.apps.log" 2>&1) &
+  (cd "$dir" && WORKER_ID=compare-1 WORKER_METRICS_PORT=9401 exec "${MALLOC_ENV[@]}" node dist/apps/worker/src/main.js >>"$OUT/logs/$label.apps.log" 2>&1) &
   PIDS+=($!)
-  (cd "$dir" && exec node dist/apps/gateway/src/main.js >>"$OUT/logs/$label.apps.log" 2>&1) &
+  (cd "$dir" && exec "${MALLOC_ENV[@]}" node dist/apps/gateway/src/main.js >>"$OUT/logs/$label.apps.log" 2>&1) &
   PIDS+=($!)
   worker_live() { curl -fsS --max-time 2 -H "Authorization: Bearer $DRYDOCK_ADMIN_KEY" "$URL/admin/workers" 2>/dev/null | grep -q '"compare-1"'; }
   wait_for 60 "the $label gateway and its worker (see $OUT/logs/$label.apps.log)" worker_live

@@ -63,16 +63,18 @@ mkdir -p "$DRYDOCK_VAR/run"
 # heap; --enable-source-maps in these flags turns them on (docs/operations.md, "Memory").
 read -r -a worker_flags <<<"${WORKER_NODE_FLAGS:-}"
 read -r -a gateway_flags <<<"${GATEWAY_NODE_FLAGS:-}"
+# jemalloc under both apps unless DRYDOCK_MALLOC=glibc (choose_malloc, scripts/lib/services.sh).
+choose_malloc
 # Each worker has a stable id (its queue and its containers' label carry it): a worker
 # restarted under the same id clears what its previous life left behind.
 for n in $(seq 1 "$WORKERS"); do
   # Operator port (metrics, probes) 9400+n on 127.0.0.1 unless the settings name one.
   (cd "$ROOT" && WORKER_ID="worker-$n" WORKER_METRICS_PORT="${WORKER_METRICS_PORT:-$((9400 + n))}" \
-    exec node "${worker_flags[@]}" dist/apps/worker/src/main.js >>"$DRYDOCK_VAR/log/worker-$n.log" 2>&1) &
+    exec "${MALLOC_ENV[@]}" node "${worker_flags[@]}" dist/apps/worker/src/main.js >>"$DRYDOCK_VAR/log/worker-$n.log" 2>&1) &
   echo $! >"$DRYDOCK_VAR/run/worker-$n.pid"
 done
 log "started $WORKERS worker(s) (worker-1 ... worker-$WORKERS) and the gateway"
-(cd "$ROOT" && exec node "${gateway_flags[@]}" dist/apps/gateway/src/main.js >>"$DRYDOCK_VAR/log/gateway.log" 2>&1) &
+(cd "$ROOT" && exec "${MALLOC_ENV[@]}" node "${gateway_flags[@]}" dist/apps/gateway/src/main.js >>"$DRYDOCK_VAR/log/gateway.log" 2>&1) &
 echo $! >"$DRYDOCK_VAR/run/gateway.pid"
 
 URL="http://${GATEWAY_HOST}:${GATEWAY_PORT}"

@@ -20,6 +20,33 @@ apt_install() {
     { tail -20 "$DRYDOCK_VAR/log/apt.log" >&2; die "apt-get install failed"; }
 }
 
+# The allocator of the apps' native memory (Buffers, request bodies, sockets): jemalloc,
+# which gives back what bulk file work grew, where glibc's malloc keeps it for the life
+# of the process (docs/operations.md, "Memory"). Sets MALLOC_ENV to the prefix that
+# starts a command on it, `env LD_PRELOAD=<jemalloc>` (Debian's libjemalloc2, installed
+# when missing and this runs as root), or to nothing for glibc's malloc:
+# DRYDOCK_MALLOC=glibc, or no jemalloc to be had.
+choose_malloc() {
+  MALLOC_ENV=()
+  local lib=""
+  case "${DRYDOCK_MALLOC:-jemalloc}" in
+    glibc) return 0 ;;
+    jemalloc) ;;
+    *) die "DRYDOCK_MALLOC must be jemalloc or glibc (got '${DRYDOCK_MALLOC}')" ;;
+  esac
+  if ! dpkg -s libjemalloc2 >/dev/null 2>&1 && [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null; then
+    apt_install libjemalloc2
+  fi
+  local ldconfig
+  ldconfig=$(command -v ldconfig || echo /sbin/ldconfig)
+  lib=$("$ldconfig" -p 2>/dev/null | awk '/libjemalloc\.so\.2 /{print $NF; exit}')
+  if [[ -n "$lib" ]]; then
+    MALLOC_ENV=(env "LD_PRELOAD=$lib${LD_PRELOAD:+:$LD_PRELOAD}")
+  else
+    log "jemalloc (libjemalloc2) is not installed: the apps run on glibc's malloc (docs/operations.md, \"Memory\")"
+  fi
+}
+
 wait_for() { # wait_for <seconds> <description> <command...>
   # A deadline on the clock, not a count of tries: a check that itself takes seconds
   # (a request to an app waiting on a service) must not stretch the wait.
