@@ -16,7 +16,11 @@ const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 // pino-http: its child logger and second async context per request cost the gateway
 // ~0.3 ms of CPU a request (bench/README.md, "What metrics and logs cost").
 export function requestLogging(config: AppConfig) {
-  const logger: Logger = pino(pinoOptions(config, 'gateway'), logDestination());
+  // Without pino's redaction: this logger only ever writes the line below, whose keys are
+  // fixed here (ids, method, path, status, time), and none is a redacted path; redacting
+  // re-parsed the eleven paths for every line, 14 against 3 µs of CPU per line.
+  const { redact: _unused, ...options } = pinoOptions(config, 'gateway');
+  const logger: Logger = pino(options, logDestination());
   return (req: IncomingMessage, res: ServerResponse, next: () => void): void => {
     const offered = req.headers['x-request-id'];
     const id = typeof offered === 'string' && CLIENT_REQUEST_ID.test(offered) ? offered : randomUUID();
