@@ -21,10 +21,10 @@ export interface TenantRemoval {
 // Delete: suspend first (nothing new starts), wait out the auth caches, end the
 // sessions, cancel the batches and kill their running items, delete the agent's
 // checkpoints (and drop this gateway's cached copies of them; other gateways drop theirs
-// once idle for AGENT_CHECKPOINT_CACHE_IDLE_MS), then the tenant row, which takes every row the tenant owns with it
-// (foreign keys ON DELETE CASCADE: keys, sessions, executions, thread files, artifacts,
-// batches and items, agents, threads, usage), and last the artifact blobs no other
-// tenant references.
+// once idle for AGENT_CHECKPOINT_CACHE_IDLE_MS), then the tenant row, which takes every
+// row the tenant owns with it (foreign keys ON DELETE CASCADE: keys, sessions,
+// executions, thread files, artifacts, batches and items, agents, threads, usage), and
+// last the artifact blobs no other tenant references.
 @Injectable()
 export class TenantLifecycleService {
   private readonly logger = new Logger(TenantLifecycleService.name);
