@@ -17,14 +17,19 @@ export class Utf8Builder {
   }
 
   write(text: string): void {
-    const bytes = Buffer.byteLength(text, 'utf8');
-    if (this.inChunk + bytes > this.chunk.length) {
-      this.chunks.push(this.chunk.subarray(0, this.inChunk));
-      this.chunk = Buffer.allocUnsafe(Math.max(this.chunkBytes, bytes));
-      this.inChunk = 0;
+    // A UTF-16 unit is at most 3 UTF-8 bytes: text that surely fits the chunk's room is
+    // written without a first pass to measure it.
+    if (text.length * 3 > this.chunk.length - this.inChunk) {
+      const bytes = Buffer.byteLength(text, 'utf8');
+      if (this.inChunk + bytes > this.chunk.length) {
+        this.chunks.push(this.chunk.subarray(0, this.inChunk));
+        this.chunk = Buffer.allocUnsafe(Math.max(this.chunkBytes, bytes));
+        this.inChunk = 0;
+      }
     }
-    this.inChunk += this.chunk.write(text, this.inChunk, 'utf8');
-    this.used += bytes;
+    const written = this.chunk.write(text, this.inChunk, 'utf8');
+    this.inChunk += written;
+    this.used += written;
   }
 
   get byteLength(): number {
