@@ -211,7 +211,7 @@ async function againstUrl(opts: Options, platform: BenchTarget) {
     let onThread = 0;
 
     let lastExecution: string | null = null;
-    const turn = async (): Promise<{ total: number; durationMs: number; sessionId: string; modelMs: number[] }> => {
+    const turn = async (): Promise<{ total: number; parsed: number; bytes: number; durationMs: number; sessionId: string; modelMs: number[] }> => {
       if (opts.turnsPerThread > 0 && onThread === opts.turnsPerThread) {
         threadId = await newThread();
         onThread = 0;
@@ -228,7 +228,10 @@ async function againstUrl(opts: Options, platform: BenchTarget) {
         : await api(base, key, 'POST', `/threads/${threadId}/runs/wait`, { assistant_id: 'agent', input });
       // runs/stream: the state after the last step is the last `values` event.
       if (opts.stream && res.status === 200) res.body = lastSseData(res.text, 'values') ?? { __error__: res.text.slice(-500) };
-      const total = performance.now() - started;
+      // Until the answer's last byte; and, for information, with the client's decoding and
+      // parsing of it (the thread's whole state: it grows with the thread).
+      const total = res.receivedAt - started;
+      const parsed = performance.now() - started;
       if (res.status === 503 && res.body?.error?.code === 'MODEL_NOT_CONFIGURED') {
         throw new BenchError(`the gateway has no model: restart it with\n  ${envLine}`);
       }
@@ -253,7 +256,7 @@ async function againstUrl(opts: Options, platform: BenchTarget) {
       lastExecution = execution.id;
       // The scripted model server's own time for each of this turn's two requests.
       const modelMs = model.stats.handleMs.slice(handledBefore);
-      return { total, durationMs: execution.durationMs, sessionId: execution.sessionId, modelMs };
+      return { total, parsed, bytes: res.text.length, durationMs: execution.durationMs, sessionId: execution.sessionId, modelMs };
     };
 
     // The warm-up, on threads of its own (each session ended after its thread); then the
@@ -273,6 +276,8 @@ async function againstUrl(opts: Options, platform: BenchTarget) {
     onThread = 0;
     sessionId = (await turn()).sessionId;
     const totals: number[] = [];
+    const parsedTotals: number[] = [];
+    const answerKb: number[] = [];
     const durations: number[] = [];
     const modelMs: number[] = [];
     const modelPerTurn: number[] = [];
@@ -282,7 +287,7 @@ async function againstUrl(opts: Options, platform: BenchTarget) {
     const restExecution = async (into: RestSamples) => {
       const started = performance.now();
       const res = await api(base, key, 'POST', `/v1/sessions/${sessionId}/executions`, { code: CODE });
-      const ms = performance.now() - started;
+      const ms = res.receivedAt - started;
       if (res.status !== 200 || res.body.stdout !== '1\n') throw new BenchError(`REST execution failed: ${JSON.stringify(res.body)}`);
       into.ms.push(ms);
       into.durations.push(res.body.durationMs ?? 0);
@@ -296,6 +301,8 @@ async function againstUrl(opts: Options, platform: BenchTarget) {
     for (let i = 0; i < opts.turns; i++) {
       const t = await turn();
       totals.push(t.total);
+      parsedTotals.push(t.parsed);
+      answerKb.push(t.bytes / 1000);
       durations.push(t.durationMs);
       modelMs.push(...t.modelMs);
       modelPerTurn.push(t.modelMs.reduce((sum, ms) => sum + ms, 0));
@@ -326,6 +333,8 @@ async function againstUrl(opts: Options, platform: BenchTarget) {
         ['measure', 'p50', 'p90', 'p99', 'mean'],
         [
           row(`turn, end to end (${opts.stream ? 'runs/stream' : 'runs/wait'})`, totals),
+          row('  with the client decoding and parsing it', parsedTotals),
+          row('  the answer (thousands of characters)', answerKb),
           row('  its execution (durationMs)', durations),
           row('  turn - durationMs', upper),
           row('  Drydock agent overhead', overheads),

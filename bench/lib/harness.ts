@@ -273,8 +273,17 @@ export function postPrintOne(agent: Agent, base: URL, key: string, sessionId: st
 }
 
 // A JSON request that throws a BenchError naming the URL when it cannot be made. `text`
-// is the body as received (for error messages).
-export async function api(base: string, key: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: any; text: string }> {
+// is the body as received (for error messages); `receivedAt` (performance.now()) is when
+// its last byte arrived, before the client decoded and parsed it: latencies end there, as
+// exec-latency's do (a runs/wait answer holds the thread's whole state, 300 KB at 800
+// messages, and decoding and parsing it took the client 1.5-3.5 ms).
+export async function api(
+  base: string,
+  key: string,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<{ status: number; body: any; text: string; receivedAt: number }> {
   const res = await request(base + path, {
     method,
     headers: {
@@ -284,14 +293,16 @@ export async function api(base: string, key: string, method: string, path: strin
     },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
-  const text = await res.text();
+  const bytes = Buffer.from(await res.arrayBuffer());
+  const receivedAt = performance.now();
+  const text = bytes.toString('utf8');
   let parsed: unknown = text;
   try {
     parsed = text ? JSON.parse(text) : null;
   } catch {
     /* not JSON: keep the text for the error message */
   }
-  return { status: res.status, body: parsed, text };
+  return { status: res.status, body: parsed, text, receivedAt };
 }
 
 // ---------------------------------------------------------------------------------------
