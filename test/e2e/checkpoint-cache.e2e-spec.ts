@@ -313,6 +313,59 @@ describe('CachedPostgresSaver', () => {
     expect(contents(latest!.checkpoint.channel_values.messages as BaseMessage[])).toEqual(['human:one', 'ai:seen 1', 'human:two', 'ai:seen 3']);
   });
 
+  // A run writes its thread's state only while it holds the thread: here the condition
+  // is a row of a table standing in for agent_threads.
+  it("writes a run's checkpoints only while its carrier's condition holds", async () => {
+    const holders = `cache_holders_${randomUUID().replace(/-/g, '')}`;
+    await pool.query(`CREATE TABLE ${holders} (run_id text PRIMARY KEY)`);
+    try {
+      const saver = new CachedPostgresSaver(pool, { schema: SCHEMA, maxThreads: 10 });
+      const cold = new CachedPostgresSaver(pool, { schema: SCHEMA, maxThreads: 0 });
+      const heldBy = (runId: string) => ({ sql: (first: number) => `EXISTS (SELECT 1 FROM ${holders} WHERE run_id = $${first})`, values: [runId] });
+      const rowsOf = async (thread: string) => {
+        let n = 0;
+        for (const table of ['checkpoints', 'checkpoint_blobs']) {
+          n += (await pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${SCHEMA}.${table} WHERE thread_id = $1`, [thread])).rows[0]!.n;
+        }
+        return n;
+      };
+      const run = (thread: string, runId: string, durability: 'async' | 'exit') => {
+        const carrier = new CheckpointCarrier(durability === 'exit', heldBy(runId));
+        return {
+          carrier,
+          done: graphOn(saver).invoke(say('hi'), { configurable: { thread_id: thread, [CONFIG_CHECKPOINT_CARRIER]: carrier }, durability }),
+        };
+      };
+      await pool.query(`INSERT INTO ${holders} VALUES ('holder')`);
+
+      // Every step written at once ("async"): by the holder, kept; by another run, refused
+      // with nothing written, and nothing remembered.
+      const kept = `cache-${randomUUID()}`;
+      await run(kept, 'holder', 'async').done;
+      expect(await rowsOf(kept)).toBeGreaterThan(0);
+      const lost = `cache-${randomUUID()}`;
+      await expect(run(lost, 'someone-else', 'async').done).rejects.toThrow(/no longer holds thread/);
+      expect(await rowsOf(lost)).toBe(0);
+      expect(await saver.getTuple({ configurable: { thread_id: lost, checkpoint_ns: '' } })).toBeUndefined();
+
+      // A carried write under the release's own condition: kept only if it holds.
+      const carriedThread = `cache-${randomUUID()}`;
+      const exit = run(carriedThread, 'holder', 'exit');
+      await exit.done;
+      const write = exit.carrier.take()!;
+      const releaseWhen = async (holds: boolean) =>
+        (await pool.query<{ ok: boolean }>({ text: `WITH ${write.ctes(2, '$1::boolean')} SELECT $1::boolean AS ok`, values: [holds, ...write.values] })).rows[0]!.ok;
+      expect(await releaseWhen(false)).toBe(false);
+      expect(await rowsOf(carriedThread)).toBe(0);
+      expect(await releaseWhen(true)).toBe(true);
+      write.committed();
+      const stored = await cold.getTuple({ configurable: { thread_id: carriedThread, checkpoint_ns: '' } });
+      expect(contents(stored!.checkpoint.channel_values.messages as BaseMessage[])).toEqual(['human:hi', 'ai:seen 1']);
+    } finally {
+      await pool.query(`DROP TABLE ${holders}`);
+    }
+  });
+
   describe('message lists stored as deltas', () => {
     const blobTypes = async (thread: string) =>
       (

@@ -337,14 +337,24 @@ describe('LangGraph-compatible API with the Drydock agent', () => {
   let platform: Platform;
   let tenant: ApiClient & { tenantId: string };
 
+  // When set, the next model call waits at it (a run under way while its thread changes hands).
+  let hold: { reached: () => void; released: Promise<void> } | null = null;
+
   beforeAll(async () => {
-    const script: ChatScript = (turn) =>
-      turn.step === 0
+    const script: ChatScript = async (turn) => {
+      const held = hold;
+      hold = null;
+      if (held) {
+        held.reached();
+        await held.released;
+      }
+      return turn.step === 0
         ? new AIMessage({
             content: 'Writing the note.',
             tool_calls: [{ id: 'call-1', name: 'write_file', args: { file_path: '/notes/todo.md', content: '- ship it\n' }, type: 'tool_call' }],
           })
         : new AIMessage('Done: /notes/todo.md');
+    };
     platform = await startPlatform({}, { chatModels: new ScriptedModelProvider(() => script) });
     tenant = await platform.newTenant();
   });
@@ -399,6 +409,37 @@ describe('LangGraph-compatible API with the Drydock agent', () => {
     const after = await client.threads.getState<{ messages: WireMessage[] }>(thread.thread_id);
     expect(after.checkpoint.checkpoint_id).toBe(before.checkpoint.checkpoint_id);
     expect(after.values.messages.filter((m) => m.type === 'human').map((m) => m.content)).toEqual(['kept']);
+  });
+
+  // A run whose thread a newer run took over (its claim gone stale) writes nothing: the
+  // thread's state is the newer run's, and the older one answers that it was not kept.
+  it('should keep nothing of a run whose thread was taken over meanwhile', async () => {
+    const client = new Client({ apiUrl: platform.url, apiKey: (tenant as unknown as { key: string }).key, callerOptions: { maxRetries: 0 } });
+    const threads = platform.gateway.get<AgentThreadsRepository>(AGENT_THREADS_REPOSITORY);
+    const thread = await client.threads.create();
+    await client.runs.wait(thread.thread_id, 'agent', { input: { messages: [{ role: 'user', content: 'kept' }] } });
+    const before = await client.threads.getState(thread.thread_id);
+
+    let release!: () => void;
+    const reached = new Promise<void>((resolve) => (hold = { reached: resolve, released: new Promise<void>((r) => (release = r)) }));
+    const run = refusal(client.runs.wait(thread.thread_id, 'agent', { input: { messages: [{ role: 'user', content: 'not kept' }] } }));
+    await reached;
+    // Its claim goes stale (a gateway that stopped beating), and another run takes the
+    // thread over and ends.
+    const held = await threads.find(tenant.tenantId, thread.thread_id);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const takeover = await threads.claim(tenant.tenantId, thread.thread_id, randomUUID(), 1);
+    expect(takeover).toMatchObject({ status: 'busy' });
+    expect(await threads.release(tenant.tenantId, thread.thread_id, (takeover as ClaimedThread).runId!, null)).toBe(true);
+    release();
+
+    expect(await run).toEqual({ status: 503, code: 'RUN_NOT_CONFIRMED' });
+    // The run that lost the thread released nothing either.
+    expect(await threads.release(tenant.tenantId, thread.thread_id, held!.runId!, null)).toBe(false);
+    const after = await client.threads.getState<{ messages: WireMessage[] }>(thread.thread_id);
+    expect(after.checkpoint.checkpoint_id).toBe(before.checkpoint.checkpoint_id);
+    expect(after.values.messages.filter((m) => m.type === 'human').map((m) => m.content)).toEqual(['kept']);
+    expect((await client.threads.get(thread.thread_id)).status).toBe('idle');
   });
 
   it('should read the latest checkpoint in the claim, and not when taking over from a stale run', async () => {

@@ -15,8 +15,20 @@ describe('Tenant suspension and deletion', () => {
   let platform: Platform;
   let db: DataSource;
 
+  // When set, the next model call waits at it (a run under way while its tenant goes).
+  let hold: { reached: () => void; released: Promise<void> } | null = null;
+
   beforeAll(async () => {
-    platform = await startPlatform({}, { chatModels: new ScriptedModelProvider(() => () => new AIMessage('noted')) });
+    const answer = async () => {
+      const held = hold;
+      hold = null;
+      if (held) {
+        held.reached();
+        await held.released;
+      }
+      return new AIMessage('noted');
+    };
+    platform = await startPlatform({}, { chatModels: new ScriptedModelProvider(() => answer) });
     db = platform.gateway.get(DataSource);
   });
 
@@ -153,5 +165,38 @@ describe('Tenant suspension and deletion', () => {
     const runtime = platform.gateway.get<AgentRuntime>(AGENT_RUNTIME);
     expect(runtime.forgetTenant(doomed.tenantId)).toBe(0);
     expect(runtime.forgetTenant(kept.tenantId)).toBe(1);
+  });
+
+  it('should keep nothing of a run that was under way while its tenant was deleted', async () => {
+    const api = await platform.newTenant();
+    const thread = (await api.post('/threads', {})).body.thread_id as string;
+    const checkpointRows = async () => {
+      const counts: Record<string, number> = {};
+      for (const table of ['checkpoints', 'checkpoint_blobs', 'checkpoint_writes']) {
+        counts[table] = (
+          await db.query(`SELECT count(*)::int AS n FROM langgraph.${table} WHERE left(thread_id, length($1)) = $1`, [`${api.tenantId}:`])
+        )[0].n;
+      }
+      return counts;
+    };
+    const input = { assistant_id: 'agent', input: { messages: [{ role: 'user', content: 'hi' }] } };
+    expect((await api.post(`/threads/${thread}/runs/wait`, input)).status).toBe(200);
+    expect((await checkpointRows()).checkpoints).toBeGreaterThan(0);
+
+    // The second run waits in its model call while the tenant is deleted, then ends.
+    let release!: () => void;
+    const reached = new Promise<void>((resolve) => (hold = { reached: resolve, released: new Promise<void>((r) => (release = r)) }));
+    const run = api.post(`/threads/${thread}/runs/wait`, input);
+    await reached;
+    const removed = await platform.admin.delete(`/admin/tenants/${api.tenantId}`);
+    expect(removed.status).toBe(200);
+    release();
+    const answered = await run;
+
+    // Its state was not kept, and it says so; nothing of the tenant is left.
+    expect(answered.status).toBe(503);
+    expect(answered.body.error.code).toBe('RUN_NOT_CONFIRMED');
+    expect(await checkpointRows()).toEqual({ checkpoints: 0, checkpoint_blobs: 0, checkpoint_writes: 0 });
+    expect((await db.query('SELECT count(*)::int AS n FROM agent_threads WHERE tenant_id = $1', [api.tenantId]))[0].n).toBe(0);
   });
 });

@@ -4,6 +4,7 @@ import { SessionsService } from '@drydock/sessions';
 import { ArtifactsService } from '@drydock/artifacts';
 import { BatchAdmission, BatchesService } from '@drydock/batches';
 import { AGENT_RUNTIME, TenantCheckpointsRepository, type AgentRuntime } from '@drydock/agents';
+import { AGENT_THREADS_REPOSITORY, type AgentThreadsRepository } from '../langgraph/agent-threads.repository.js';
 
 export interface TenantRemoval {
   sessionsEnded: number;
@@ -19,12 +20,13 @@ export interface TenantRemoval {
 // items is admitted; items already running finish. Resume lifts all of that.
 //
 // Delete: suspend first (nothing new starts), wait out the auth caches, end the
-// sessions, cancel the batches and kill their running items, delete the agent's
-// checkpoints (and drop this gateway's cached copies of them; other gateways drop theirs
-// once idle for AGENT_CHECKPOINT_CACHE_IDLE_MS), then the tenant row, which takes every
-// row the tenant owns with it (foreign keys ON DELETE CASCADE: keys, sessions,
-// executions, thread files, artifacts, batches and items, agents, threads, usage), and
-// last the artifact blobs no other tenant references.
+// sessions, cancel the batches and kill their running items, delete the agent's threads
+// and then their checkpoints (a run still under way writes nothing once its thread is
+// gone; this gateway drops its cached copies, other gateways theirs once idle for
+// AGENT_CHECKPOINT_CACHE_IDLE_MS), then the tenant row, which takes every row the
+// tenant owns with it (foreign keys ON DELETE CASCADE: keys, sessions, executions,
+// thread files, artifacts, batches and items, agents, usage), and last the artifact
+// blobs no other tenant references.
 @Injectable()
 export class TenantLifecycleService {
   private readonly logger = new Logger(TenantLifecycleService.name);
@@ -37,6 +39,7 @@ export class TenantLifecycleService {
     private readonly admission: BatchAdmission,
     private readonly artifacts: ArtifactsService,
     private readonly checkpoints: TenantCheckpointsRepository,
+    @Inject(AGENT_THREADS_REPOSITORY) private readonly threads: AgentThreadsRepository,
     // None when the gateway runs without an agent.
     @Optional() @Inject(AGENT_RUNTIME) private readonly agents: AgentRuntime | null = null,
   ) {}
@@ -62,6 +65,9 @@ export class TenantLifecycleService {
     await new Promise((r) => setTimeout(r, this.config.gateway.authCacheTtlMs));
     const sessionsEnded = await this.sessions.endAllOf(tenantId, 'tenant-deleted');
     const batchesCancelled = await this.cancelBatches(tenantId);
+    // Threads before checkpoints: a run that wrote before its thread went is deleted
+    // with the rest, and one that ends after writes nothing (LangGraphRunsService).
+    await this.threads.deleteAllOf(tenantId);
     const checkpointsDeleted = await this.checkpoints.deleteTenant(tenantId);
     this.agents?.forgetTenant(tenantId);
     await this.tenants.deleteRecord(tenantId);

@@ -1,4 +1,4 @@
-import type { CarriedWrite, LatestCheckpoint } from '@drydock/agents';
+import type { CarriedWrite, LatestCheckpoint, WriteCondition } from '@drydock/agents';
 
 export type AgentThreadStatus = 'idle' | 'busy' | 'error';
 
@@ -59,11 +59,18 @@ export interface AgentThreadsRepository {
     checkpointThread?: string,
   ): Promise<ClaimedThread | 'busy' | 'missing'>;
   heartbeat(tenantId: string, threadId: string, runId: string): Promise<void>;
-  // Ends `runId`'s hold on the thread (no-op if it lost it): idle, or error with why. The
-  // run's last checkpoint write, when its carrier held one, commits in the same
-  // statement (its committed() is called after).
-  release(tenantId: string, threadId: string, runId: string, error: AgentThreadRecord['error'], carried?: CarriedWrite): Promise<void>;
+  // Ends `runId`'s hold on the thread: idle, or error with why. The run's last
+  // checkpoint write, when its carrier held one, commits in the same statement, only if
+  // the run still held the thread (its committed() is called after). Whether it did:
+  // false when the thread was deleted or taken over meanwhile, and nothing was written.
+  release(tenantId: string, threadId: string, runId: string, error: AgentThreadRecord['error'], carried?: CarriedWrite): Promise<boolean>;
+  // The condition "`runId` holds the thread", for the run's other checkpoint writes
+  // (CheckpointCarrier's onlyIf).
+  heldBy(tenantId: string, threadId: string, runId: string): WriteCondition;
   delete(tenantId: string, threadId: string, runId: string): Promise<void>;
+  // Deletes every thread of the tenant, held or not (its deletion); how many. A run
+  // under way on one of them writes nothing more (release, heldBy).
+  deleteAllOf(tenantId: string): Promise<number>;
 }
 
 export const AGENT_THREADS_REPOSITORY = Symbol('AGENT_THREADS_REPOSITORY');

@@ -54,7 +54,8 @@ export class LangGraphRunsService {
     if (record.latestCheckpoint) runtimeConfig.configurable = { ...runtimeConfig.configurable, [CONFIG_LATEST_CHECKPOINT]: record.latestCheckpoint };
     // Every run ends with its release, which waits for the WAL flush before the run
     // answers, and carries the run's last checkpoint write (execute()).
-    const carrier = new CheckpointCarrier(runtimeConfig.durability === 'exit');
+    // Its checkpoint writes land only while it holds the thread.
+    const carrier = new CheckpointCarrier(runtimeConfig.durability === 'exit', this.threads.heldBy(tenantId, threadId, runId));
     runtimeConfig.configurable = { ...runtimeConfig.configurable, [CONFIG_CHECKPOINT_CARRIER]: carrier };
     try {
       await this.tagThread(tenantId, record, plan.assistantId, runtime);
@@ -99,14 +100,19 @@ export class LangGraphRunsService {
       throw mapped;
     } finally {
       clearInterval(heartbeat);
+      let released = false;
       try {
-        await this.threads.release(tenantId, threadId, runId, failure, run.carrier.take());
+        released = await this.threads.release(tenantId, threadId, runId, failure, run.carrier.take());
       } catch (error) {
         this.logger.error(`releasing ${threadId}: ${String(error)}`);
-        // The release's commit is what makes the run's checkpoints durable (it writes the
-        // last, and the others committed without waiting for their WAL flush):
-        // unconfirmed, the run cannot answer as kept.
-        if (ended) throw LangGraphError.runNotConfirmed();
+      }
+      // The release's commit is what makes the run's checkpoints durable (it writes the
+      // last, and the others committed without waiting for their WAL flush), and it
+      // writes nothing for a run that lost its thread (deleted, or taken over):
+      // unconfirmed, the run cannot answer as kept.
+      if (ended && !released) {
+        this.logger.warn(`run ${runId} on thread ${threadId} ended without its thread: its state was not confirmed`);
+        throw LangGraphError.runNotConfirmed();
       }
     }
   }
@@ -126,6 +132,8 @@ export class LangGraphRunsService {
     const err = error instanceof Error ? error : new Error(String(error));
     const firstLine = (err.message.split('\n')[0] ?? '').slice(0, 500);
     if (err.name === 'GraphRecursionError') return LangGraphError.recursionLimit(firstLine);
+    // A checkpoint write after the run lost its thread (ThreadNotHeldError): not kept.
+    if (err.name === 'ThreadNotHeldError') return LangGraphError.runNotConfirmed();
     // No input and nothing to resume (e.g. a first run without input).
     if (err.name === 'EmptyInputError' || err.name === 'StateGraphInputError') {
       return LangGraphError.invalidInput('send "input" (e.g. {"messages": [...]}); this thread has nothing to resume');

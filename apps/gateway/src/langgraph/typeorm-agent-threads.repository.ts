@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { assertTenant, commitWithoutFlushCte } from '@drydock/core';
 import { pgPoolOf } from '@drydock/execution';
-import { CHECKPOINT_SCHEMA, latestCheckpointSql, type CarriedWrite } from '@drydock/agents';
+import { CHECKPOINT_SCHEMA, latestCheckpointSql, type CarriedWrite, type WriteCondition } from '@drydock/agents';
 import type {
   AgentThreadRecord,
   AgentThreadSearch,
@@ -178,19 +178,38 @@ export class TypeOrmAgentThreadsRepository implements AgentThreadsRepository {
     // (the thread was deleted or taken over), so its commit always waits for the WAL
     // flush, and with it for the run's earlier writes that did not (the claim, checkpoint
     // writes the carrier did not hold: CheckpointCarrier). The write it holds, the run's
-    // last, commits here.
+    // last, commits here, and only with the release: a run that lost its thread leaves
+    // no state behind. The update locks the row first, so a deletion of the thread waits
+    // for this statement, or this one finds no row.
     const values: unknown[] = [tenantId, threadId, runId, error ? 'error' : 'idle', error ? JSON.stringify(error) : null];
-    await pgPoolOf(this.db).query({
+    const { rows } = await pgPoolOf(this.db).query<{ released: boolean }>({
       name: carried ? `agent_threads.release+${carried.shape}` : 'agent_threads.release',
-      text: `WITH ${carried ? `${carried.ctes(values.length + 1)}, ` : ''}released AS (
+      text: `WITH released AS (
           UPDATE agent_threads
              SET status = $4, error = $5::jsonb, run_id = NULL, run_heartbeat_at = NULL, updated_at = now()
            WHERE tenant_id = $1 AND thread_id = $2 AND run_id = $3
-        )
-        SELECT pg_current_xact_id()`,
+          RETURNING 1
+        )${carried ? `, ${carried.ctes(values.length + 1, 'EXISTS (SELECT 1 FROM released)')}` : ''}
+        SELECT pg_current_xact_id(), EXISTS (SELECT 1 FROM released) AS released`,
       values: carried ? [...values, ...carried.values] : values,
     });
-    carried?.committed();
+    const released = rows[0]?.released === true;
+    if (released) carried?.committed();
+    return released;
+  }
+
+  heldBy(tenantId: string, threadId: string, runId: string): WriteCondition {
+    assertTenant(tenantId);
+    return {
+      sql: (first) => `EXISTS (SELECT 1 FROM agent_threads WHERE tenant_id = $${first} AND thread_id = $${first + 1} AND run_id = $${first + 2})`,
+      values: [tenantId, threadId, runId],
+    };
+  }
+
+  async deleteAllOf(tenantId: string): Promise<number> {
+    assertTenant(tenantId);
+    const [, count] = (await this.db.query(`DELETE FROM agent_threads WHERE tenant_id = $1`, [tenantId])) as [unknown, number];
+    return Number(count ?? 0);
   }
 
   async delete(tenantId: string, threadId: string, runId: string) {

@@ -12,7 +12,7 @@ import { copyCheckpoint } from '@langchain/langgraph-checkpoint';
 import { PostgresSaver } from '@langchain/langgraph-checkpoint-postgres';
 import type pg from 'pg';
 import { commitWithoutFlushCte } from '@drydock/core';
-import { checkpointCarrierOf, type CarriedWrite } from './checkpoint-carrier.js';
+import { checkpointCarrierOf, ThreadNotHeldError, type CarriedWrite, type WriteCondition } from './checkpoint-carrier.js';
 import { CONFIG_LATEST_CHECKPOINT, latestCheckpointSql, type LatestCheckpoint } from './latest-checkpoint.js';
 import { isMessageList, MessageCachingSerializer, MessagesDelta, messagesDeltaType } from './message-caching.serializer.js';
 
@@ -248,7 +248,11 @@ export class CachedPostgresSaver extends PostgresSaver {
     const blobs = [...fullBlobs, ...deltas];
     const values: unknown[] = [threadId, ns, checkpoint.id, parentId ?? null, this._dumpCheckpoint(checkpoint), serializedMetadata];
     for (const [, , channel, version, type, blob] of blobs) values.push(channel, version, type, blob ?? null);
-    const write = { values, shape: `${this.schema}.checkpoints.put.${blobs.length}`, ctes: (first: number) => this.writeCtes(first, blobs.length) };
+    const write = {
+      values,
+      shape: `${this.schema}.checkpoints.put.${blobs.length}`,
+      ctes: (first: number, condition?: string) => this.writeCtes(first, blobs.length, condition),
+    };
 
     // What a load would give back, remembered once the write has committed.
     const storedMetadata = this.maxThreads > 0 && ns === '' ? ((await this._loadMetadata(serializedMetadata)) as CheckpointMetadata) : undefined;
@@ -272,10 +276,10 @@ export class CachedPostgresSaver extends PostgresSaver {
     };
     if (carrier?.holds) {
       // The run's release writes it (see CheckpointCarrier), and remembers it once committed.
-      await carrier.hold({ ...write, committed }, () => this.runWrite(write, true));
+      await carrier.hold({ ...write, committed }, () => this.runWrite(write, true, carrier.onlyIf));
     } else {
       // Within a run that ends with its release, the commit need not wait for its flush.
-      await this.runWrite(write, carrier !== undefined);
+      await this.runWrite(write, carrier !== undefined, carrier?.onlyIf);
       committed();
     }
     return nextConfig;
@@ -284,36 +288,43 @@ export class CachedPostgresSaver extends PostgresSaver {
   // A checkpoint's row and its blobs as data-modifying CTEs, parameters from $first: the
   // thread, namespace, checkpoint id, parent id, checkpoint and metadata, then channel,
   // version, type and blob per blob. The blobs and the row that points at them land
-  // together, in one statement.
-  private writeCtes(first: number, blobCount: number): string {
+  // together, in one statement; with `condition` (SQL), neither lands unless it holds.
+  private writeCtes(first: number, blobCount: number, condition?: string): string {
     const p = (i: number) => `$${first + i}`;
     const rows = Array.from({ length: blobCount }, (_, k) => {
       const at = 6 + 4 * k;
       return `(${p(0)}, ${p(1)}, ${p(at)}, ${p(at + 1)}, ${p(at + 2)}, ${p(at + 3)}::bytea)`;
     });
+    // INSERT ... SELECT takes the columns' types for the checkpoint's parameters; the
+    // blobs' VALUES, in a subquery, are text but for the blob, cast.
+    const checkpointValues = [0, 1, 2, 3, 4, 5].map(p).join(', ');
     const checkpointRow = `checkpoint_row AS (
         INSERT INTO ${this.table('checkpoints')} (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata)
-        VALUES (${p(0)}, ${p(1)}, ${p(2)}, ${p(3)}, ${p(4)}, ${p(5)})
+        ${condition ? `SELECT ${checkpointValues} WHERE ${condition}` : `VALUES (${checkpointValues})`}
         ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id)
         DO UPDATE SET checkpoint = EXCLUDED.checkpoint, metadata = EXCLUDED.metadata
       )`;
     if (rows.length === 0) return checkpointRow;
     return `checkpoint_blobs AS (
         INSERT INTO ${this.table('checkpoint_blobs')} (thread_id, checkpoint_ns, channel, version, type, blob)
-        VALUES ${rows.join(', ')}
+        ${condition ? `SELECT * FROM (VALUES ${rows.join(', ')}) AS blob_rows WHERE ${condition}` : `VALUES ${rows.join(', ')}`}
         ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO NOTHING
       ), ${checkpointRow}`;
   }
 
   // A checkpoint write as a statement of its own. `flushedByRelease`: within a run that
   // ends with its thread's release (see CheckpointCarrier), which waits for the WAL flush
-  // for it; this commit need not.
-  private async runWrite(write: Omit<CarriedWrite, 'committed'>, flushedByRelease: boolean): Promise<void> {
-    // A named statement, as in latestRow: one text per blob count and durability.
-    const text = flushedByRelease
-      ? `WITH ${commitWithoutFlushCte()}, ${write.ctes(1)} SELECT 1 FROM durability`
-      : `WITH ${write.ctes(1)} SELECT 1`;
-    await this.db.query({ name: `${write.shape}${flushedByRelease ? '.unflushed' : ''}`, text, values: [...write.values] });
+  // for it; this commit need not. `onlyIf`: it lands only if that holds (the run still
+  // holds its thread), else nothing is written and ThreadNotHeldError is thrown.
+  private async runWrite(write: Omit<CarriedWrite, 'committed'>, flushedByRelease: boolean, onlyIf?: WriteCondition): Promise<void> {
+    const condition = onlyIf?.sql(write.values.length + 1);
+    // The condition is read again for the answer: the same snapshot, so the same result.
+    const ctes = `${flushedByRelease ? `${commitWithoutFlushCte()}, ` : ''}${write.ctes(1, condition)}`;
+    const text = `WITH ${ctes} SELECT ${condition ?? 'true'} AS held${flushedByRelease ? ' FROM durability' : ''}`;
+    // A named statement, as in latestRow: one text per blob count, durability and condition.
+    const name = `${write.shape}${flushedByRelease ? '.unflushed' : ''}${onlyIf ? '.held' : ''}`;
+    const { rows } = await this.db.query<{ held: boolean }>({ name, text, values: [...write.values, ...(onlyIf?.values ?? [])] });
+    if (rows[0]?.held !== true) throw new ThreadNotHeldError(String(write.values[0]));
   }
 
   // A message list as the messages appended to its version in the previous checkpoint,

@@ -14,12 +14,33 @@
 // not go with the release (those, pending writes, a write held when another comes)
 // commit without waiting for their own WAL flush: the release, which always follows and
 // waits for its flush, covers them, as PostgreSQL flushes the WAL in order.
+//
+// A run writes its thread's state only while it holds the thread: every write of a run
+// with a carrier lands only if the carrier's `onlyIf` holds (the thread is still claimed
+// by this run), and the release stores the write it carries only if it released the
+// thread. A run under way while its thread or its tenant was deleted, or whose thread a
+// newer run took over (a stale claim), leaves nothing behind (ThreadNotHeldError).
 export const CONFIG_CHECKPOINT_CARRIER = 'drydock_checkpoint_carrier';
+
+// An SQL condition over parameters numbered from $first, in the order of `values`.
+export interface WriteCondition {
+  sql(first: number): string;
+  readonly values: readonly unknown[];
+}
+
+// A checkpoint write of a run that no longer holds its thread: nothing was written.
+export class ThreadNotHeldError extends Error {
+  override readonly name = 'ThreadNotHeldError';
+  constructor(threadId: string) {
+    super(`the run no longer holds thread ${threadId} (deleted, or taken over by a newer run): its state was not saved`);
+  }
+}
 
 export interface CarriedWrite {
   // The write as data-modifying CTEs (`name AS (INSERT ...), ...`), its parameters
-  // numbered from $first, in the order of `values`.
-  ctes(first: number): string;
+  // numbered from $first, in the order of `values`; with `condition` (SQL), its rows are
+  // inserted only if it holds.
+  ctes(first: number, condition?: string): string;
   readonly values: readonly unknown[];
   // Names the statement's text: writes of the same shape give the same text.
   readonly shape: string;
@@ -36,8 +57,12 @@ export class CheckpointCarrier {
   private held: Held | undefined;
 
   // `holds`: the run's checkpoint writes are held for its release ("exit" durability);
-  // otherwise each goes out at once.
-  constructor(readonly holds: boolean) {}
+  // otherwise each goes out at once. `onlyIf`: what must hold for any of them to land on
+  // its own statement (the run still holds its thread).
+  constructor(
+    readonly holds: boolean,
+    readonly onlyIf?: WriteCondition,
+  ) {}
 
   // Holds `write` for the release. `runAlone` runs it on its own statement (committing
   // without waiting for its flush), should another write come first.
