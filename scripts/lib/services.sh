@@ -39,7 +39,10 @@ choose_malloc() {
   fi
   local ldconfig
   ldconfig=$(command -v ldconfig || echo /sbin/ldconfig)
-  lib=$("$ldconfig" -p 2>/dev/null | awk '/libjemalloc\.so\.2 /{print $NF; exit}')
+  # awk reads to the end: stopping at the match would let ldconfig die of SIGPIPE on
+  # its next write, which pipefail turns into a failure that ends the calling script
+  # (start.sh stopped silently about one start in nine).
+  lib=$("$ldconfig" -p 2>/dev/null | awk '/libjemalloc\.so\.2 / && !found {print $NF; found = 1}')
   if [[ -n "$lib" ]]; then
     MALLOC_ENV=(env "LD_PRELOAD=$lib${LD_PRELOAD:+:$LD_PRELOAD}")
   else
