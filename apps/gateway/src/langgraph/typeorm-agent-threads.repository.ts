@@ -198,10 +198,14 @@ export class TypeOrmAgentThreadsRepository implements AgentThreadsRepository {
     return released;
   }
 
+  // FOR SHARE: the write's statement holds the thread's row until it commits, so a
+  // deletion of the thread (and so of its tenant, which deletes checkpoints after its
+  // threads) or a takeover waits for it, or it finds the row gone or another run's.
   heldBy(tenantId: string, threadId: string, runId: string): WriteCondition {
     assertTenant(tenantId);
     return {
-      sql: (first) => `EXISTS (SELECT 1 FROM agent_threads WHERE tenant_id = $${first} AND thread_id = $${first + 1} AND run_id = $${first + 2})`,
+      sql: (first) =>
+        `EXISTS (SELECT 1 FROM agent_threads WHERE tenant_id = $${first} AND thread_id = $${first + 1} AND run_id = $${first + 2} FOR SHARE)`,
       values: [tenantId, threadId, runId],
     };
   }

@@ -317,10 +317,13 @@ export class CachedPostgresSaver extends PostgresSaver {
   // for it; this commit need not. `onlyIf`: it lands only if that holds (the run still
   // holds its thread), else nothing is written and ThreadNotHeldError is thrown.
   private async runWrite(write: Omit<CarriedWrite, 'committed'>, flushedByRelease: boolean, onlyIf?: WriteCondition): Promise<void> {
-    const condition = onlyIf?.sql(write.values.length + 1);
-    // The condition is read again for the answer: the same snapshot, so the same result.
-    const ctes = `${flushedByRelease ? `${commitWithoutFlushCte()}, ` : ''}${write.ctes(1, condition)}`;
-    const text = `WITH ${ctes} SELECT ${condition ?? 'true'} AS held${flushedByRelease ? ' FROM durability' : ''}`;
+    // The condition is evaluated once, and the answer says how it came out.
+    const ctes = [
+      ...(flushedByRelease ? [commitWithoutFlushCte()] : []),
+      `held AS MATERIALIZED (SELECT ${onlyIf ? onlyIf.sql(write.values.length + 1) : 'true'} AS ok)`,
+      write.ctes(1, onlyIf ? '(SELECT ok FROM held)' : undefined),
+    ];
+    const text = `WITH ${ctes.join(', ')} SELECT held.ok AS held FROM held${flushedByRelease ? ', durability' : ''}`;
     // A named statement, as in latestRow: one text per blob count, durability and condition.
     const name = `${write.shape}${flushedByRelease ? '.unflushed' : ''}${onlyIf ? '.held' : ''}`;
     const { rows } = await this.db.query<{ held: boolean }>({ name, text, values: [...write.values, ...(onlyIf?.values ?? [])] });
