@@ -442,6 +442,31 @@ describe('LangGraph-compatible API with the Drydock agent', () => {
     expect((await client.threads.get(thread.thread_id)).status).toBe('idle');
   });
 
+  it('should write a state update only while it holds the thread', async () => {
+    const client = new Client({ apiUrl: platform.url, apiKey: (tenant as unknown as { key: string }).key, callerOptions: { maxRetries: 0 } });
+    const threads = platform.gateway.get<AgentThreadsRepository>(AGENT_THREADS_REPOSITORY);
+    const thread = await client.threads.create();
+    const seeded = { messages: [{ role: 'user', content: 'seeded' }] };
+    await client.threads.updateState(thread.thread_id, { values: seeded, asNode: 'model' });
+    const before = await client.threads.getState(thread.thread_id);
+
+    // The hold gone by the time the checkpoint is written (as when the thread is deleted
+    // meanwhile; here the condition names another hold): nothing is written, and the
+    // update says the thread is gone.
+    const heldByOf = threads.heldBy.bind(threads);
+    const heldBy = jest.spyOn(threads, 'heldBy').mockImplementationOnce((tenantId, threadId) => heldByOf(tenantId, threadId, randomUUID()));
+    try {
+      expect(await refusal(client.threads.updateState(thread.thread_id, { values: seeded, asNode: 'model' }))).toEqual({
+        status: 404,
+        code: 'THREAD_NOT_FOUND',
+      });
+    } finally {
+      heldBy.mockRestore();
+    }
+    expect((await client.threads.getState(thread.thread_id)).checkpoint.checkpoint_id).toBe(before.checkpoint.checkpoint_id);
+    expect((await client.threads.get(thread.thread_id)).status).toBe('idle');
+  });
+
   it('should read the latest checkpoint in the claim, and not when taking over from a stale run', async () => {
     const client = new Client({ apiUrl: platform.url, apiKey: (tenant as unknown as { key: string }).key, callerOptions: { maxRetries: 0 } });
     const threads = platform.gateway.get<AgentThreadsRepository>(AGENT_THREADS_REPOSITORY);

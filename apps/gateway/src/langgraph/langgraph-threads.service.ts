@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import type { RunnableConfig } from '@langchain/core/runnables';
 import type { StateSnapshot } from '@langchain/langgraph';
-import type { AgentRuntime } from '@drydock/agents';
+import { CheckpointCarrier, CONFIG_CHECKPOINT_CARRIER, ThreadNotHeldError, type AgentRuntime } from '@drydock/agents';
 import { AgentRuntimeAccess } from './agent-runtime.access.js';
 import {
   AGENT_THREADS_REPOSITORY,
@@ -117,14 +117,21 @@ export class LangGraphThreadsService {
     const values = parseStateValues(dto.values);
     const checkpointId = dto.checkpoint_id ?? checkpointIdOf(dto.checkpoint);
     if (checkpointId !== undefined && !isUuid(checkpointId)) throw LangGraphError.invalidCheckpointId(checkpointId);
-    const next = await this.holding(tenantId, threadId, async () => {
+    const next = await this.holding(tenantId, threadId, async (holdId) => {
+      // Written only while this hold is the thread's, as a run's writes are (its release,
+      // which always follows, waits for the WAL flush).
+      const config = runtime.stateConfig(tenantId, threadId, checkpointId);
+      const carrier = new CheckpointCarrier(false, this.threads.heldBy(tenantId, threadId, holdId));
+      config.configurable = { ...config.configurable, [CONFIG_CHECKPOINT_CARRIER]: carrier };
       try {
-        return await runtime.graph.updateState(runtime.stateConfig(tenantId, threadId, checkpointId), values, dto.as_node);
+        return await runtime.graph.updateState(config, values, dto.as_node);
       } catch (error) {
         // LangGraph's InvalidUpdateError: an unknown node, an ambiguous update.
         if (error instanceof Error && /InvalidUpdate|EmptyChannel/.test(error.name)) {
           throw LangGraphError.invalidStateUpdate(error.message.split('\n')[0]!);
         }
+        // The thread was deleted meanwhile: nothing was written.
+        if (error instanceof ThreadNotHeldError) throw LangGraphError.threadNotFound(threadId);
         throw error;
       }
     });
