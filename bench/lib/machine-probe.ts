@@ -7,6 +7,8 @@
 // memory access per step, reads that contention directly, so each bench that prints it
 // says which kind of spell its figures come from.
 
+import { Worker } from 'node:worker_threads';
+
 const WORDS = 16 * 1024 * 1024; // 64 MiB of Int32
 const STEPS = 1_000_000;
 const ROUNDS = 3;
@@ -35,6 +37,53 @@ export function memoryLatencyNs(): number {
   return rounds.sort((a, b) => a - b)[1]!;
 }
 
+// Microseconds for one thread to wake another and be woken back (a futex wait and
+// notify each way, through Atomics), the median of three rounds. The platform's requests
+// are chains of such wakeups between processes (client, gateway, Redis, worker, sandbox,
+// PostgreSQL); on this VM their cost moved when the pointer chase did not: the
+// twenty-second sitting, slow on every bench (`docker exec` 95-103 ms against 72-79),
+// read 143-198 ns there, as quiet spells do (bench/README.md).
+const WAKEUP_WARMUP = 1_000;
+const WAKEUP_TRIPS = 5_000;
+
+export function wakeupRoundTripUs(): number {
+  const flag = new Int32Array(new SharedArrayBuffer(4));
+  // The other side: waits for 1, answers 0; 2 ends it.
+  const echo = new Worker(
+    `const { workerData } = require('node:worker_threads');
+     const flag = new Int32Array(workerData);
+     for (;;) {
+       Atomics.wait(flag, 0, 0);
+       if (Atomics.load(flag, 0) === 2) break;
+       Atomics.store(flag, 0, 0);
+       Atomics.notify(flag, 0);
+     }`,
+    { eval: true, workerData: flag.buffer },
+  );
+  echo.unref();
+  const trip = () => {
+    Atomics.store(flag, 0, 1);
+    Atomics.notify(flag, 0);
+    while (Atomics.load(flag, 0) === 1) Atomics.wait(flag, 0, 1);
+  };
+  try {
+    for (let i = 0; i < WAKEUP_WARMUP; i++) trip();
+    const rounds: number[] = [];
+    for (let r = 0; r < ROUNDS; r++) {
+      const started = process.hrtime.bigint();
+      for (let i = 0; i < WAKEUP_TRIPS; i++) trip();
+      rounds.push(Number(process.hrtime.bigint() - started) / WAKEUP_TRIPS / 1000);
+    }
+    return rounds.sort((a, b) => a - b)[1]!;
+  } finally {
+    Atomics.store(flag, 0, 2);
+    Atomics.notify(flag, 0);
+  }
+}
+
 export function machineProbeLine(): string {
-  return `machine: ${memoryLatencyNs().toFixed(0)} ns per random memory access (64 MiB pointer chase; lower is quieter)`;
+  return (
+    `machine: ${memoryLatencyNs().toFixed(0)} ns per random memory access (64 MiB pointer chase), ` +
+    `${wakeupRoundTripUs().toFixed(1)} µs per wakeup round trip between two threads (lower is quieter)`
+  );
 }
