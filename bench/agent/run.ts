@@ -211,7 +211,7 @@ async function againstUrl(opts: Options, platform: BenchTarget) {
     let onThread = 0;
 
     let lastExecution: string | null = null;
-    const turn = async (): Promise<{ total: number; parsed: number; bytes: number; durationMs: number; sessionId: string; modelMs: number[] }> => {
+    const turn = async (): Promise<{ total: number; parsed: number; chars: number; durationMs: number; sessionId: string; modelMs: number[] }> => {
       if (opts.turnsPerThread > 0 && onThread === opts.turnsPerThread) {
         threadId = await newThread();
         onThread = 0;
@@ -256,7 +256,7 @@ async function againstUrl(opts: Options, platform: BenchTarget) {
       lastExecution = execution.id;
       // The scripted model server's own time for each of this turn's two requests.
       const modelMs = model.stats.handleMs.slice(handledBefore);
-      return { total, parsed, bytes: res.text.length, durationMs: execution.durationMs, sessionId: execution.sessionId, modelMs };
+      return { total, parsed, chars: res.text.length, durationMs: execution.durationMs, sessionId: execution.sessionId, modelMs };
     };
 
     // The warm-up, on threads of its own (each session ended after its thread); then the
@@ -277,7 +277,7 @@ async function againstUrl(opts: Options, platform: BenchTarget) {
     sessionId = (await turn()).sessionId;
     const totals: number[] = [];
     const parsedTotals: number[] = [];
-    const answerKb: number[] = [];
+    const answerKChars: number[] = [];
     const durations: number[] = [];
     const modelMs: number[] = [];
     const modelPerTurn: number[] = [];
@@ -302,7 +302,7 @@ async function againstUrl(opts: Options, platform: BenchTarget) {
       const t = await turn();
       totals.push(t.total);
       parsedTotals.push(t.parsed);
-      answerKb.push(t.bytes / 1000);
+      answerKChars.push(t.chars / 1000);
       durations.push(t.durationMs);
       modelMs.push(...t.modelMs);
       modelPerTurn.push(t.modelMs.reduce((sum, ms) => sum + ms, 0));
@@ -334,7 +334,7 @@ async function againstUrl(opts: Options, platform: BenchTarget) {
         [
           row(`turn, end to end (${opts.stream ? 'runs/stream' : 'runs/wait'})`, totals),
           row('  with the client decoding and parsing it', parsedTotals),
-          row('  the answer (thousands of characters)', answerKb),
+          row('  the answer (thousands of characters)', answerKChars),
           row('  its execution (durationMs)', durations),
           row('  turn - durationMs', upper),
           row('  Drydock agent overhead', overheads),

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { RunnableConfig } from '@langchain/core/runnables';
 import { DrydockError } from '@drydock/core';
-import { CheckpointCarrier, CONFIG_CHECKPOINT_CARRIER, CONFIG_LATEST_CHECKPOINT, type AgentRuntime } from '@drydock/agents';
+import { CheckpointCarrier, CONFIG_LATEST_CHECKPOINT, ThreadNotHeldError, withCheckpointCarrier, type AgentRuntime } from '@drydock/agents';
 import { AgentRuntimeAccess } from './agent-runtime.access.js';
 import { AGENT_THREADS_REPOSITORY, type AgentThreadRecord, type AgentThreadsRepository } from './agent-threads.repository.js';
 import type { RunCreateDto } from './dto/run-create.dto.js';
@@ -56,7 +56,7 @@ export class LangGraphRunsService {
     // answers, and carries the run's last checkpoint write (execute()).
     // Its checkpoint writes land only while it holds the thread.
     const carrier = new CheckpointCarrier(runtimeConfig.durability === 'exit', this.threads.heldBy(tenantId, threadId, runId));
-    runtimeConfig.configurable = { ...runtimeConfig.configurable, [CONFIG_CHECKPOINT_CARRIER]: carrier };
+    const carried = withCheckpointCarrier(runtimeConfig, carrier);
     try {
       await this.tagThread(tenantId, record, plan.assistantId, runtime);
     } catch (error) {
@@ -66,7 +66,7 @@ export class LangGraphRunsService {
     return {
       runId,
       threadId,
-      execute: (signal, emit = () => {}) => this.execute({ tenantId, threadId, runId, plan, runtime, runtimeConfig, carrier }, signal, emit),
+      execute: (signal, emit = () => {}) => this.execute({ tenantId, threadId, runId, plan, runtime, runtimeConfig: carried, carrier }, signal, emit),
     };
   }
 
@@ -103,17 +103,15 @@ export class LangGraphRunsService {
       let released = false;
       try {
         released = await this.threads.release(tenantId, threadId, runId, failure, run.carrier.take());
+        if (!released) this.logger.warn(`run ${runId} lost thread ${threadId} (deleted, or taken over): its last state was not kept`);
       } catch (error) {
         this.logger.error(`releasing ${threadId}: ${String(error)}`);
       }
       // The release's commit is what makes the run's checkpoints durable (it writes the
       // last, and the others committed without waiting for their WAL flush), and it
-      // writes nothing for a run that lost its thread (deleted, or taken over):
-      // unconfirmed, the run cannot answer as kept.
-      if (ended && !released) {
-        this.logger.warn(`run ${runId} on thread ${threadId} ended without its thread: its state was not confirmed`);
-        throw LangGraphError.runNotConfirmed();
-      }
+      // writes nothing for a run that lost its thread: unconfirmed, the run cannot
+      // answer as kept.
+      if (ended && !released) throw LangGraphError.runNotConfirmed();
     }
   }
 
@@ -132,8 +130,8 @@ export class LangGraphRunsService {
     const err = error instanceof Error ? error : new Error(String(error));
     const firstLine = (err.message.split('\n')[0] ?? '').slice(0, 500);
     if (err.name === 'GraphRecursionError') return LangGraphError.recursionLimit(firstLine);
-    // A checkpoint write after the run lost its thread (ThreadNotHeldError): not kept.
-    if (err.name === 'ThreadNotHeldError') return LangGraphError.runNotConfirmed();
+    // A checkpoint write after the run lost its thread: not kept.
+    if (err instanceof ThreadNotHeldError) return LangGraphError.runNotConfirmed();
     // No input and nothing to resume (e.g. a first run without input).
     if (err.name === 'EmptyInputError' || err.name === 'StateGraphInputError') {
       return LangGraphError.invalidInput('send "input" (e.g. {"messages": [...]}); this thread has nothing to resume');

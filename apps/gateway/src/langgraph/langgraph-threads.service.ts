@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import type { RunnableConfig } from '@langchain/core/runnables';
 import type { StateSnapshot } from '@langchain/langgraph';
-import { CheckpointCarrier, CONFIG_CHECKPOINT_CARRIER, ThreadNotHeldError, type AgentRuntime } from '@drydock/agents';
+import { CheckpointCarrier, ThreadNotHeldError, withCheckpointCarrier, type AgentRuntime } from '@drydock/agents';
 import { AgentRuntimeAccess } from './agent-runtime.access.js';
 import {
   AGENT_THREADS_REPOSITORY,
@@ -120,9 +120,8 @@ export class LangGraphThreadsService {
     const next = await this.holding(tenantId, threadId, async (holdId) => {
       // Written only while this hold is the thread's, as a run's writes are (its release,
       // which always follows, waits for the WAL flush).
-      const config = runtime.stateConfig(tenantId, threadId, checkpointId);
       const carrier = new CheckpointCarrier(false, this.threads.heldBy(tenantId, threadId, holdId));
-      config.configurable = { ...config.configurable, [CONFIG_CHECKPOINT_CARRIER]: carrier };
+      const config = withCheckpointCarrier(runtime.stateConfig(tenantId, threadId, checkpointId), carrier);
       try {
         return await runtime.graph.updateState(config, values, dto.as_node);
       } catch (error) {

@@ -89,6 +89,12 @@ export class CheckpointCarrier {
   }
 }
 
+// `config` with `carrier` in its configurable: how a run or a state update hands the
+// checkpointer its carrier.
+export function withCheckpointCarrier<C extends { configurable?: Record<string, unknown> }>(config: C, carrier: CheckpointCarrier): C {
+  return { ...config, configurable: { ...config.configurable, [CONFIG_CHECKPOINT_CARRIER]: carrier } };
+}
+
 // The carrier in a run's configurable, if it has one.
 export function checkpointCarrierOf(configurable: Record<string, unknown> | undefined): CheckpointCarrier | undefined {
   const carrier = configurable?.[CONFIG_CHECKPOINT_CARRIER];
