@@ -324,7 +324,7 @@ describe('CachedPostgresSaver', () => {
       const heldBy = (runId: string) => ({ sql: (first: number) => `EXISTS (SELECT 1 FROM ${holders} WHERE run_id = $${first})`, values: [runId] });
       const rowsOf = async (thread: string) => {
         let n = 0;
-        for (const table of ['checkpoints', 'checkpoint_blobs']) {
+        for (const table of ['checkpoints', 'checkpoint_blobs', 'checkpoint_writes']) {
           n += (await pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${SCHEMA}.${table} WHERE thread_id = $1`, [thread])).rows[0]!.n;
         }
         return n;
@@ -347,6 +347,28 @@ describe('CachedPostgresSaver', () => {
       await expect(run(lost, 'someone-else', 'async').done).rejects.toThrow(/no longer holds thread/);
       expect(await rowsOf(lost)).toBe(0);
       expect(await saver.getTuple({ configurable: { thread_id: lost, checkpoint_ns: '' } })).toBeUndefined();
+
+      // Pending writes (a task's writes with "async" or "sync" durability): the same rule,
+      // and the stock saver's: writes to LangGraph's special channels replace, the last of
+      // one channel winning; others keep what is stored.
+      const keptAt = (await cold.getTuple({ configurable: { thread_id: kept, checkpoint_ns: '' } }))!.config.configurable!.checkpoint_id as string;
+      const writesBy = (runId: string) => ({
+        configurable: { thread_id: kept, checkpoint_ns: '', checkpoint_id: keptAt, [CONFIG_CHECKPOINT_CARRIER]: new CheckpointCarrier(false, heldBy(runId)) },
+      });
+      const pendingOn = async () =>
+        ((await cold.getTuple({ configurable: { thread_id: kept, checkpoint_ns: '', checkpoint_id: keptAt } }))!.pendingWrites ?? [])
+          .map(([task, channel, value]) => `${task} ${channel} ${String(value)}`)
+          .sort();
+      await expect(saver.putWrites(writesBy('someone-else'), [['branch:to:reply', 'a']], 'task-1')).rejects.toThrow(/no longer holds thread/);
+      expect(await pendingOn()).toEqual([]);
+      await saver.putWrites(writesBy('holder'), [['branch:to:reply', 'a'], ['extra', 'b']], 'task-1');
+      await saver.putWrites(writesBy('holder'), [['branch:to:reply', 'changed'], ['extra', 'b']], 'task-1');
+      await saver.putWrites(writesBy('holder'), [['__error__', 'first'], ['__error__', 'second']], 'task-2');
+      expect(await pendingOn()).toEqual(['task-1 branch:to:reply a', 'task-1 extra b', 'task-2 __error__ second']);
+      await saver.putWrites(writesBy('holder'), [['__error__', 'third']], 'task-2');
+      expect(await pendingOn()).toEqual(['task-1 branch:to:reply a', 'task-1 extra b', 'task-2 __error__ third']);
+      // A load then goes to PostgreSQL, which has the writes.
+      expect((await saver.getTuple({ configurable: { thread_id: kept, checkpoint_ns: '' } }))!.pendingWrites).toHaveLength(3);
 
       // A carried write under the release's own condition: kept only if it holds.
       const carriedThread = `cache-${randomUUID()}`;
