@@ -5,6 +5,7 @@ import { Client } from '@langchain/langgraph-sdk';
 import { ScriptedModelProvider, type ChatScript } from '@drydock/agents';
 import {
   AGENT_THREADS_REPOSITORY,
+  type AgentThreadRecord,
   type AgentThreadsRepository,
   type ClaimedThread,
 } from '../../apps/gateway/src/langgraph/agent-threads.repository.js';
@@ -32,8 +33,11 @@ async function refusal(call: Promise<unknown> | AsyncIterable<unknown>): Promise
       await call;
     }
   } catch (error) {
-    const { status, text } = error as { status: number; text: string };
-    return { status, code: JSON.parse(text).error.code };
+    const { status, text, message } = error as { status?: number; text?: string; message: string };
+    // A run/wait that failed after its keep-alive had sent the 200 headers: the SDK raises
+    // the body's {"__error__": {error, message}} as "<code>: <message>".
+    if (text === undefined) return { status: 200, code: /^([A-Z_]+): /.exec(message)?.[1] ?? message };
+    return { status: status!, code: JSON.parse(text).error.code };
   }
   throw new Error('expected the request to be refused');
 }
@@ -423,17 +427,24 @@ describe('LangGraph-compatible API with the Drydock agent', () => {
     let release!: () => void;
     const reached = new Promise<void>((resolve) => (hold = { reached: resolve, released: new Promise<void>((r) => (release = r)) }));
     const run = refusal(client.runs.wait(thread.thread_id, 'agent', { input: { messages: [{ role: 'user', content: 'not kept' }] } }));
-    await reached;
-    // Its claim goes stale (a gateway that stopped beating), and another run takes the
-    // thread over and ends.
-    const held = await threads.find(tenant.tenantId, thread.thread_id);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-    const takeover = await threads.claim(tenant.tenantId, thread.thread_id, randomUUID(), 1);
-    expect(takeover).toMatchObject({ status: 'busy' });
-    expect(await threads.release(tenant.tenantId, thread.thread_id, (takeover as ClaimedThread).runId!, null)).toBe(true);
-    release();
-
-    expect(await run).toEqual({ status: 503, code: 'RUN_NOT_CONFIRMED' });
+    let held: AgentThreadRecord | null;
+    try {
+      await reached;
+      // Its claim goes stale (a gateway that stopped beating), and another run takes the
+      // thread over and ends.
+      held = await threads.find(tenant.tenantId, thread.thread_id);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      const takeover = await threads.claim(tenant.tenantId, thread.thread_id, randomUUID(), 1);
+      expect(takeover).toMatchObject({ status: 'busy' });
+      expect(await threads.release(tenant.tenantId, thread.thread_id, (takeover as ClaimedThread).runId!, null)).toBe(true);
+      // The older run's next heartbeat (10 s) finds the thread no longer its own and
+      // stops it, its model call still unanswered. By then runs/wait's keep-alive (also
+      // 10 s) may have sent its 200 headers: the refusal is 503, or in the body.
+      expect((await run).code).toBe('RUN_NOT_CONFIRMED');
+    } finally {
+      release();
+      await run;
+    }
     // The run that lost the thread released nothing either.
     expect(await threads.release(tenant.tenantId, thread.thread_id, held!.runId!, null)).toBe(false);
     const after = await client.threads.getState<{ messages: WireMessage[] }>(thread.thread_id);

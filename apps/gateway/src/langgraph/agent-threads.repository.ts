@@ -58,7 +58,9 @@ export interface AgentThreadsRepository {
     staleAfterMs: number,
     checkpointThread?: string,
   ): Promise<ClaimedThread | 'busy' | 'missing'>;
-  heartbeat(tenantId: string, threadId: string, runId: string): Promise<void>;
+  // Renews `runId`'s hold on the thread. Whether the run still holds it: false when the
+  // thread was deleted or a newer run took it over.
+  heartbeat(tenantId: string, threadId: string, runId: string): Promise<boolean>;
   // Ends `runId`'s hold on the thread: idle, or error with why. The run's last
   // checkpoint write, when its carrier held one, commits in the same statement, only if
   // the run still held the thread (its committed() is called after). Whether it did:

@@ -76,8 +76,19 @@ export class LangGraphRunsService {
     emit: (event: RunEvent) => void,
   ): Promise<unknown> {
     const { tenantId, threadId, runId, plan, runtime } = run;
+    // A heartbeat that finds the thread no longer held by this run (deleted, with its
+    // tenant or alone, or taken over after a stale hold) stops the run: nothing it does
+    // from then on could be kept, and its model calls and tool runs cost the tenant.
+    const lost = new AbortController();
     const heartbeat = setInterval(() => {
-      this.threads.heartbeat(tenantId, threadId, runId).catch((error: unknown) => this.logger.warn(`heartbeat of ${threadId}: ${String(error)}`));
+      this.threads.heartbeat(tenantId, threadId, runId).then(
+        (held) => {
+          if (held || lost.signal.aborted) return;
+          this.logger.warn(`run ${runId} lost thread ${threadId} (deleted, or taken over): stopping it`);
+          lost.abort();
+        },
+        (error: unknown) => this.logger.warn(`heartbeat of ${threadId}: ${String(error)}`),
+      );
     }, THREAD_HEARTBEAT_MS);
     heartbeat.unref();
     let failure: { code: string; message: string } | null = null;
@@ -85,7 +96,7 @@ export class LangGraphRunsService {
     try {
       emit({ event: 'metadata', data: { run_id: runId, thread_id: threadId, attempt: 1 } });
       const translator = new RunEventTranslator(plan.streamModes, (id) => runtime.publicThreadId(id));
-      const config = buildRunConfig(run.runtimeConfig, plan, signal);
+      const config = buildRunConfig(run.runtimeConfig, plan, AbortSignal.any([signal, lost.signal]));
       const stream = await runtime.graph.stream(plan.input, { ...config, streamMode: plan.graphModes });
       for await (const [mode, chunk] of stream) {
         for (const event of translator.translate(mode, chunk)) emit(event);
@@ -93,6 +104,8 @@ export class LangGraphRunsService {
       ended = true;
       return translator.lastValues ?? {};
     } catch (error) {
+      // Stopped because it lost its thread: its state is not kept (the release finds no row).
+      if (lost.signal.aborted) throw LangGraphError.runNotConfirmed();
       if (signal.aborted) throw LangGraphError.runCancelled();
       const mapped = this.toRunError(error, threadId);
       // Refused input ran nothing: the thread stays as it was.
@@ -103,7 +116,7 @@ export class LangGraphRunsService {
       let released = false;
       try {
         released = await this.threads.release(tenantId, threadId, runId, failure, run.carrier.take());
-        if (!released) this.logger.warn(`run ${runId} lost thread ${threadId} (deleted, or taken over): its last state was not kept`);
+        if (!released && !lost.signal.aborted) this.logger.warn(`run ${runId} lost thread ${threadId} (deleted, or taken over): its last state was not kept`);
       } catch (error) {
         this.logger.error(`releasing ${threadId}: ${String(error)}`);
       }

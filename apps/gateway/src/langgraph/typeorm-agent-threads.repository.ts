@@ -166,10 +166,11 @@ export class TypeOrmAgentThreadsRepository implements AgentThreadsRepository {
 
   async heartbeat(tenantId: string, threadId: string, runId: string) {
     assertTenant(tenantId);
-    await this.db.query(
-      `UPDATE agent_threads SET run_heartbeat_at = now() WHERE tenant_id = $1 AND thread_id = $2 AND run_id = $3`,
-      [tenantId, threadId, runId],
-    );
+    const { rowCount } = await pgPoolOf(this.db).query({
+      text: `UPDATE agent_threads SET run_heartbeat_at = now() WHERE tenant_id = $1 AND thread_id = $2 AND run_id = $3`,
+      values: [tenantId, threadId, runId],
+    });
+    return (rowCount ?? 0) > 0;
   }
 
   async release(tenantId: string, threadId: string, runId: string, error: AgentThreadRecord['error'], carried?: CarriedWrite) {
