@@ -105,7 +105,7 @@ export class LangGraphRunsService {
       return translator.lastValues ?? {};
     } catch (error) {
       // Stopped because it lost its thread: its state is not kept (the release finds no row).
-      if (lost.signal.aborted) throw LangGraphError.runNotConfirmed();
+      if (lost.signal.aborted) throw LangGraphError.runLostThread();
       if (signal.aborted) throw LangGraphError.runCancelled();
       const mapped = this.toRunError(error, threadId);
       // Refused input ran nothing: the thread stays as it was.
@@ -114,17 +114,19 @@ export class LangGraphRunsService {
     } finally {
       clearInterval(heartbeat);
       let released = false;
+      let releaseFailed = false;
       try {
         released = await this.threads.release(tenantId, threadId, runId, failure, run.carrier.take());
         if (!released && !lost.signal.aborted) this.logger.warn(`run ${runId} lost thread ${threadId} (deleted, or taken over): its last state was not kept`);
       } catch (error) {
+        releaseFailed = true;
         this.logger.error(`releasing ${threadId}: ${String(error)}`);
       }
       // The release's commit is what makes the run's checkpoints durable (it writes the
       // last, and the others committed without waiting for their WAL flush), and it
       // writes nothing for a run that lost its thread: unconfirmed, the run cannot
       // answer as kept.
-      if (ended && !released) throw LangGraphError.runNotConfirmed();
+      if (ended && !released) throw releaseFailed ? LangGraphError.runNotConfirmed() : LangGraphError.runLostThread();
     }
   }
 
@@ -144,7 +146,7 @@ export class LangGraphRunsService {
     const firstLine = (err.message.split('\n')[0] ?? '').slice(0, 500);
     if (err.name === 'GraphRecursionError') return LangGraphError.recursionLimit(firstLine);
     // A checkpoint write after the run lost its thread: not kept.
-    if (err instanceof ThreadNotHeldError) return LangGraphError.runNotConfirmed();
+    if (err instanceof ThreadNotHeldError) return LangGraphError.runLostThread();
     // No input and nothing to resume (e.g. a first run without input).
     if (err.name === 'EmptyInputError' || err.name === 'StateGraphInputError') {
       return LangGraphError.invalidInput('send "input" (e.g. {"messages": [...]}); this thread has nothing to resume');

@@ -72,6 +72,15 @@ export class LangGraphError extends DrydockError {
       503,
     );
   }
+  // The same code for a run that lost its thread (deleted, alone or with its tenant, or
+  // taken over by a newer run): nothing of it was kept.
+  static runLostThread() {
+    return new LangGraphError(
+      'RUN_NOT_CONFIRMED',
+      'The run lost its thread (deleted, or taken over by a newer run) and was stopped; nothing of it was saved. Read the thread state before running it again.',
+      503,
+    );
+  }
   // The client went away (or aborted): the run stopped where it was.
   static runCancelled() {
     return new LangGraphError('RUN_CANCELLED', 'The run was cancelled because its client disconnected.', 409);
