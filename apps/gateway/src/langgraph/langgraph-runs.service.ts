@@ -76,16 +76,24 @@ export class LangGraphRunsService {
     emit: (event: RunEvent) => void,
   ): Promise<unknown> {
     const { tenantId, threadId, runId, plan, runtime } = run;
-    // A heartbeat that finds the thread no longer held by this run (deleted, with its
-    // tenant or alone, or taken over after a stale hold) stops the run: nothing it does
-    // from then on could be kept, and its model calls and tool runs cost the tenant.
-    const lost = new AbortController();
+    // The run stops when the client goes (`signal`), or when a heartbeat finds the thread
+    // no longer held by this run (deleted, with its tenant or alone, or taken over after
+    // a stale hold): nothing it does from then on could be kept, and its model calls and
+    // tool runs cost the tenant. One plain controller for both rather than
+    // AbortSignal.any, which Node keeps alive for as long as an abort listener is attached
+    // to it: the run's own listener goes with the run.
+    const stop = new AbortController();
+    let lost = false;
+    const onClientGone = () => stop.abort(signal.reason);
+    signal.addEventListener('abort', onClientGone, { once: true });
+    if (signal.aborted) onClientGone();
     const heartbeat = setInterval(() => {
       this.threads.heartbeat(tenantId, threadId, runId).then(
         (held) => {
-          if (held || lost.signal.aborted) return;
+          if (held || stop.signal.aborted) return;
           this.logger.warn(`run ${runId} lost thread ${threadId} (deleted, or taken over): stopping it`);
-          lost.abort();
+          lost = true;
+          stop.abort();
         },
         (error: unknown) => this.logger.warn(`heartbeat of ${threadId}: ${String(error)}`),
       );
@@ -96,7 +104,7 @@ export class LangGraphRunsService {
     try {
       emit({ event: 'metadata', data: { run_id: runId, thread_id: threadId, attempt: 1 } });
       const translator = new RunEventTranslator(plan.streamModes, (id) => runtime.publicThreadId(id));
-      const config = buildRunConfig(run.runtimeConfig, plan, AbortSignal.any([signal, lost.signal]));
+      const config = buildRunConfig(run.runtimeConfig, plan, stop.signal);
       const stream = await runtime.graph.stream(plan.input, { ...config, streamMode: plan.graphModes });
       for await (const [mode, chunk] of stream) {
         for (const event of translator.translate(mode, chunk)) emit(event);
@@ -105,7 +113,7 @@ export class LangGraphRunsService {
       return translator.lastValues ?? {};
     } catch (error) {
       // Stopped because it lost its thread: its state is not kept (the release finds no row).
-      if (lost.signal.aborted) throw LangGraphError.runLostThread();
+      if (lost) throw LangGraphError.runLostThread();
       if (signal.aborted) throw LangGraphError.runCancelled();
       const mapped = this.toRunError(error, threadId);
       // Refused input ran nothing: the thread stays as it was.
@@ -113,11 +121,12 @@ export class LangGraphRunsService {
       throw mapped;
     } finally {
       clearInterval(heartbeat);
+      signal.removeEventListener('abort', onClientGone);
       let released = false;
       let releaseFailed = false;
       try {
         released = await this.threads.release(tenantId, threadId, runId, failure, run.carrier.take());
-        if (!released && !lost.signal.aborted) this.logger.warn(`run ${runId} lost thread ${threadId} (deleted, or taken over): its last state was not kept`);
+        if (!released && !lost) this.logger.warn(`run ${runId} lost thread ${threadId} (deleted, or taken over): its last state was not kept`);
       } catch (error) {
         releaseFailed = true;
         this.logger.error(`releasing ${threadId}: ${String(error)}`);
