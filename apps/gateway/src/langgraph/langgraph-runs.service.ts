@@ -84,13 +84,15 @@ export class LangGraphRunsService {
     // to it: the run's own listener goes with the run.
     const stop = new AbortController();
     let lost = false;
+    // A heartbeat answered after the release (another connection) finds the row freed.
+    let finished = false;
     const onClientGone = () => stop.abort(signal.reason);
     signal.addEventListener('abort', onClientGone, { once: true });
     if (signal.aborted) onClientGone();
     const heartbeat = setInterval(() => {
       this.threads.heartbeat(tenantId, threadId, runId).then(
         (held) => {
-          if (held || stop.signal.aborted) return;
+          if (held || finished || stop.signal.aborted) return;
           this.logger.warn(`run ${runId} lost thread ${threadId} (deleted, or taken over): stopping it`);
           lost = true;
           stop.abort();
@@ -120,6 +122,7 @@ export class LangGraphRunsService {
       if (mapped.code !== 'INVALID_INPUT') failure = { code: mapped.code, message: mapped.message };
       throw mapped;
     } finally {
+      finished = true;
       clearInterval(heartbeat);
       signal.removeEventListener('abort', onClientGone);
       let released = false;

@@ -16,10 +16,11 @@
 // waits for its flush, covers them, as PostgreSQL flushes the WAL in order.
 //
 // A run writes its thread's state only while it holds the thread: every write of a run
-// with a carrier (checkpoints and pending writes) lands only if the carrier's `onlyIf` holds (the thread is still claimed
-// by this run), and the release stores the write it carries only if it released the
-// thread. A run under way while its thread or its tenant was deleted, or whose thread a
-// newer run took over (a stale claim), leaves nothing behind (ThreadNotHeldError).
+// with a carrier (checkpoints and pending writes) lands only if the carrier's `onlyIf`
+// holds (the thread is still claimed by this run), and the release stores the write it
+// carries only if it released the thread. A run under way while its thread or its
+// tenant was deleted, or whose thread a newer run took over (a stale claim), leaves
+// nothing behind (ThreadNotHeldError).
 export const CONFIG_CHECKPOINT_CARRIER = 'drydock_checkpoint_carrier';
 
 // An SQL condition over parameters numbered from $first, in the order of `values`.
