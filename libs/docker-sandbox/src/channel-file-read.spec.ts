@@ -78,6 +78,27 @@ describe(ChannelFileRead.name, () => {
     await expect(read(entry.content)).rejects.toThrow('/churn changed while it was read');
   });
 
+  // A file's header, bytes and incomplete end can arrive in one read of the channel,
+  // before the reader has taken the entry: the failure must wait for the reader, not
+  // be thrown as an 'error' nobody listens to (that crashed the worker process).
+  it('should keep the failure of a file for its reader when it came before the reader looked', async () => {
+    const { flow: f } = flow();
+    const sut = new ChannelFileRead('r', 2, 1 << 30, f);
+    sut.onFile({ ev: 'fs-file', id: 'r', path: '/churn', size: 4 });
+    sut.onData(Buffer.from('\0\0\0\0'));
+    sut.onFileEnd({ ev: 'fs-file-end', id: 'r', path: '/churn', complete: false });
+    sut.onFile({ ev: 'fs-file', id: 'r', path: '/next', size: 2 });
+    sut.onData(Buffer.from('ok'));
+    sut.onFileEnd({ ev: 'fs-file-end', id: 'r', path: '/next', complete: true });
+    // Past the ticks on which an unheard 'error' would have been thrown.
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    const entries = sut.entries();
+    const churn = (await entries.next()).value as SessionTreeEntry;
+    await expect(read(churn.content)).rejects.toThrow('/churn changed while it was read');
+    const next = (await entries.next()).value as SessionTreeEntry;
+    expect((await read(next.content)).toString()).toBe('ok');
+  });
+
   it('should drop what a reader skips or leaves, and keep the channel flowing', async () => {
     const { flow: f, state } = flow();
     const sut = new ChannelFileRead('r', 3, 1 << 30, f);

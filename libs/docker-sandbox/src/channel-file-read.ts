@@ -49,6 +49,11 @@ export class ChannelFileRead {
       return;
     }
     const content = new Readable({ highWaterMark: FILE_BUFFER_BYTES, read: () => this.flow.resume() });
+    // The file may fail (onFileEnd, fail) before its reader has taken the entry or started
+    // reading, even in the same read of the channel as its header. With no listener the
+    // 'error' would be thrown from the event loop and end the worker; the stream keeps the
+    // error (`errored`), and the reader's iteration or pipeline still rejects with it.
+    content.on('error', () => undefined);
     this.current = content;
     if (this.abandoned) content.destroy();
     this.push({ path: event.path, kind: 'file', size: event.size, content });
