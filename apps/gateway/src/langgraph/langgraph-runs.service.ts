@@ -11,6 +11,9 @@ import { THREAD_HEARTBEAT_MS, THREAD_STALE_MS } from './langgraph-threads.servic
 import { RunEventTranslator, type RunEvent } from './run-events.js';
 import { buildRunConfig, planRun, type RunPlan } from './run-request.js';
 
+// Why a run's own controller aborted it when its heartbeat found the thread gone.
+const THREAD_LOST = Symbol('thread lost');
+
 // A run that holds its thread and has not started yet. The caller must call execute()
 // at once: it is what releases the thread.
 export interface PreparedRun {
@@ -83,7 +86,7 @@ export class LangGraphRunsService {
     // AbortSignal.any, which Node keeps alive for as long as an abort listener is attached
     // to it: the run's own listener goes with the run.
     const stop = new AbortController();
-    let lost = false;
+    const lost = () => stop.signal.reason === THREAD_LOST;
     // A heartbeat answered after the release (another connection) finds the row freed.
     let finished = false;
     const onClientGone = () => stop.abort(signal.reason);
@@ -94,8 +97,7 @@ export class LangGraphRunsService {
         (held) => {
           if (held || finished || stop.signal.aborted) return;
           this.logger.warn(`run ${runId} lost thread ${threadId} (deleted, or taken over): stopping it`);
-          lost = true;
-          stop.abort();
+          stop.abort(THREAD_LOST);
         },
         (error: unknown) => this.logger.warn(`heartbeat of ${threadId}: ${String(error)}`),
       );
@@ -115,7 +117,7 @@ export class LangGraphRunsService {
       return translator.lastValues ?? {};
     } catch (error) {
       // Stopped because it lost its thread: its state is not kept (the release finds no row).
-      if (lost) throw LangGraphError.runLostThread();
+      if (lost()) throw LangGraphError.runLostThread();
       if (signal.aborted) throw LangGraphError.runCancelled();
       const mapped = this.toRunError(error, threadId);
       // Refused input ran nothing: the thread stays as it was.
@@ -129,7 +131,7 @@ export class LangGraphRunsService {
       let releaseFailed = false;
       try {
         released = await this.threads.release(tenantId, threadId, runId, failure, run.carrier.take());
-        if (!released && !lost) this.logger.warn(`run ${runId} lost thread ${threadId} (deleted, or taken over): its last state was not kept`);
+        if (!released && !lost()) this.logger.warn(`run ${runId} lost thread ${threadId} (deleted, or taken over): its last state was not kept`);
       } catch (error) {
         releaseFailed = true;
         this.logger.error(`releasing ${threadId}: ${String(error)}`);

@@ -307,7 +307,7 @@ export class CachedPostgresSaver extends PostgresSaver {
     if (rows.length === 0) return checkpointRow;
     return `checkpoint_blobs AS (
         INSERT INTO ${this.table('checkpoint_blobs')} (thread_id, checkpoint_ns, channel, version, type, blob)
-        ${condition ? `SELECT * FROM (VALUES ${rows.join(', ')}) AS blob_rows WHERE ${condition}` : `VALUES ${rows.join(', ')}`}
+        ${valuesWhere(rows, condition)}
         ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO NOTHING
       ), ${checkpointRow}`;
   }
@@ -407,7 +407,7 @@ export class CachedPostgresSaver extends PostgresSaver {
     });
     return `pending_writes AS (
         INSERT INTO ${this.table('checkpoint_writes')} (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, blob)
-        ${condition ? `SELECT * FROM (VALUES ${rows.join(', ')}) AS write_rows WHERE ${condition}` : `VALUES ${rows.join(', ')}`}
+        ${valuesWhere(rows, condition)}
         ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx)
         ${replace ? 'DO UPDATE SET channel = EXCLUDED.channel, type = EXCLUDED.type, blob = EXCLUDED.blob' : 'DO NOTHING'}
       )`;
@@ -459,6 +459,12 @@ export class CachedPostgresSaver extends PostgresSaver {
   private table(name: string): string {
     return `"${this.schema}".${name}`;
   }
+}
+
+// An INSERT's rows: `VALUES ...`, or with `condition` (SQL) the same rows only if it
+// holds. In the subquery the rows' parameters are text unless cast.
+function valuesWhere(rows: string[], condition?: string): string {
+  return condition ? `SELECT * FROM (VALUES ${rows.join(', ')}) AS new_rows WHERE ${condition}` : `VALUES ${rows.join(', ')}`;
 }
 
 function cacheKey(threadId: unknown, ns: unknown): string {
