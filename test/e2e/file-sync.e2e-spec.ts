@@ -146,6 +146,43 @@ describe('Thread files in the session (sync)', () => {
     expect((await content('t-big', '/big.bin')).status).toBe(404);
   });
 
+  it('should mirror the other files while code in the background is still writing one, and that one once it stops', async () => {
+    const session = await api.createSession({ threadId: 't-hot' });
+    // A thread that keeps appending to hot.log (starting over past 768 KiB) after each
+    // run ends. A read of it usually sees it grow or shrink, not always: runs that also
+    // write calm.txt go on until one finds hot.log changing under its read.
+    const started = await run(
+      session.id,
+      [
+        'import threading',
+        'stop = threading.Event()',
+        'def churn():',
+        "    with open('/session/hot.log', 'ab', buffering=0) as f:",
+        '        while not stop.is_set():',
+        "            f.write(b'x' * 256)",
+        '            if f.tell() > 768 * 1024: f.truncate(0); f.seek(0)',
+        'writer = threading.Thread(target=churn, daemon=True)',
+        'writer.start()',
+      ].join('\n'),
+    );
+    expect(started.status).toBe('ok');
+    let caught: { attempt: number; files: { changed: string[]; skipped: { path: string; reason: string }[] } } | undefined;
+    for (let attempt = 1; attempt <= 30 && !caught; attempt++) {
+      const result = await run(session.id, `open('/session/calm.txt', 'w').write('calm ${attempt}')`);
+      expect(result.status).toBe('ok');
+      if (result.files.skipped.length > 0) caught = { attempt, files: result.files };
+    }
+    expect(caught).toBeDefined();
+    expect(caught!.files.changed).toEqual(['/calm.txt']);
+    expect(caught!.files.skipped).toEqual([{ path: '/hot.log', reason: 'changing' }]);
+    expect((await content('t-hot', '/calm.txt')).body).toBe(`calm ${caught!.attempt}`);
+
+    const stopped = await run(session.id, "stop.set(); writer.join()\nopen('/session/hot.log', 'w').write('done')");
+    expect(stopped.status).toBe('ok');
+    expect(stopped.files.changed).toEqual(['/hot.log']);
+    expect((await content('t-hot', '/hot.log')).body).toBe('done');
+  });
+
   it('should read many changed files back at once and leave /session/artifacts out', async () => {
     const session = await api.createSession({ threadId: 't-many' });
     const result = await run(

@@ -42,6 +42,8 @@ export class FakeSandbox implements Sandbox {
   deletes: string[][] = [];
   // Makes the next readFiles throw after yielding this many files.
   failReadAfter: number | null = null;
+  // Files the code is still writing: readFiles answers them as `changing`.
+  readonly changing = new Set<string>();
 
   constructor(
     readonly id: string,
@@ -74,6 +76,7 @@ export class FakeSandbox implements Sandbox {
       }
       const content = this.session.get(path);
       if (!content) yield { path, skipped: 'vanished' };
+      else if (this.changing.has(path)) yield { path, skipped: 'changing' };
       else if (content.length > options.maxFileBytes) yield { path, skipped: 'too-large' };
       else yield { path, content };
       yielded++;

@@ -10,7 +10,7 @@ import {
   type RecycledEvent,
   type ReplRequest,
 } from '@drydock/execution';
-import { ChannelFileRead } from './channel-file-read.js';
+import { ChannelFileRead, FileChangedWhileReadError } from './channel-file-read.js';
 import { SANDBOX_UID } from './container-spec.js';
 import { packSessionFiles, readSessionArchive, SESSION_ROOT, walkSessionArchive } from './session-archive.js';
 import {
@@ -173,8 +173,17 @@ export class DockerSandbox implements Sandbox {
     this.assertAlive();
     if (this.canReadOverChannel()) {
       for await (const entry of this.readOverChannel([...wanted], options.maxFileBytes)) {
-        if (entry.kind !== 'file') yield { path: entry.path, skipped: entry.kind };
-        else yield { path: entry.path, content: await collect(entry.content as Readable, entry.size) };
+        if (entry.kind !== 'file') {
+          yield { path: entry.path, skipped: entry.kind };
+          continue;
+        }
+        // One file still being written does not stop the others: the answers after it
+        // arrive as usual.
+        const content = await collect(entry.content as Readable, entry.size).catch((error: unknown) => {
+          if (error instanceof FileChangedWhileReadError) return null;
+          throw error;
+        });
+        yield content ? { path: entry.path, content } : { path: entry.path, skipped: 'changing' };
       }
       return;
     }

@@ -50,7 +50,8 @@ export interface SessionFileIn {
 
 // Why a changed path was not read back: the report's reasons, or what the archive
 // showed by the time it was read (the code may still be running in the background).
-export type ReadSkipReason = SkipReason | 'directory' | 'too-large' | 'vanished' | 'invalid-path';
+// `changing`: the file grew or shrank while its bytes were sent (code still writing it).
+export type ReadSkipReason = SkipReason | 'directory' | 'too-large' | 'vanished' | 'invalid-path' | 'changing';
 
 // One path asked of readFiles: its bytes, or why it was not read.
 export type SessionFileRead = { path: string; content: Buffer } | { path: string; skipped: ReadSkipReason };

@@ -168,6 +168,22 @@ describe(SessionFileSync.name, () => {
       expect(await files.vfs.exists(scope, '/b.txt')).toBe(true);
     });
 
+    it('should mirror the other files when one is still being written, and that one after the next run', async () => {
+      sandbox.session.set('/hot.log', Buffer.from('line 1'));
+      sandbox.session.set('/calm.txt', Buffer.from('c'));
+      sandbox.changing.add('/hot.log');
+      const first = await sut.pull(scope, sandbox, state, report({ changed: ['/hot.log', '/calm.txt'] }));
+      expect(first.changed).toEqual(['/calm.txt']);
+      expect(first.skipped).toEqual([{ path: '/hot.log', reason: 'changing' }]);
+      expect(await files.vfs.exists(scope, '/hot.log')).toBe(false);
+
+      sandbox.changing.clear();
+      sandbox.session.set('/hot.log', Buffer.from('line 1\nline 2'));
+      const next = await sut.pull(scope, sandbox, state, report());
+      expect(next.changed).toEqual(['/hot.log']);
+      expect(await files.vfs.read(scope, '/hot.log')).toContain('line 2');
+    });
+
     it('should skip files that do not fit the tenant quota and keep the run going', async () => {
       setup({ VFS_MAX_TENANT_BYTES: '5' });
       sandbox.session.set('/a.txt', Buffer.from('1234'));

@@ -108,6 +108,12 @@ export class SessionFileSync {
     try {
       for await (const read of sandbox.readFiles(wanted, { maxFileBytes: this.config.vfs.maxFileBytes })) {
         if ('skipped' in read) {
+          // Still being written (by code running in the background): it stays pending,
+          // and is read again after the next run.
+          if (read.skipped === 'changing') {
+            files.skipped.push({ path: read.path, reason: 'changing' });
+            continue;
+          }
           state.pending.delete(read.path);
           if (read.skipped !== 'vanished') files.skipped.push({ path: read.path, reason: read.skipped });
           continue;
