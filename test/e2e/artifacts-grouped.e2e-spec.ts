@@ -180,6 +180,40 @@ describe('Artifacts in groups', () => {
     expect(sandbox.session.size).toBe(0);
   });
 
+  it('should take the other files when one is still being written, and leave that one in the outbox for the next run', async () => {
+    const tenant = await platform.newTenant();
+    const files: [string, Buffer][] = [
+      ['a.txt', unique(100)],
+      ['hot.log', unique(300)],
+      ['big.bin', unique(2 * 1024 * 1024)],
+      ['hot-big.bin', unique(2 * 1024 * 1024)],
+      ['z.txt', unique(100)],
+    ];
+    const { sandbox, listing } = sandboxWith(files);
+    sandbox.changing.add('/artifacts/hot.log');
+    sandbox.changing.add('/artifacts/hot-big.bin');
+
+    const result = await sut.ingest(sandbox, tenant.tenantId, lineageOf('changing'), listing);
+
+    expect(result.artifacts.map((a) => a.name)).toEqual(['a.txt', 'big.bin', 'z.txt']);
+    expect(result.skipped).toEqual([
+      { path: '/artifacts/hot-big.bin', reason: 'changing' },
+      { path: '/artifacts/hot.log', reason: 'changing' },
+    ]);
+    expect(await artifacts.usage(tenant.tenantId)).toEqual({ count: 3, bytes: 200 + 2 * 1024 * 1024 });
+    expect(staged()).toEqual([]);
+    expect([...sandbox.session.keys()].sort()).toEqual(['/artifacts/hot-big.bin', '/artifacts/hot.log']);
+
+    // Written out by the next run: taken then.
+    sandbox.changing.clear();
+    const again = await sut.ingest(sandbox, tenant.tenantId, lineageOf('changing'), {
+      files: ['hot.log', 'hot-big.bin'].map((name) => ({ path: `/artifacts/${name}`, size: sandbox.session.get(`/artifacts/${name}`)!.length })),
+      skipped: [],
+    });
+    expect(again.artifacts.map((a) => a.name)).toEqual(['hot.log', 'hot-big.bin']);
+    expect(sandbox.session.size).toBe(0);
+  });
+
   describe('with garbage collection', () => {
     // Content whose artifact rows are gone but whose blob row and bytes the collector has
     // not removed yet.

@@ -1,12 +1,13 @@
-import type {
-  FsDeleteOutcome,
-  RunOutcome,
-  RunRequest,
-  Sandbox,
-  SandboxRuntime,
-  SessionFileIn,
-  SessionFileRead,
-  SessionTreeEntry,
+import {
+  SandboxFileChangedError,
+  type FsDeleteOutcome,
+  type RunOutcome,
+  type RunRequest,
+  type Sandbox,
+  type SandboxRuntime,
+  type SessionFileIn,
+  type SessionFileRead,
+  type SessionTreeEntry,
 } from '@drydock/execution';
 import { Readable } from 'node:stream';
 import type { TenantsRepository } from '@drydock/core';
@@ -42,7 +43,8 @@ export class FakeSandbox implements Sandbox {
   deletes: string[][] = [];
   // Makes the next readFiles throw after yielding this many files.
   failReadAfter: number | null = null;
-  // Files the code is still writing: readFiles answers them as `changing`.
+  // Files the code is still writing: readFiles answers them as `changing`, and their
+  // exportFiles stream fails as a real sandbox's does after the first bytes.
   readonly changing = new Set<string>();
 
   constructor(
@@ -97,6 +99,7 @@ export class FakeSandbox implements Sandbox {
       const content = this.session.get(path);
       if (!content) yield { path, kind: 'vanished', size: 0, content: Readable.from([]) };
       else if (content.length > options.maxFileBytes) yield { path, kind: 'too-large', size: content.length, content: Readable.from([]) };
+      else if (this.changing.has(path)) yield { path, kind: 'file', size: content.length, content: changingStream(path, content) };
       else yield { path, kind: 'file', size: content.length, content: Readable.from([content]) };
     }
   }
@@ -146,4 +149,14 @@ export function inMemoryVfs(env: Record<string, string> = {}) {
   };
   const config = makeConfig(env);
   return { vfs: new VfsService(repo, tenants as TenantsRepository, config), repo, config };
+}
+
+// A file's bytes as a sandbox sends one that is written meanwhile: some, then the error.
+function changingStream(path: string, content: Buffer): Readable {
+  return Readable.from(
+    (async function* () {
+      yield content.subarray(0, Math.ceil(content.length / 2));
+      throw new SandboxFileChangedError(path);
+    })(),
+  );
 }

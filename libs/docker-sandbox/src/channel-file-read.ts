@@ -1,14 +1,5 @@
 import { Readable } from 'node:stream';
-import type { FsFileEndEvent, FsFileEvent, ReadSkipReason, SessionTreeEntry } from '@drydock/execution';
-
-// A file the supervisor sent with fewer or more bytes than it announced: it was being
-// written while it was read, and its bytes are not the file's.
-export class FileChangedWhileReadError extends Error {
-  constructor(readonly path: string) {
-    super(`${path} changed while it was read`);
-    this.name = 'FileChangedWhileReadError';
-  }
-}
+import { SandboxFileChangedError, type FsFileEndEvent, type FsFileEvent, type ReadSkipReason, type SessionTreeEntry } from '@drydock/execution';
 
 // Bytes of a file buffered for its reader before the channel is paused.
 const FILE_BUFFER_BYTES = 1 << 20;
@@ -80,7 +71,7 @@ export class ChannelFileRead {
     if (content && !content.destroyed) {
       if (event.complete) content.push(null);
       // Padded or cut by the supervisor: never taken for the file's bytes.
-      else content.destroy(new FileChangedWhileReadError(event.path));
+      else content.destroy(new SandboxFileChangedError(event.path));
     }
     this.flow.resume();
   }

@@ -10,12 +10,13 @@ import {
   type RecycledEvent,
   type ReplRequest,
 } from '@drydock/execution';
-import { ChannelFileRead, FileChangedWhileReadError } from './channel-file-read.js';
+import { ChannelFileRead } from './channel-file-read.js';
 import { SANDBOX_UID } from './container-spec.js';
 import { packSessionFiles, readSessionArchive, SESSION_ROOT, walkSessionArchive } from './session-archive.js';
 import {
   failedRunOutcome,
   outcomeFromDone,
+  SandboxFileChangedError,
   type FsDeleteOutcome,
   type OutputListener,
   type RecycleOutcome,
@@ -180,7 +181,7 @@ export class DockerSandbox implements Sandbox {
         // One file still being written does not stop the others: the answers after it
         // arrive as usual.
         const content = await collect(entry.content as Readable, entry.size).catch((error: unknown) => {
-          if (error instanceof FileChangedWhileReadError) return null;
+          if (error instanceof SandboxFileChangedError) return null;
           throw error;
         });
         yield content ? { path: entry.path, content } : { path: entry.path, skipped: 'changing' };

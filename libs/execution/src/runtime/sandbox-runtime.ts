@@ -56,6 +56,17 @@ export type ReadSkipReason = SkipReason | 'directory' | 'too-large' | 'vanished'
 // One path asked of readFiles: its bytes, or why it was not read.
 export type SessionFileRead = { path: string; content: Buffer } | { path: string; skipped: ReadSkipReason };
 
+// What a file's stream (SessionTreeEntry.content) fails with when the sandbox sent it
+// with fewer or more bytes than it announced: the file was being written while it was
+// read (code running in the background), and the bytes are not the file's. The entries
+// after it still arrive.
+export class SandboxFileChangedError extends Error {
+  constructor(readonly path: string) {
+    super(`${path} changed while it was read`);
+    this.name = 'SandboxFileChangedError';
+  }
+}
+
 // An entry of exportFiles: a regular file with a stream of its bytes (read it or leave
 // it; the rest is dropped), or another kind, named by the reason it is not read.
 export interface SessionTreeEntry {

@@ -10,7 +10,7 @@ import {
   type ArtifactLineage,
   type StagedArtifact,
 } from '@drydock/artifacts';
-import type { ArtifactListing, Sandbox } from '@drydock/execution';
+import { SandboxFileChangedError, type ArtifactListing, type Sandbox } from '@drydock/execution';
 
 // Files up to this size are staged and recorded in groups (one transaction per group);
 // larger ones stream and are recorded on their own. A group is recorded when it has
@@ -107,6 +107,12 @@ export class ArtifactIngester {
             } else result.artifacts.push(toDescriptor(outcome));
           }
         };
+        // Still being written (code running in the background): left in the outbox and
+        // listed again after the next run; the files after it are taken as usual.
+        const stillChanging = (path: string) => {
+          done.delete(path);
+          result.skipped.push({ path, reason: 'changing' });
+        };
         try {
           const requested = [...wanted];
           for await (const entry of requested.length ? sandbox.exportFiles(requested, { maxFileBytes: maxBytes }) : []) {
@@ -143,6 +149,7 @@ export class ArtifactIngester {
               } catch (error) {
                 if (error instanceof BlobTooLargeError) result.skipped.push({ path: entry.path, reason: 'too-large' });
                 else if (error instanceof ArtifactQuotaExceededError) result.skipped.push({ path: entry.path, reason: 'quota' });
+                else if (error instanceof SandboxFileChangedError) stillChanging(entry.path);
                 else {
                   done.delete(entry.path);
                   result.skipped.push({ path: entry.path, reason: 'ingest-error' });
@@ -157,6 +164,10 @@ export class ArtifactIngester {
             } catch (error) {
               if (error instanceof BlobTooLargeError) {
                 result.skipped.push({ path: entry.path, reason: 'too-large' });
+                continue;
+              }
+              if (error instanceof SandboxFileChangedError) {
+                stillChanging(entry.path);
                 continue;
               }
               done.delete(entry.path);
