@@ -9,10 +9,8 @@ import type { RunCreateDto } from './dto/run-create.dto.js';
 import { LangGraphError } from './langgraph.errors.js';
 import { THREAD_HEARTBEAT_MS, THREAD_STALE_MS } from './langgraph-threads.service.js';
 import { RunEventTranslator, type RunEvent } from './run-events.js';
+import { RunStop } from './run-stop.js';
 import { buildRunConfig, planRun, type RunPlan } from './run-request.js';
-
-// Why a run's own controller aborted it when its heartbeat found the thread gone.
-const THREAD_LOST = Symbol('thread lost');
 
 // A run that holds its thread and has not started yet. The caller must call execute()
 // at once: it is what releases the thread.
@@ -79,30 +77,10 @@ export class LangGraphRunsService {
     emit: (event: RunEvent) => void,
   ): Promise<unknown> {
     const { tenantId, threadId, runId, plan, runtime } = run;
-    // The run stops when the client goes (`signal`), or when a heartbeat finds the thread
-    // no longer held by this run (deleted, with its tenant or alone, or taken over after
-    // a stale hold): nothing it does from then on could be kept, and its model calls and
-    // tool runs cost the tenant. One plain controller for both rather than
-    // AbortSignal.any, which Node keeps alive for as long as an abort listener is attached
-    // to it: the run's own listener goes with the run.
-    const stop = new AbortController();
-    const lost = () => stop.signal.reason === THREAD_LOST;
-    // A heartbeat answered after the release (another connection) finds the row freed.
-    let finished = false;
-    const onClientGone = () => stop.abort(signal.reason);
-    signal.addEventListener('abort', onClientGone, { once: true });
-    if (signal.aborted) onClientGone();
-    const heartbeat = setInterval(() => {
-      this.threads.heartbeat(tenantId, threadId, runId).then(
-        (held) => {
-          if (held || finished || stop.signal.aborted) return;
-          this.logger.warn(`run ${runId} lost thread ${threadId} (deleted, or taken over): stopping it`);
-          stop.abort(THREAD_LOST);
-        },
-        (error: unknown) => this.logger.warn(`heartbeat of ${threadId}: ${String(error)}`),
-      );
-    }, THREAD_HEARTBEAT_MS);
-    heartbeat.unref();
+    const stop = new RunStop(signal, () => this.threads.heartbeat(tenantId, threadId, runId), THREAD_HEARTBEAT_MS, {
+      lost: () => this.logger.warn(`run ${runId} lost thread ${threadId} (deleted, or taken over): stopping it`),
+      failed: (error) => this.logger.warn(`heartbeat of ${threadId}: ${String(error)}`),
+    });
     let failure: { code: string; message: string } | null = null;
     let ended = false;
     try {
@@ -117,21 +95,19 @@ export class LangGraphRunsService {
       return translator.lastValues ?? {};
     } catch (error) {
       // Stopped because it lost its thread: its state is not kept (the release finds no row).
-      if (lost()) throw LangGraphError.runLostThread();
-      if (signal.aborted) throw LangGraphError.runCancelled();
+      if (stop.lostThread) throw LangGraphError.runLostThread();
+      if (stop.cancelled) throw LangGraphError.runCancelled();
       const mapped = this.toRunError(error, threadId);
       // Refused input ran nothing: the thread stays as it was.
       if (mapped.code !== 'INVALID_INPUT') failure = { code: mapped.code, message: mapped.message };
       throw mapped;
     } finally {
-      finished = true;
-      clearInterval(heartbeat);
-      signal.removeEventListener('abort', onClientGone);
+      stop.end();
       let released = false;
       let releaseFailed = false;
       try {
         released = await this.threads.release(tenantId, threadId, runId, failure, run.carrier.take());
-        if (!released && !lost()) this.logger.warn(`run ${runId} lost thread ${threadId} (deleted, or taken over): its last state was not kept`);
+        if (!released && !stop.lostThread) this.logger.warn(`run ${runId} lost thread ${threadId} (deleted, or taken over): its last state was not kept`);
       } catch (error) {
         releaseFailed = true;
         this.logger.error(`releasing ${threadId}: ${String(error)}`);
