@@ -3,8 +3,10 @@ import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, readdirSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
+import { Readable } from 'node:stream';
 import { DataSource } from 'typeorm';
 import { ArtifactsService, BLOB_STORE, type ArtifactLineage, type BlobStore } from '@drydock/artifacts';
+import { SandboxFileChangedError } from '@drydock/execution';
 import { ArtifactIngester } from '@drydock/session-host';
 import { FakeSandbox, okOutcome } from '../fakes/fake-sandbox.js';
 import { startPlatform, type Platform } from './support/platform.js';
@@ -212,6 +214,27 @@ describe('Artifacts in groups', () => {
     });
     expect(again.artifacts.map((a) => a.name)).toEqual(['hot.log', 'hot-big.bin']);
     expect(sandbox.session.size).toBe(0);
+  });
+
+  it('should fail staging, with its error, content that failed already or fails before the store reads it', async () => {
+    // A sandbox's file that changed while it was read can fail in the same read of the
+    // channel as its header: before the ingester stages it, or while staging waits.
+    const failedAlready = new Readable({ read() {} });
+    failedAlready.on('error', () => undefined);
+    failedAlready.destroy(new SandboxFileChangedError('/artifacts/early.log'));
+    await new Promise((done) => setImmediate(done));
+    await expect(artifacts.stage('/artifacts/early.log', failedAlready, { expectedBytes: 10 })).rejects.toThrow(
+      '/artifacts/early.log changed while it was read',
+    );
+
+    for (const expectedBytes of [10, undefined]) {
+      const failing = new Readable({ read() {} });
+      failing.on('error', () => undefined);
+      const staging = artifacts.stage('/artifacts/late.log', failing, { expectedBytes });
+      failing.destroy(new SandboxFileChangedError('/artifacts/late.log'));
+      await expect(staging).rejects.toThrow('/artifacts/late.log changed while it was read');
+    }
+    expect(staged()).toEqual([]);
   });
 
   describe('with garbage collection', () => {

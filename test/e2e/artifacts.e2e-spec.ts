@@ -184,6 +184,47 @@ describe('Artifacts', () => {
     expect([...reasons].filter((r) => !['symlink', 'vanished'].includes(r))).toEqual([]);
   });
 
+  it('should take the other artifacts while code in the background is still writing one, and leave that one in the folder', async () => {
+    const session = await api.createSession({ threadId: 'art-hot' });
+    // A thread that keeps appending to artifacts/hot.log (starting over past 768 KiB),
+    // opening it each time, so a taken and removed file comes back. A read of it usually
+    // sees it grow or shrink, not always: runs that also leave calm.txt go on until one
+    // finds hot.log changing under its read.
+    const started = await run(
+      api,
+      session.id,
+      [
+        'import os, threading',
+        "os.makedirs('/session/artifacts', exist_ok=True)",
+        'stop = threading.Event()',
+        'def churn():',
+        '    while not stop.is_set():',
+        "        with open('/session/artifacts/hot.log', 'ab', buffering=0) as f:",
+        '            for _ in range(64):',
+        "                f.write(b'x' * 256)",
+        '                if f.tell() > 768 * 1024: f.truncate(0)',
+        'writer = threading.Thread(target=churn, daemon=True)',
+        'writer.start()',
+      ].join('\n'),
+    );
+    expect(started.status).toBe('ok');
+    let caught: { artifacts: { name: string }[]; artifactsSkipped: { path: string; reason: string }[] } | undefined;
+    for (let attempt = 1; attempt <= 30 && !caught; attempt++) {
+      const result = await run(api, session.id, `open('/session/artifacts/calm.txt', 'w').write('calm ${attempt}')`);
+      expect(result.status).toBe('ok');
+      if (result.artifactsSkipped.length > 0) caught = result;
+    }
+    expect(caught).toBeDefined();
+    expect(caught!.artifacts.map((a) => a.name)).toEqual(['calm.txt']);
+    expect(caught!.artifactsSkipped).toEqual([{ path: '/artifacts/hot.log', reason: 'changing' }]);
+
+    const stopped = await run(api, session.id, "stop.set(); writer.join()\nsorted(os.listdir('/session/artifacts'))");
+    expect(stopped.status).toBe('ok');
+    // Left in the folder while it changed; taken by the run after the writer stopped.
+    expect(stopped.artifacts.map((a: { name: string }) => a.name)).toEqual(['hot.log']);
+    expect((await run(api, session.id, "sorted(os.listdir('/session/artifacts'))")).result.text).toBe('[]');
+  });
+
   it('should refuse a file over the size cap and keep the run', async () => {
     const session = await api.createSession({ threadId: 'art-big' });
     const result = await run(

@@ -126,6 +126,10 @@ export class ArtifactsService {
   // hashed, capped (BlobTooLargeError) and staged, the type sniffed. `expectedBytes` (a
   // tar header's size) lets a small file be staged in one write.
   async stage(path: string, content: Readable, options: { maxBytes?: number; expectedBytes?: number } = {}): Promise<StagedArtifact> {
+    // Content that already failed (a sandbox's file that changed while it was read can
+    // fail in the same read of the channel as its header) emits nothing more: piped, it
+    // would never end.
+    if (content.errored) throw content.errored;
     let head = Buffer.alloc(0);
     const sniff = new Transform({
       transform(chunk: Buffer, _enc, done) {
@@ -133,6 +137,10 @@ export class ArtifactsService {
         done(null, chunk);
       },
     });
+    // The blob store reads sniff after a step of its own: a failure of the content before
+    // then must not be an 'error' with no listener (it would end the process). The store
+    // still fails with it, from sniff's state.
+    sniff.on('error', () => undefined);
     content.on('error', (error) => sniff.destroy(error));
     const blob = await this.blobs.stage(content.pipe(sniff), options.maxBytes ?? this.config.artifacts.maxFileBytes, {
       expectedBytes: options.expectedBytes,
