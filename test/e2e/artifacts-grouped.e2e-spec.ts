@@ -216,7 +216,7 @@ describe('Artifacts in groups', () => {
     expect(sandbox.session.size).toBe(0);
   });
 
-  it('should fail staging, with its error, content that failed already or fails before the store reads it', async () => {
+  it('should fail staging, with its error, content that failed or closed already or fails before the store reads it', async () => {
     // A sandbox's file that changed while it was read can fail in the same read of the
     // channel as its header: before the ingester stages it, or while staging waits.
     const failedAlready = new Readable({ read() {} });
@@ -225,6 +225,12 @@ describe('Artifacts in groups', () => {
     await new Promise((done) => setImmediate(done));
     await expect(artifacts.stage('/artifacts/early.log', failedAlready, { expectedBytes: 10 })).rejects.toThrow(
       '/artifacts/early.log changed while it was read',
+    );
+
+    const closedAlready = new Readable({ read() {} });
+    closedAlready.destroy();
+    await expect(artifacts.stage('/artifacts/closed.log', closedAlready, { expectedBytes: 10 })).rejects.toThrow(
+      '/artifacts/closed.log: its bytes were gone before they were read',
     );
 
     for (const expectedBytes of [10, undefined]) {

@@ -126,10 +126,10 @@ export class ArtifactsService {
   // hashed, capped (BlobTooLargeError) and staged, the type sniffed. `expectedBytes` (a
   // tar header's size) lets a small file be staged in one write.
   async stage(path: string, content: Readable, options: { maxBytes?: number; expectedBytes?: number } = {}): Promise<StagedArtifact> {
-    // Content that already failed (a sandbox's file that changed while it was read can
-    // fail in the same read of the channel as its header) emits nothing more: piped, it
-    // would never end.
-    if (content.errored) throw content.errored;
+    // Content already destroyed emits nothing more: piped, it would never end. A
+    // sandbox's file that changed while it was read can fail in the same read of the
+    // channel as its header; a Docker archive that breaks closes the entry it was in.
+    if (content.destroyed) throw content.errored ?? new Error(`${path}: its bytes were gone before they were read`);
     let head = Buffer.alloc(0);
     const sniff = new Transform({
       transform(chunk: Buffer, _enc, done) {
