@@ -107,11 +107,13 @@ export class ArtifactIngester {
             } else result.artifacts.push(toDescriptor(outcome));
           }
         };
-        // Still being written (code running in the background): left in the outbox and
-        // listed again after the next run; the files after it are taken as usual.
-        const stillChanging = (path: string) => {
-          done.delete(path);
-          result.skipped.push({ path, reason: 'changing' });
+        // A file that failed while it was stored: skipped for its own reason, or the store
+        // failed (ingest-error, rethrown: the files after it stay in the outbox too).
+        const refuse = (path: string, error: unknown) => {
+          const refusal = fileRefusalOf(error);
+          if (!refusal?.refused) done.delete(path);
+          result.skipped.push({ path, reason: refusal?.reason ?? 'ingest-error' });
+          if (!refusal) throw error;
         };
         try {
           const requested = [...wanted];
@@ -147,14 +149,7 @@ export class ArtifactIngester {
                 usage.bytes += record.size;
                 result.artifacts.push(toDescriptor(record));
               } catch (error) {
-                if (error instanceof BlobTooLargeError) result.skipped.push({ path: entry.path, reason: 'too-large' });
-                else if (error instanceof ArtifactQuotaExceededError) result.skipped.push({ path: entry.path, reason: 'quota' });
-                else if (error instanceof SandboxFileChangedError) stillChanging(entry.path);
-                else {
-                  done.delete(entry.path);
-                  result.skipped.push({ path: entry.path, reason: 'ingest-error' });
-                  throw error;
-                }
+                refuse(entry.path, error);
               }
               continue;
             }
@@ -162,17 +157,8 @@ export class ArtifactIngester {
             try {
               staged = await this.artifacts.stage(entry.path, content, { maxBytes, expectedBytes: entry.size });
             } catch (error) {
-              if (error instanceof BlobTooLargeError) {
-                result.skipped.push({ path: entry.path, reason: 'too-large' });
-                continue;
-              }
-              if (error instanceof SandboxFileChangedError) {
-                stillChanging(entry.path);
-                continue;
-              }
-              done.delete(entry.path);
-              result.skipped.push({ path: entry.path, reason: 'ingest-error' });
-              throw error;
+              refuse(entry.path, error);
+              continue;
             }
             group.push(staged);
             groupBytes += staged.blob.size;
@@ -207,6 +193,17 @@ export class ArtifactIngester {
     result.skipped.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
     return result;
   }
+}
+
+// A file's own failure while it was stored, as the reason it is skipped, and whether it
+// is refused (removed from the outbox) or left there for a later run; null when the
+// failure is the store's.
+function fileRefusalOf(error: unknown): { reason: string; refused: boolean } | null {
+  if (error instanceof BlobTooLargeError) return { reason: 'too-large', refused: true };
+  if (error instanceof ArtifactQuotaExceededError) return { reason: 'quota', refused: true };
+  // Still being written (code running in the background): listed again after the next run.
+  if (error instanceof SandboxFileChangedError) return { reason: 'changing', refused: false };
+  return null;
 }
 
 function describe(lineage: ArtifactLineage): string {
