@@ -26,6 +26,14 @@ export function displayLine(line: string): string {
 
 const isHighSurrogate = (code: number) => code >= 0xd800 && code <= 0xdbff;
 
+// Where to cut `line` at most `max` UTF-16 units from `start`: one unit sooner when the
+// cut would fall between the two halves of a character beyond the BMP (an emoji), whose
+// lone half is not text (JSON would carry it as an escaped lone surrogate).
+export function cutEnd(line: string, start: number, max: number): number {
+  const end = Math.min(start + max, line.length);
+  return end < line.length && end - 1 > start && isHighSurrogate(line.charCodeAt(end - 1)) ? end - 1 : end;
+}
+
 function pushNumbered(out: string[], n: number, raw: string): void {
   const line = displayLine(raw);
   if (line.length <= MAX_LINE_CHARS) {
@@ -33,8 +41,7 @@ function pushNumbered(out: string[], n: number, raw: string): void {
     return;
   }
   for (let start = 0, part = 0; start < line.length; part++) {
-    let end = Math.min(start + MAX_LINE_CHARS, line.length);
-    if (end < line.length && isHighSurrogate(line.charCodeAt(end - 1))) end--;
+    const end = cutEnd(line, start, MAX_LINE_CHARS);
     const label = part === 0 ? String(n) : `${n}.${part}`;
     out.push(`${label.padStart(6)}\t${line.slice(start, end)}`);
     start = end;

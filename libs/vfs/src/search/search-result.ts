@@ -1,4 +1,4 @@
-import { displayLine, MAX_LINE_CHARS } from '../vfs-lines.js';
+import { cutEnd, displayLine, MAX_LINE_CHARS } from '../vfs-lines.js';
 import type { GrepMode } from './search-pattern.js';
 
 export interface GrepResult {
@@ -10,10 +10,11 @@ export interface GrepResult {
   note?: string;
 }
 
-// A matched line as shown: no trailing `\r`, cut after MAX_LINE_CHARS characters.
+// A matched line as shown: no trailing `\r`, cut after MAX_LINE_CHARS characters (one
+// less where the cut would split an emoji).
 export function shownLine(text: string): string {
   const line = displayLine(text);
-  return line.length > MAX_LINE_CHARS ? `${line.slice(0, MAX_LINE_CHARS)}…` : line;
+  return line.length > MAX_LINE_CHARS ? `${line.slice(0, cutEnd(line, 0, MAX_LINE_CHARS))}…` : line;
 }
 
 // The result of a grep, with a note when it stopped at `max`. `total` is the number of
