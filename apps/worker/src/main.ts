@@ -1,4 +1,5 @@
-import { startupFailure } from '@drydock/core';
+import { pino } from 'pino';
+import { APP_CONFIG, logDestination, logFatalErrors, pinoOptions, startupFailure, type AppConfig } from '@drydock/core';
 import { composeReplicaIdFromEngine } from '@drydock/docker-sandbox';
 import { createWorker } from './bootstrap.js';
 
@@ -9,7 +10,9 @@ try {
     const replica = await composeReplicaIdFromEngine(process.env.DOCKER_SOCKET);
     if (replica) process.env.WORKER_ID = replica;
   }
-  await createWorker();
+  const app = await createWorker();
+  // From here an error nothing caught is a fatal log line before the process stops.
+  logFatalErrors(pino(pinoOptions(app.get<AppConfig>(APP_CONFIG), 'worker'), logDestination()));
 } catch (error) {
   const failure = startupFailure('worker', error);
   if (failure === null) throw error;
