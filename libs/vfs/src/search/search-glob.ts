@@ -2,6 +2,7 @@ import vm from 'node:vm';
 import picomatch from 'picomatch';
 import { basename, isWithin, joinPath, normalizePath, relativeTo } from '../vfs-path.js';
 import { MAX_PATTERN_CHARS } from '../vfs-regex.js';
+import { cutEnd } from '../vfs-lines.js';
 import { VfsError } from '../vfs.errors.js';
 import { SearchBudget } from './search-budget.js';
 import { DEFAULT_REGEX_BUDGET_MS } from './search-pattern.js';
@@ -45,7 +46,7 @@ function mayBacktrack(pattern: string): boolean {
 // glob's pattern, checked: not empty, not too long, a leading `./` dropped.
 export function globPattern(pattern: unknown): { pattern: string; absolute: boolean } {
   if (typeof pattern !== 'string' || pattern.trim() === '') throw VfsError.invalidPattern(String(pattern), 'it is empty');
-  if (pattern.length > MAX_PATTERN_CHARS) throw VfsError.invalidPattern(pattern.slice(0, 80), 'it is too long');
+  if (pattern.length > MAX_PATTERN_CHARS) throw VfsError.invalidPattern(pattern.slice(0, cutEnd(pattern, 0, 80)), 'it is too long');
   const pat = pattern.replace(/^(\.\/)+/, '');
   return { pattern: pat, absolute: pat.startsWith('/') };
 }

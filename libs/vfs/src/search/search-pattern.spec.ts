@@ -1,3 +1,4 @@
+import { globPattern } from './search-glob.js';
 import { searchPattern } from './search-pattern.js';
 import { lineScanner } from './text-grep.js';
 
@@ -30,5 +31,21 @@ describe(lineScanner.name, () => {
   it('should find literal and regex lines up to the limit', () => {
     expect(lineScanner(searchPattern('b'))(['ab', 'c', 'b'], 5)).toEqual([0, 2]);
     expect(lineScanner(searchPattern('^B', { regex: true, caseInsensitive: true }))(['ab', 'bc', 'b'], 1)).toEqual([1]);
+  });
+});
+
+describe('an over-long pattern', () => {
+  it('should be refused with its start quoted whole, never half an emoji', () => {
+    // 10,001 UTF-16 units; the message quotes about 80, and unit 80 is half an emoji.
+    const pattern = `x${'😀'.repeat(5000)}`;
+    for (const refuse of [() => searchPattern(pattern), () => globPattern(pattern)]) {
+      let message = '';
+      try {
+        refuse();
+      } catch (error) {
+        message = (error as Error).message;
+      }
+      expect(message).toBe(`Invalid pattern ${JSON.stringify(`x${'😀'.repeat(39)}`)}: it is too long.`);
+    }
   });
 });

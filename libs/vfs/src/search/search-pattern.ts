@@ -1,5 +1,6 @@
 import type { LineMatcher } from '../thread-files.repository.js';
 import { compileRegex, MAX_PATTERN_CHARS, toPostgresRegex } from '../vfs-regex.js';
+import { cutEnd } from '../vfs-lines.js';
 import { VfsError } from '../vfs.errors.js';
 
 export type GrepMode = 'files_with_matches' | 'content' | 'count';
@@ -30,7 +31,7 @@ export interface GrepOptions {
 //   connection's statement timeout, in this process under a time budget (text-grep.ts).
 export function searchPattern(pattern: unknown, options: Pick<GrepOptions, 'regex' | 'caseInsensitive'> = {}): LineMatcher {
   if (typeof pattern !== 'string' || pattern === '') throw VfsError.invalidPattern(String(pattern), 'it is empty');
-  if (pattern.length > MAX_PATTERN_CHARS) throw VfsError.invalidPattern(pattern.slice(0, 80), 'it is too long');
+  if (pattern.length > MAX_PATTERN_CHARS) throw VfsError.invalidPattern(pattern.slice(0, cutEnd(pattern, 0, 80)), 'it is too long');
   if (pattern.includes('\u0000')) throw VfsError.invalidPattern(pattern, 'it contains a NUL character');
   const caseInsensitive = options.caseInsensitive ?? false;
   if (!options.regex) {
