@@ -1,13 +1,14 @@
 import { Logger } from '@nestjs/common';
-import { pino } from 'pino';
-import { APP_CONFIG, logDestination, logFatalErrors, pinoOptions, startupFailure, type AppConfig } from '@drydock/core';
+import { PinoLogger } from 'nestjs-pino';
+import { APP_CONFIG, logFatalErrors, startupFailure, type AppConfig } from '@drydock/core';
 import { createGateway } from './bootstrap.js';
 
 try {
   const app = await createGateway();
   const config = app.get<AppConfig>(APP_CONFIG);
-  // From here an error nothing caught is a fatal log line before the process stops.
-  logFatalErrors(pino(pinoOptions(config, 'gateway'), logDestination()));
+  // From here an error nothing caught is a fatal line of the app's logger (nestjs-pino's
+  // root) before the process stops.
+  logFatalErrors(PinoLogger.root);
   await app.listen(config.gateway.port, config.gateway.host);
   const url = await app.getUrl();
   new Logger('Gateway').log(`Drydock gateway listening on ${url.replace('[::1]', 'localhost')}`);

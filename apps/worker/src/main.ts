@@ -1,5 +1,5 @@
-import { pino } from 'pino';
-import { APP_CONFIG, logDestination, logFatalErrors, pinoOptions, startupFailure, type AppConfig } from '@drydock/core';
+import { PinoLogger } from 'nestjs-pino';
+import { logFatalErrors, startupFailure } from '@drydock/core';
 import { composeReplicaIdFromEngine } from '@drydock/docker-sandbox';
 import { createWorker } from './bootstrap.js';
 
@@ -10,9 +10,10 @@ try {
     const replica = await composeReplicaIdFromEngine(process.env.DOCKER_SOCKET);
     if (replica) process.env.WORKER_ID = replica;
   }
-  const app = await createWorker();
-  // From here an error nothing caught is a fatal log line before the process stops.
-  logFatalErrors(pino(pinoOptions(app.get<AppConfig>(APP_CONFIG), 'worker'), logDestination()));
+  await createWorker();
+  // From here an error nothing caught is a fatal line of the app's logger (nestjs-pino's
+  // root) before the process stops.
+  logFatalErrors(PinoLogger.root);
 } catch (error) {
   const failure = startupFailure('worker', error);
   if (failure === null) throw error;

@@ -1,8 +1,8 @@
 import vm from 'node:vm';
 import picomatch from 'picomatch';
 import { basename, isWithin, joinPath, normalizePath, relativeTo } from '../vfs-path.js';
-import { MAX_PATTERN_CHARS } from '../vfs-regex.js';
 import { cutEnd } from '../vfs-lines.js';
+import { MAX_PATTERN_CHARS } from '../vfs-regex.js';
 import { VfsError } from '../vfs.errors.js';
 import { SearchBudget } from './search-budget.js';
 import { DEFAULT_REGEX_BUDGET_MS } from './search-pattern.js';
