@@ -75,6 +75,9 @@ const USAGE = `Usage: node dist/bench/exec-latency/run.js [options]
                            gateway and worker just started are slower until V8 has
                            optimized their hot paths; the first and last 200 are reported)
   --docker-warmup <count>  untimed docker exec warm-up runs    (BENCH_DOCKER_WARMUP, default 3)
+  --busy-sessions <count>  other sessions of the tenant that run a CPU-bound loop the
+                           whole time (BENCH_BUSY_SESSIONS, default 0): the hot path's
+                           latency while user code keeps the cores busy
   --url <url>              bench a running gateway instead of booting one in-process (BENCH_URL)
   --admin-key <key>        admin key of that gateway           (BENCH_ADMIN_KEY, else DRYDOCK_ADMIN_KEY)
   --client <http|fetch>    HTTP client of the timed loop: node:http with a keep-alive
@@ -96,6 +99,7 @@ interface Options {
   dockerN: number;
   warmup: number;
   dockerWarmup: number;
+  busySessions: number;
   url: string | null;
   adminKey: string;
   breakdown: boolean;
@@ -110,6 +114,7 @@ function readOptions(): Options {
       'docker-n': { type: 'string' },
       warmup: { type: 'string' },
       'docker-warmup': { type: 'string' },
+      'busy-sessions': { type: 'string' },
       ...TARGET_ARGS,
       'no-breakdown': { type: 'boolean' },
       client: { type: 'string' },
@@ -123,6 +128,7 @@ function readOptions(): Options {
     dockerN: wholeNumber('--docker-n / BENCH_DOCKER_N', values['docker-n'] ?? env.BENCH_DOCKER_N, 30, 1),
     warmup: wholeNumber('--warmup / BENCH_WARMUP', values.warmup ?? env.BENCH_WARMUP, DEFAULT_WARMUP, 0),
     dockerWarmup: wholeNumber('--docker-warmup / BENCH_DOCKER_WARMUP', values['docker-warmup'] ?? env.BENCH_DOCKER_WARMUP, 3, 0),
+    busySessions: wholeNumber('--busy-sessions / BENCH_BUSY_SESSIONS', values['busy-sessions'] ?? env.BENCH_BUSY_SESSIONS, 0, 0),
     url: (values.url ?? env.BENCH_URL ?? '').replace(/\/+$/, '') || null,
     adminKey: values['admin-key'] ?? '',
     breakdown: !values['no-breakdown'],
@@ -328,6 +334,7 @@ async function main(): Promise<void> {
   const recorder = options.breakdown && httpServer ? new StageRecorder() : null;
   let tenantKey: string | null = null;
   let sessionId: string | null = null;
+  const busy: BusySession[] = [];
   let failed = false;
   try {
     // Tenant and warm session.
@@ -358,7 +365,9 @@ async function main(): Promise<void> {
         `docker exec ${options.dockerWarmup} warm-up + ${options.dockerN} timed (sequential)`,
     );
     console.log(`  host       node ${process.version}, ${cpus().length} CPUs, docker ${dockerCli}`);
+    if (options.busySessions) console.log(`  busy       ${options.busySessions} other session(s) running \`${BUSY_CODE}\` throughout`);
     console.log('');
+    await startBusySessions(target.url, tenantKey, options.busySessions, busy);
 
     // --- Drydock: POST /v1/sessions/:id/executions
     if (recorder) instrument(recorder, httpServer!);
@@ -514,12 +523,53 @@ async function main(): Promise<void> {
     throw error;
   } finally {
     // Clean up even after a failure; a cleanup error must not hide the original one.
+    if (tenantKey) await endBusySessions(target.url, tenantKey, busy);
     if (sessionId && tenantKey) {
       const res = await api(target.url, tenantKey, 'DELETE', `/v1/sessions/${sessionId}`).catch((e: Error) => ({ status: 0, body: e.message }));
       if (res.status !== 204 && !failed) console.warn(`warning: DELETE session answered ${res.status}: ${JSON.stringify(res.body)}`);
     }
     await target.close().catch((e: Error) => console.warn(`warning: closing the apps failed: ${e.message}`));
   }
+}
+
+// ---------------------------------------------------------------------------------------
+// Busy neighbours (--busy-sessions)
+
+const BUSY_CODE = 'while True: pass';
+// The loop's limit: the default platform ceiling (SANDBOX_MAX_TIMEOUT_MS, 1 h); the bench
+// ends the session long before.
+const BUSY_TIMEOUT_MS = 3_600_000;
+// How long a loop is given to start before the timed runs begin.
+const BUSY_START_MS = 1_000;
+
+interface BusySession {
+  id: string;
+  // The loop's request: it answers once the session is ended.
+  answered: Promise<unknown>;
+}
+
+// Adds each to `started` as it starts, so that a failure half-way still ends them all.
+async function startBusySessions(url: string, key: string, count: number, started: BusySession[]): Promise<void> {
+  for (let i = 0; i < count; i++) {
+    const { id } = await createSession(url, key, { limits: { timeoutMs: BUSY_TIMEOUT_MS } });
+    const answered = api(url, key, 'POST', `/v1/sessions/${id}/executions`, { code: BUSY_CODE, timeoutMs: BUSY_TIMEOUT_MS }).catch((e: Error) => e);
+    started.push({ id, answered });
+  }
+  if (!count) return;
+  // A loop refused at once (a tenant limit under the timeout, say) would leave the cores idle.
+  const early = await Promise.race([
+    Promise.race(started.map((b) => b.answered)),
+    new Promise((resolve) => setTimeout(resolve, BUSY_START_MS, null)),
+  ]);
+  if (early !== null) throw new BenchError(`a busy session's loop ended before the timed runs: ${JSON.stringify((early as { body?: unknown }).body ?? String(early))}`);
+}
+
+async function endBusySessions(url: string, key: string, busy: BusySession[]): Promise<void> {
+  for (const b of busy) {
+    const res = await api(url, key, 'DELETE', `/v1/sessions/${b.id}`).catch((e: Error) => ({ status: 0, body: e.message }));
+    if (res.status !== 204) console.warn(`warning: DELETE busy session ${b.id} answered ${res.status}: ${JSON.stringify(res.body)}`);
+  }
+  await Promise.all(busy.map((b) => b.answered));
 }
 
 runMain('exec-latency benchmark', main);
