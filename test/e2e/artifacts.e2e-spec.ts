@@ -98,7 +98,10 @@ describe('Artifacts', () => {
 
   it('should store the same bytes once for two artifacts and collect them only when both are deleted', async () => {
     const session = await api.createSession({ threadId: 'art-dedup' });
-    const write = "import os\nos.makedirs('/session/artifacts', exist_ok=True)\nopen('/session/artifacts/same.txt', 'w').write('identical content 42')";
+    // Bytes no other run ever stored: the test database outlives a run, and a blob some
+    // earlier run's tenant still references is rightly kept.
+    const content = `identical content ${Date.now()} ${Math.random()}`;
+    const write = `import os\nos.makedirs('/session/artifacts', exist_ok=True)\nopen('/session/artifacts/same.txt', 'w').write(${JSON.stringify(content)})`;
     const first = (await run(api, session.id, write)).artifacts[0];
     const second = (await run(api, session.id, write)).artifacts[0];
     expect(first.id).not.toBe(second.id);
@@ -108,7 +111,7 @@ describe('Artifacts', () => {
     expect((await api.delete(`/v1/artifacts/${first.id}`)).status).toBe(204);
     expect(existsSync(blobPath(first.sha256))).toBe(true);
     const stillThere = await download(`/v1/artifacts/${second.id}/content`, { authorization: `Bearer ${key(api)}` });
-    expect(await stillThere.text()).toBe('identical content 42');
+    expect(await stillThere.text()).toBe(content);
 
     expect((await api.delete(`/v1/artifacts/${second.id}`)).status).toBe(204);
     expect(existsSync(blobPath(first.sha256))).toBe(false);
