@@ -35,6 +35,7 @@ import {
   createSession,
   createTenant,
   dockerVersion,
+  endSession,
   fixed,
   localContainerImage,
   openTarget,
@@ -525,7 +526,7 @@ async function main(): Promise<void> {
     // Clean up even after a failure; a cleanup error must not hide the original one.
     if (tenantKey) await endBusySessions(target.url, tenantKey, busy);
     if (sessionId && tenantKey) {
-      const res = await api(target.url, tenantKey, 'DELETE', `/v1/sessions/${sessionId}`).catch((e: Error) => ({ status: 0, body: e.message }));
+      const res = await endSession(target.url, tenantKey, sessionId);
       if (res.status !== 204 && !failed) console.warn(`warning: DELETE session answered ${res.status}: ${JSON.stringify(res.body)}`);
     }
     await target.close().catch((e: Error) => console.warn(`warning: closing the apps failed: ${e.message}`));
@@ -557,16 +558,13 @@ async function startBusySessions(url: string, key: string, count: number, starte
   }
   if (!count) return;
   // A loop refused at once (a tenant limit under the timeout, say) would leave the cores idle.
-  const early = await Promise.race([
-    Promise.race(started.map((b) => b.answered)),
-    new Promise((resolve) => setTimeout(resolve, BUSY_START_MS, null)),
-  ]);
+  const early = await Promise.race([...started.map((b) => b.answered), new Promise((resolve) => setTimeout(resolve, BUSY_START_MS, null))]);
   if (early !== null) throw new BenchError(`a busy session's loop ended before the timed runs: ${JSON.stringify((early as { body?: unknown }).body ?? String(early))}`);
 }
 
 async function endBusySessions(url: string, key: string, busy: BusySession[]): Promise<void> {
   for (const b of busy) {
-    const res = await api(url, key, 'DELETE', `/v1/sessions/${b.id}`).catch((e: Error) => ({ status: 0, body: e.message }));
+    const res = await endSession(url, key, b.id);
     if (res.status !== 204) console.warn(`warning: DELETE busy session ${b.id} answered ${res.status}: ${JSON.stringify(res.body)}`);
   }
   await Promise.all(busy.map((b) => b.answered));

@@ -38,6 +38,7 @@ import {
   createSession,
   createTenant,
   dockerVersion,
+  endSession,
   fixed,
   localContainerImage,
   openTarget,
@@ -579,7 +580,7 @@ async function main(): Promise<void> {
     // Clean up even after a failure; a cleanup error must not hide the original one.
     if (tenantKey) {
       for (const sessionId of live) {
-        const res = await api(target.url, tenantKey, 'DELETE', `/v1/sessions/${sessionId}`).catch((e: Error) => ({ status: 0, body: e.message }));
+        const res = await endSession(target.url, tenantKey, sessionId);
         if (res.status !== 204 && !failed) console.warn(`warning: DELETE session ${sessionId} answered ${res.status}: ${JSON.stringify(res.body)}`);
       }
     }

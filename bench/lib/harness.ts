@@ -218,6 +218,13 @@ export async function createSession(url: string, key: string, body: Record<strin
   return { id: res.body.id as string, view: res.body };
 }
 
+// Ends a session a bench created (DELETE /v1/sessions/:id). For `finally` blocks: it
+// never throws; what the gateway answered (status 0 when it could not be reached) is
+// for the caller to report.
+export async function endSession(url: string, key: string, id: string): Promise<{ status: number; body: unknown }> {
+  return api(url, key, 'DELETE', `/v1/sessions/${id}`).catch((error: Error) => ({ status: 0, body: error.message }));
+}
+
 // Runs a bench's main: exit code 1 and "<name> aborted: <why>" when it throws (the
 // message alone for a BenchError, the stack otherwise).
 export function runMain(name: string, main: () => Promise<unknown>): void {
