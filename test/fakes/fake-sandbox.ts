@@ -63,6 +63,15 @@ export class FakeSandbox implements Sandbox {
     }
   }
 
+  // Interrupts asked for, by run id; `behaviour` decides what they do.
+  interrupts: string[] = [];
+
+  interrupt(runId: string): boolean {
+    if (!this.runs.some((r) => r.id === runId) || this.running === 0) return false;
+    this.interrupts.push(runId);
+    return true;
+  }
+
   async putFiles(files: SessionFileIn[]): Promise<void> {
     this.puts.push(files.map((f) => f.path));
     for (const file of files) this.session.set(file.path, file.content);

@@ -70,7 +70,7 @@ class TestGoldenFrames(ReplTestCase, GoldenAssertions):
 
     def test_ready(self) -> None:
         self.assertConforms(self.repl.ready, "ready")
-        self.assertEqual(self.repl.ready["features"], ["fs-read"])  # recycling needs the two users
+        self.assertEqual(self.repl.ready["features"], ["fs-read", "interrupt"])  # recycling needs the two users
 
     def test_ping(self) -> None:
         self.repl.send(golden("requests", "ping"))
@@ -98,6 +98,16 @@ class TestGoldenFrames(ReplTestCase, GoldenAssertions):
     def test_exec_error_and_timeout(self) -> None:
         self.assertConforms(self.repl.run("raise ValueError('bad')"), "done-error")
         self.assertConforms(self.repl.run("import time\ntime.sleep(5)", timeout_ms=200), "done-timeout")
+
+    def test_interrupt(self) -> None:
+        request = golden("requests", "interrupt")
+        exec_id = self.repl.start("print('running', flush=True)\nwhile True: pass", timeout_ms=120_000)
+        while self.repl.next_frame().get("ev") != "stream":
+            pass
+        self.repl.send({**request, "id": exec_id})
+        done = self.repl.wait_done(exec_id)[0]
+        self.assertConforms(done, "done-error")
+        self.assertEqual(done["error"]["name"], "KeyboardInterrupt")
 
     def test_kernel_death_and_the_state_lost_after_it(self) -> None:
         killed = self.repl.run("import os\nprint('bye', flush=True)\nos._exit(3)")

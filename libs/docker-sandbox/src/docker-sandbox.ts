@@ -156,6 +156,12 @@ export class DockerSandbox implements Sandbox {
     }
   }
 
+  interrupt(runId: string): boolean {
+    if (!this.isAlive || this.pending?.id !== runId || !this.features.has('interrupt')) return false;
+    this.send({ op: 'interrupt', id: runId });
+    return true;
+  }
+
   async putFiles(files: SessionFileIn[]): Promise<void> {
     if (files.length === 0) return;
     this.assertAlive();

@@ -140,12 +140,19 @@ class Supervisor(HostChannelMixin, ExecMixin, KernelMixin):
             return
         if cur.interrupted_at is None:
             if now >= cur.deadline:
-                # First ask nicely: the kernel turns SIGINT into KeyboardInterrupt and
-                # keeps its state. Escalate if it has not answered after the grace.
-                cur.interrupted_at = now
-                try:
-                    os.kill(kernel.pid, signal.SIGINT)
-                except ProcessLookupError:
-                    pass
+                self.interrupt_exec(cancelled=False)
         elif now >= cur.interrupted_at + self.grace_s:
-            self.kernel_lost(kernel, "timeout")
+            self.kernel_lost(kernel, "interrupt" if cur.cancelled else "timeout")
+
+    def interrupt_exec(self, cancelled: bool) -> None:
+        """First ask nicely: the kernel turns SIGINT into KeyboardInterrupt and keeps its
+        state. check_timers escalates if it has not answered after the grace."""
+        cur, kernel = self.current, self.kernel
+        if cur is None or kernel is None:
+            return
+        cur.interrupted_at = time.monotonic()
+        cur.cancelled = cancelled
+        try:
+            os.kill(kernel.pid, signal.SIGINT)
+        except ProcessLookupError:
+            pass

@@ -37,7 +37,8 @@ class Exec:
     state_lost: bool = False
     started: float | None = None  # monotonic; None until sent to a ready kernel
     deadline: float = 0.0
-    interrupted_at: float | None = None  # when SIGINT was sent on timeout
+    interrupted_at: float | None = None  # when SIGINT was sent (timeout or `interrupt`)
+    cancelled: bool = False  # SIGINT came from the host's `interrupt`, not the time limit
     oom_before: int | None = None
     cpu_before: int | None = None  # the cgroup's CPU counter (µs) when the code was sent
     snapshot: Snapshot | None = None  # session dir before the cell (change report)
@@ -168,6 +169,12 @@ class ExecMixin:
         # All output was written before the result frame: collect what is still in
         # the pipes so the stream events and `done` are complete and in order.
         self.drain_output(kernel)
+        if cur.cancelled:
+            # Stopped on the host's request: reported as the kernel ended it (usually a
+            # KeyboardInterrupt), and, as after a timeout, what the cell started goes.
+            self.finish_exec(status, result, error, bool(message.get("truncated")), figures)
+            self.kill_strays(kernel)
+            return
         if cur.interrupted_at is not None:
             # Interrupted in time: the kernel and its variables survive, but processes
             # the cell left behind (e.g. a fork bomb) must go.
@@ -182,6 +189,10 @@ class ExecMixin:
 
 def is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def interrupted_error(value: str) -> dict[str, Any]:
+    return {"name": "KeyboardInterrupt", "value": value, "traceback": ""}
 
 
 def timeout_error(cur: Exec, traceback_text: str) -> dict[str, Any]:

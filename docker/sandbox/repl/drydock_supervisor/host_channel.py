@@ -12,7 +12,7 @@ from typing import Any
 
 from .artifacts import empty_artifacts_report
 from .capture import Capture
-from .execs import Exec, is_number
+from .execs import Exec, interrupted_error, is_number
 from .file_ops import delete_session_path, open_session_file, split_session_path
 from .framing import (
     DEFAULT_MAX_OUTPUT_BYTES,
@@ -90,6 +90,8 @@ class HostChannelMixin:
             self.on_fs_delete(message)
         elif op == "fs-read":
             self.on_fs_read(message)
+        elif op == "interrupt":
+            self.on_interrupt(message)
         elif op == "recycle":
             self.on_recycle(message)
         elif op == "shutdown":
@@ -97,6 +99,22 @@ class HostChannelMixin:
             raise Exit(0)
         else:
             self.protocol_error(f"unknown op {op!r}")
+
+    def on_interrupt(self, message: dict[str, Any]) -> None:
+        """Stops the exec `id` if it is the one in progress; anything else is a no-op
+        (the exec may have finished while the request travelled)."""
+        exec_id = message.get("id")
+        if not isinstance(exec_id, str):
+            self.protocol_error("interrupt needs a string id")
+            return
+        cur = self.current
+        if cur is None or cur.id != exec_id or cur.interrupted_at is not None:
+            return
+        if cur.started is None:
+            # Still waiting for a kernel: the code never runs.
+            self.finish_exec("error", None, interrupted_error("the execution was interrupted before its code ran"))
+            return
+        self.interrupt_exec(cancelled=True)
 
     def on_exec_request(self, message: dict[str, Any]) -> None:
         exec_id = message.get("id")

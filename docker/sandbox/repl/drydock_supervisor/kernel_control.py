@@ -269,7 +269,7 @@ class KernelMixin:
                         "python": "%d.%d.%d" % sys.version_info[:3],
                         "pid": os.getpid(),
                         # Optional requests this supervisor can serve.
-                        "features": ["recycle", "fs-read"] if self.identity.separated else ["fs-read"],
+                        "features": ["recycle", "fs-read", "interrupt"] if self.identity.separated else ["fs-read", "interrupt"],
                     }
                 )
             if cur is not None and cur.started is None:
@@ -328,7 +328,8 @@ class KernelMixin:
         """The kernel died or must die: kill its group, report, spawn a new one.
 
         reason: "exited" (process gone), "eof" (result/command pipe closed),
-        "garbage" (unusable frame), "timeout" (grace after SIGINT expired),
+        "garbage" (unusable frame), "timeout" (grace after SIGINT expired), "interrupt" (the same after the host's
+        `interrupt`),
         "startup" (never became ready).
         """
         if self.kernel is not kernel:
@@ -363,6 +364,9 @@ class KernelMixin:
     ) -> tuple[str, None, dict[str, Any]]:
         if reason == "timeout":
             return "timeout", None, timeout_error(cur, "")
+        if reason == "interrupt":
+            value = f"the execution was interrupted and the Python process did not stop within {self.grace_s:g} s, so it was restarted"
+            return "killed", None, {"name": "KeyboardInterrupt", "value": value, "traceback": ""}
         if rc == -signal.SIGKILL:
             # SIGKILL we did not send: the memory cgroup's OOM killer if its counter moved.
             after = read_oom_kills(self.oom_counter)

@@ -13,7 +13,7 @@ const read = (kind: string) =>
     .map((name) => ({ name, frame: JSON.parse(readFileSync(join(FRAMES, kind, name), 'utf8')) as Record<string, unknown> }));
 
 // Each list is typed with the union's own keys: a renamed field breaks this build.
-const OPS: ReplRequest['op'][] = ['exec', 'fs-delete', 'fs-read', 'ping', 'shutdown', 'recycle'];
+const OPS: ReplRequest['op'][] = ['exec', 'fs-delete', 'fs-read', 'ping', 'shutdown', 'recycle', 'interrupt'];
 const EVENTS: ReplEvent['ev'][] = ['ready', 'pong', 'stream', 'done', 'fs-deleted', 'fs-file', 'fs-file-end', 'recycled', 'protocol_error'];
 const STATUSES: ExecutionStatus[] = ['ok', 'error', 'timeout', 'memory', 'killed'];
 const DONE_FIELDS: (keyof DoneFrame)[] = [
@@ -74,7 +74,7 @@ describe('REPL protocol golden frames', () => {
       expect(Object.keys(frame).sort()).toEqual([...RECYCLED_FIELDS].sort());
     }
     const ready = events.find(({ frame }) => frame.ev === 'ready')!.frame as Extract<ReplEvent, { ev: 'ready' }>;
-    expect(ready.features).toEqual(expect.arrayContaining(['recycle', 'fs-read']));
+    expect(ready.features).toEqual(expect.arrayContaining(['recycle', 'fs-read', 'interrupt']));
   });
 });
 

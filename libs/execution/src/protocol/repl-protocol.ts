@@ -130,7 +130,8 @@ export interface FsFileEndEvent {
 }
 
 export type ReplEvent =
-  // `features`: optional requests this supervisor knows ("recycle", "fs-read"); absent
+  // `features`: optional requests this supervisor knows ("recycle", "fs-read",
+  // "interrupt"); absent
   // from older ones.
   | { ev: 'ready'; protocol: number; python: string; pid: number; features?: string[] }
   | { ev: 'pong'; id: string }
@@ -155,6 +156,9 @@ export type ReplRequest =
   | ExecRequest
   | { op: 'fs-delete'; id: string; paths: string[] }
   | { op: 'recycle'; id: string }
+  // Stops the exec `id` if it is the one running (SIGINT, then a restarted kernel after
+  // the grace); its `done` tells how it ended. No answer of its own.
+  | { op: 'interrupt'; id: string }
   // Regular files of /session sent back raw (FsFileEvent); anything else, or a file over
   // maxBytes, refused unread.
   | { op: 'fs-read'; id: string; paths: string[]; maxBytes: number }

@@ -87,6 +87,11 @@ export interface Sandbox {
   readonly id: string;
   readonly alive: boolean;
   run(request: RunRequest, onOutput?: OutputListener): Promise<RunOutcome>;
+  // Asks the run `runId`, if it is the one in progress, to stop: its `run` then ends as
+  // the code did (usually status `error`, a KeyboardInterrupt), or `killed` with a new
+  // interpreter if the code ignores it. False when that run is not in progress or the
+  // sandbox's image cannot interrupt (the run then goes on to its time limit).
+  interrupt(runId: string): boolean;
   // Writes files into /session (Docker archive API), creating missing parent
   // directories; everything is owned by the sandbox user. Overwrites what is there.
   putFiles(files: SessionFileIn[]): Promise<void>;
