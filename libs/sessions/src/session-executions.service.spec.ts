@@ -132,6 +132,7 @@ describe(SessionExecutionsService.name, () => {
         return okView(data as { executionId: string });
       }),
       subscribeOutput: jest.fn(async () => async () => undefined),
+      interrupt: jest.fn(async () => undefined),
     } as unknown as JobDispatcher;
     sut = new SessionExecutionsService(
       makeConfig(),
@@ -162,6 +163,53 @@ describe(SessionExecutionsService.name, () => {
 
     expect(dispatched[0]!.data.stream).toBe(true);
     expect(dispatcher.subscribeOutput).toHaveBeenCalledTimes(1);
+  });
+
+  describe('interrupts', () => {
+    it('should ask the session\'s worker to stop the execution when the caller\'s signal aborts', async () => {
+      const abort = new AbortController();
+      let interruptedWhileRunning: unknown[][] = [];
+      (dispatcher.dispatch as jest.Mock<(w: string, n: string, data: { executionId: string }) => Promise<unknown>>).mockImplementation(async (_w, _n, data) => {
+        abort.abort();
+        interruptedWhileRunning = [...(dispatcher.interrupt as jest.Mock).mock.calls];
+        return okView(data);
+      });
+      const view = await sut.execute(principal, 'ses_1', { code: 'while True: pass' }, undefined, { signal: abort.signal });
+
+      expect(interruptedWhileRunning).toEqual([['w1', view.id]]);
+      // Once answered, a late abort sends nothing more.
+      expect(dispatcher.interrupt).toHaveBeenCalledTimes(1);
+    });
+
+    it('should send the interrupt before the job when the signal was aborted already', async () => {
+      const abort = new AbortController();
+      abort.abort();
+      let interruptsBeforeDispatch = -1;
+      (dispatcher.dispatch as jest.Mock<(w: string, n: string, data: { executionId: string }) => Promise<unknown>>).mockImplementation(async (_w, _n, data) => {
+        interruptsBeforeDispatch = (dispatcher.interrupt as jest.Mock).mock.calls.length;
+        return okView(data);
+      });
+      await sut.execute(principal, 'ses_1', { code: '1' }, undefined, { signal: abort.signal });
+
+      expect(interruptsBeforeDispatch).toBe(1);
+    });
+
+    it('should interrupt an execution that has not finished, on its session\'s worker', async () => {
+      const view = await sut.execute(principal, 'ses_1', { code: '1' });
+      repo.executions.get(view.id)!.status = 'running';
+
+      await expect(sut.interrupt('ten_1', view.id)).resolves.toMatchObject({ requested: true, execution: { id: view.id } });
+      expect(dispatcher.interrupt).toHaveBeenCalledWith('w1', view.id);
+      await expect(sut.interrupt('ten_1', 'exe_unknown')).rejects.toMatchObject({ code: 'EXECUTION_NOT_FOUND' });
+    });
+
+    it('should send nothing for an execution that has ended', async () => {
+      const view = await sut.execute(principal, 'ses_1', { code: '1' });
+      repo.executions.get(view.id)!.status = 'ok';
+
+      await expect(sut.interrupt('ten_1', view.id)).resolves.toMatchObject({ requested: false });
+      expect(dispatcher.interrupt).not.toHaveBeenCalled();
+    });
   });
 
   describe('admission', () => {

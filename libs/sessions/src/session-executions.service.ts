@@ -61,7 +61,9 @@ export class SessionExecutionsService {
     sessionId: string,
     command: ExecuteCommand,
     onOutput?: (event: StreamEvent) => void,
-    options: { countRequest?: boolean } = {},
+    // `signal`: aborting it interrupts the execution (a cancelled agent run); the call
+    // still answers with the record, which says how the code ended.
+    options: { countRequest?: boolean; signal?: AbortSignal } = {},
   ): Promise<ExecutionView> {
     const { tenantId } = principal;
     // The tenant's admission (a slot of its concurrent executions, held at most as long as
@@ -90,7 +92,7 @@ export class SessionExecutionsService {
     // out of here frees it from here.
     const handedOver = { freed: false };
     try {
-      const view = await this.executeHolding(principal, recording.value, command, onOutput, slot.hold, handedOver);
+      const view = await this.executeHolding(principal, recording.value, command, onOutput, slot.hold, handedOver, options.signal);
       this.metrics?.executions.inc({ tenant: tenantId, status: view.status });
       return view;
     } finally {
@@ -108,6 +110,7 @@ export class SessionExecutionsService {
     onOutput: ((event: StreamEvent) => void) | undefined,
     slot: ExecutionSlot['hold'],
     handedOver: { freed: boolean },
+    signal: AbortSignal | undefined,
   ): Promise<ExecutionView> {
     const { tenantId } = principal;
     const { session, record, created, threadRevision } = recorded;
@@ -120,8 +123,13 @@ export class SessionExecutionsService {
     }
 
     const unsubscribe = onOutput ? await this.dispatcher.subscribeOutput(record.id, onOutput) : undefined;
+    let placed = session;
+    // Sent to the worker the job went to last; if it has not started the run yet, the
+    // code never runs. Fire and forget: the job's answer says how it ended.
+    const interrupt = () => void this.dispatcher.interrupt(placed.workerId, record.id).catch(() => undefined);
+    signal?.addEventListener('abort', interrupt, { once: true });
+    if (signal?.aborted) interrupt();
     try {
-      let placed = session;
       for (let attempt = 1; ; attempt++) {
         try {
           // Only this dispatch can ever deliver the execution: this request recorded it,
@@ -152,6 +160,7 @@ export class SessionExecutionsService {
       if (latest && FINISHED.has(latest.status)) return toExecutionView(latest);
       throw SessionsError.waitTimeout(record.id);
     } finally {
+      signal?.removeEventListener('abort', interrupt);
       await unsubscribe?.();
     }
   }
@@ -238,6 +247,27 @@ export class SessionExecutionsService {
     const recorded = await this.executions.findById(tenantId, executionId);
     if (!recorded) throw SessionsError.waitTimeout(executionId);
     return toExecutionView(recorded);
+  }
+
+  // Asks the worker of the execution's session to stop it (POST
+  // /v1/executions/:id/interrupt): running code gets a KeyboardInterrupt, and one still
+  // waiting for its turn never runs. `requested` is false when it had already ended.
+  async interrupt(tenantId: string, executionId: string): Promise<{ execution: ExecutionView; requested: boolean }> {
+    const record = await this.executions.findById(tenantId, executionId);
+    if (!record) throw SessionsError.executionNotFound(executionId);
+    if (FINISHED.has(record.status)) return { execution: toExecutionView(record), requested: false };
+    const session = await this.sessions.get(tenantId, record.sessionId);
+    if (session.workerId) await this.dispatcher.interrupt(session.workerId, record.id);
+    return { execution: toExecutionView(record), requested: true };
+  }
+
+  // Interrupts every execution of the session that is running or waiting for its turn
+  // (POST /v1/sessions/:id/interrupt, a notebook's interrupt); their ids, oldest first.
+  async interruptSession(tenantId: string, sessionId: string): Promise<string[]> {
+    const session = await this.sessions.get(tenantId, sessionId);
+    const unfinished = await this.executions.listUnfinished(tenantId, sessionId);
+    if (session.workerId) await Promise.all(unfinished.map((id) => this.dispatcher.interrupt(session.workerId, id)));
+    return unfinished;
   }
 
   async get(tenantId: string, executionId: string): Promise<ExecutionView> {

@@ -68,6 +68,15 @@ export class Session {
     throw failure ?? new DrydockError('INVALID_RESPONSE', 'The execution stream ended before its result.', 200);
   }
 
+  // Stops what runs in the session, like a notebook's interrupt: the running code gets a
+  // KeyboardInterrupt (variables stay), runs waiting behind it never start. Each run's
+  // record says how it ended. Resolves at once with the ids of the runs it stopped.
+  // (Aborting `run`'s signal only stops waiting; the code goes on until this.)
+  async interrupt(): Promise<string[]> {
+    const answer = await unwrap(this.http.api.POST('/v1/sessions/{id}/interrupt', { params: { path: { id: this.id } } }));
+    return answer.interrupted;
+  }
+
   // The session's current state from the platform.
   async refresh(): Promise<SessionInfo> {
     this.info = await unwrap(this.http.api.GET('/v1/sessions/{id}', { params: { path: { id: this.id } } }));

@@ -67,6 +67,22 @@ describe('@drydock/client', () => {
     expect(stderr.join('')).toBe('oops\n');
   });
 
+  it('should interrupt a running cell and keep the session\'s variables', async () => {
+    const session = await client.sessions.create({ threadId: 'sdk-interrupt' });
+    await session.run('x = 42');
+    const started = Date.now();
+    let printed!: () => void;
+    const running = new Promise<void>((resolve) => (printed = resolve));
+    const run = session.run('print("looping", flush=True)\nwhile True: pass', { timeoutMs: 240_000, onStdout: () => printed() });
+    await running;
+    expect(await session.interrupt()).toHaveLength(1);
+    const stopped = await run;
+    expect(stopped).toMatchObject({ status: 'error', error: { name: 'KeyboardInterrupt' } });
+    expect(Date.now() - started).toBeLessThan(30_000);
+    expect((await session.run('x')).result?.text).toBe('42');
+    expect(await session.interrupt()).toEqual([]);
+  });
+
   it('should run once per idempotency key', async () => {
     const session = await client.sessions.create({ threadId: 'sdk-idem' });
     const first = await session.run('import random\nrandom.random()', { idempotencyKey: 'k-1' });

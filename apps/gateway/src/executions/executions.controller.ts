@@ -1,5 +1,5 @@
-import { Body, Controller, Get, Param, Post, Req, Res } from '@nestjs/common';
-import { ApiHeader, ApiOkResponse, ApiOperation, ApiProduces } from '@nestjs/swagger';
+import { Body, Controller, Get, HttpCode, Param, Post, Req, Res } from '@nestjs/common';
+import { ApiAcceptedResponse, ApiHeader, ApiOkResponse, ApiOperation, ApiProduces } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { TenantPrincipal } from '@drydock/core';
 import type { ExecutionView, StreamEvent } from '@drydock/execution';
@@ -8,7 +8,7 @@ import { Principal } from '../auth/principal.decorator.js';
 import { RequestCountedByHandler } from '../auth/request-counted-by-handler.decorator.js';
 import { TenantRoutes } from '../openapi/api-auth.js';
 import { ApiErrors, VALIDATION_ERRORS } from '../openapi/api-errors.js';
-import { ExecutionResponse } from './dto/execution.response.js';
+import { ExecutionResponse, InterruptResponse, SessionInterruptResponse } from './dto/execution.response.js';
 import { ErrorResponseFilter } from '../http/error-response.filter.js';
 import { CreateExecutionDto } from './dto/create-execution.dto.js';
 import { SseWriter } from './sse-writer.js';
@@ -65,6 +65,36 @@ export class ExecutionsController {
   @ApiErrors({ 404: ['EXECUTION_NOT_FOUND'] })
   get(@Principal() principal: TenantPrincipal, @Param('id') id: string): Promise<ExecutionView> {
     return this.executions.get(principal.tenantId, id);
+  }
+
+  @Post('executions/:id/interrupt')
+  @HttpCode(202)
+  @ApiOperation({
+    summary: 'Stop an execution that is running or waiting for its turn',
+    description:
+      'The code gets a KeyboardInterrupt, as in a notebook, and the session keeps its variables; processes the code started are ended. ' +
+      'Code that ignores the interrupt is stopped after a second with its interpreter (the run ends `killed`, the next one has `stateLost`). ' +
+      'An execution still waiting behind another never runs. The answer comes at once; the execution\'s record says how it ended.',
+  })
+  @ApiAcceptedResponse({ type: InterruptResponse })
+  @ApiErrors({ 404: ['EXECUTION_NOT_FOUND', 'SESSION_NOT_FOUND'] })
+  async interrupt(@Principal() principal: TenantPrincipal, @Param('id') id: string): Promise<InterruptResponse> {
+    const { execution, requested } = await this.executions.interrupt(principal.tenantId, id);
+    return { id: execution.id, status: execution.status, requested };
+  }
+
+  @Post('sessions/:id/interrupt')
+  @HttpCode(202)
+  @ApiOperation({
+    summary: "Stop whatever runs in the session, like a notebook's interrupt",
+    description:
+      'Every execution of the session that is running or waiting for its turn is interrupted as by POST /v1/executions/:id/interrupt. ' +
+      'The answer comes at once and lists them; each one\'s record says how it ended.',
+  })
+  @ApiAcceptedResponse({ type: SessionInterruptResponse })
+  @ApiErrors({ 404: ['SESSION_NOT_FOUND'] })
+  async interruptSession(@Principal() principal: TenantPrincipal, @Param('id') sessionId: string): Promise<SessionInterruptResponse> {
+    return { sessionId, interrupted: await this.executions.interruptSession(principal.tenantId, sessionId) };
   }
 
   // Server-sent events: `stdout`/`stderr` chunks as they happen, then `result` and/or

@@ -10,11 +10,13 @@ import {
   executionStreamChannel,
   fromJobError,
   isJobError,
+  executionInterruptChannel,
   jobIdFor,
   jobReplyChannel,
   JobName,
   workerQueueName,
   type ExecuteJobData,
+  type ExecutionInterruptMessage,
   type ExecutionLaneJob,
   type ExecutionOutcome,
   type JobDataByName,
@@ -254,6 +256,11 @@ export class RedisJobDispatcher implements JobDispatcher, OnApplicationShutdown 
         await subscriber.unsubscribe(topic).catch(() => undefined);
       }
     };
+  }
+
+  async interrupt(workerId: string, executionId: string): Promise<void> {
+    const message: ExecutionInterruptMessage = { executionId };
+    await this.redis.publish(executionInterruptChannel(workerId), JSON.stringify(message));
   }
 
   // Counts per worker queue, for the admin API.

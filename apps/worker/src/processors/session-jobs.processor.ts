@@ -1,9 +1,11 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { Queue, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { APP_CONFIG, DrydockError, redisOptions, REDIS, runWithLogContext, type AppConfig, repeatedErrorLogger } from '@drydock/core';
+import { APP_CONFIG, createRedis, DrydockError, redisOptions, REDIS, runWithLogContext, type AppConfig, repeatedErrorLogger } from '@drydock/core';
 import {
+  executionInterruptChannel,
   executionStreamChannel,
+  type ExecutionInterruptMessage,
   JobName,
   type ExecutionLaneJob,
   toJobError,
@@ -42,6 +44,7 @@ export class SessionJobsProcessor {
   private readonly logger = new Logger(SessionJobsProcessor.name);
   private worker: Worker | null = null;
   private lane: ExecutionLaneConsumer | null = null;
+  private interrupts: Redis | null = null;
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -59,10 +62,27 @@ export class SessionJobsProcessor {
     });
     this.worker.on('failed', (job, error) => this.logger.warn(`job ${job?.name} ${job?.id} failed: ${error.message}`));
     this.worker.on('error', repeatedErrorLogger(this.logger, `queue ${name}`));
+    // Subscribed before the first job can run; it resubscribes on its own after a
+    // reconnect. An interrupt missed while Redis was away leaves the run to its limit.
+    this.interrupts = createRedis(this.config.redisUrl, 'drydock-worker-interrupts');
+    this.interrupts.on('message', (_channel: string, message: string) => this.onInterrupt(message));
+    await this.interrupts.subscribe(executionInterruptChannel(this.config.worker.id));
     this.lane = new ExecutionLaneConsumer(this.redis, this.config.redisUrl, this.config.worker.id, this.config.worker.concurrency, (job) =>
       this.processExecution(job),
     );
     await this.lane.start();
+  }
+
+  private onInterrupt(message: string): void {
+    let executionId: unknown;
+    try {
+      executionId = (JSON.parse(message) as ExecutionInterruptMessage).executionId;
+    } catch {
+      return;
+    }
+    if (typeof executionId !== 'string') return;
+    const stopping = this.runner.interrupt(executionId);
+    this.logger.log(`execution ${executionId} interrupted${stopping ? '' : ' (not running here yet: it will not start)'}`);
   }
 
   // Holds the executions waiting in the lane (those running go on) until
@@ -86,9 +106,10 @@ export class SessionJobsProcessor {
   }
 
   async close(): Promise<void> {
-    await Promise.all([this.worker && stopQueueWorker(this.worker), this.lane?.close()]);
+    await Promise.all([this.worker && stopQueueWorker(this.worker), this.lane?.close(), this.interrupts?.quit().catch(() => undefined)]);
     this.worker = null;
     this.lane = null;
+    this.interrupts = null;
   }
 
   // After a drain handed this worker's sessions back: jobs still waiting in its queue

@@ -11,6 +11,9 @@ export interface JobDispatcher {
   ): Promise<R>;
   // Live output published by the worker while a job runs; returns an unsubscribe.
   subscribeOutput(executionId: string, onEvent: (event: StreamEvent) => void): Promise<() => Promise<void>>;
+  // Asks the worker to stop the execution if it is running there or still waiting for
+  // its turn; nothing when it has ended. Resolves once the request is sent.
+  interrupt(workerId: string, executionId: string): Promise<void>;
 }
 
 export interface StreamEvent {

@@ -146,6 +146,17 @@ export function executionStreamChannel(executionId: string): string {
   return `drydock:exec-stream:${executionId}`;
 }
 
+// Redis pub/sub channel on which gateways ask a worker to stop one of its executions
+// (POST /v1/executions/:id/interrupt, a cancelled agent run). Fire and forget: the
+// execution's own answer says how it ended.
+export function executionInterruptChannel(workerId: string): string {
+  return `drydock:exec-interrupt:${workerId}`;
+}
+
+export interface ExecutionInterruptMessage {
+  executionId: string;
+}
+
 // Redis keys of the worker registry.
 export const WORKER_REGISTRY_SET = 'drydock:workers';
 export function workerHeartbeatKey(workerId: string): string {

@@ -39,6 +39,8 @@ export interface ExecutionsRepository {
   // the run (its worker given up for lost) never replaces what the run recorded. The
   // updated record, or null when it had finished (or is gone).
   completeUnfinished(tenantId: string, executionId: string, outcome: CompletedRun): Promise<ExecutionRecord | null>;
+  // Ids of the session's executions still queued or running, oldest first.
+  listUnfinished(tenantId: string, sessionId: string): Promise<string[]>;
   // Newest first (created_at, then id), across tenants unless one is named.
   list(filter: ExecutionFilter): Promise<ExecutionRecord[]>;
 }

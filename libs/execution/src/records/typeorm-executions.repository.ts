@@ -136,6 +136,18 @@ export class TypeOrmExecutionsRepository implements ExecutionsRepository {
     return rows.map(toRecord);
   }
 
+  async listUnfinished(tenantId: string, sessionId: string): Promise<string[]> {
+    assertTenant(tenantId);
+    const { rows } = await this.pool.query<{ id: string }>({
+      name: 'executions.listUnfinished',
+      text: `SELECT id FROM executions
+        WHERE tenant_id = $1 AND session_id = $2 AND status IN ('queued', 'running')
+        ORDER BY created_at, id`,
+      values: [tenantId, sessionId],
+    });
+    return rows.map((r) => r.id);
+  }
+
   async findById(tenantId: string, executionId: string): Promise<ExecutionRecord | null> {
     assertTenant(tenantId);
     const { rows } = await this.pool.query<ExecutionRow>({

@@ -77,6 +77,39 @@ describe(ExecutionRunner.name, () => {
     expect((await sut.execute(job('exe_3'))).stateLost).toBe(false);
   });
 
+  describe('interrupts', () => {
+    it('should pass an interrupt to the sandbox running the execution, and to no other run', async () => {
+      const { runner: sut, runtime } = hostWithFakes();
+      let answer!: () => void;
+      const running = new Promise<void>((started) => {
+        runtime.behaviour = (sandbox) =>
+          new Promise((resolve) => {
+            answer = () => resolve(ok({ status: sandbox.interrupts.length > 0 ? 'error' : 'ok' }));
+            started();
+          });
+      });
+      const view = sut.execute(job('exe_1'));
+      await running;
+      expect(sut.interrupt('exe_other')).toBe(false);
+      expect(sut.interrupt('exe_1')).toBe(true);
+      answer();
+      expect((await view).status).toBe('error');
+      expect(runtime.created[0]!.interrupts).toEqual(['exe_1']);
+    });
+
+    it('should not run the code of an execution interrupted before its job came', async () => {
+      const { runner: sut, runtime, executions } = hostWithFakes();
+      expect(sut.interrupt('exe_1')).toBe(false);
+      const view = await sut.execute(job('exe_1'));
+      expect(view.status).toBe('error');
+      expect(view.error).toMatchObject({ name: 'KeyboardInterrupt', value: expect.stringContaining('before its code ran') });
+      expect(runtime.created[0]?.runs ?? []).toHaveLength(0);
+      expect(executions.records.get('exe_1')?.status).toBe('error');
+      // Once only: the session runs what comes next.
+      expect((await sut.execute(job('exe_2'))).status).toBe('ok');
+    });
+  });
+
   it('should report lost state when the session had a container before this worker hosted it', async () => {
     const { runner: sut } = hostWithFakes({ sessions: fakeSessions([{ containerId: 'old-container' }]) });
     expect((await sut.execute(job('exe_1'))).stateLost).toBe(true);

@@ -9,6 +9,7 @@ import {
   type ExecutionsRepository,
   type ExecutionView,
   type OutputListener,
+  type RunOutcome,
   type Sandbox,
 } from '@drydock/execution';
 import { PlatformMetrics, type ExecutionStage } from '@drydock/metrics';
@@ -27,6 +28,11 @@ const RUNNING_MARK_DELAY_MS = 50;
 // this process's memory and in the sandbox, and would otherwise be lost, the execution
 // left `running` for good.
 const OUTAGE_PATIENCE_MS = 120_000;
+// An interrupt for an execution that has not started here yet (its job still on its way,
+// or waiting behind the session's run before it) is kept this long, for at most this
+// many executions: when its job comes, the code is not run.
+const EARLY_INTERRUPT_TTL_MS = 10 * 60_000;
+const EARLY_INTERRUPTS_MAX = 10_000;
 
 interface Prepared {
   sandbox: Sandbox;
@@ -41,6 +47,10 @@ interface Prepared {
 @Injectable()
 export class ExecutionRunner {
   private readonly logger = new Logger(ExecutionRunner.name);
+  // The sandbox of each execution whose code is running here.
+  private readonly running = new Map<string, Sandbox>();
+  // Executions interrupted before they started here: id -> when the interrupt came.
+  private readonly interruptedEarly = new Map<string, number>();
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -106,6 +116,21 @@ export class ExecutionRunner {
     });
   }
 
+  // Stops the execution if its code runs here (the run ends as the code does on
+  // KeyboardInterrupt, or killed), else makes sure it never starts here. Says whether
+  // a running execution was asked to stop.
+  interrupt(executionId: string): boolean {
+    const sandbox = this.running.get(executionId);
+    if (sandbox) return sandbox.interrupt(executionId);
+    const now = Date.now();
+    for (const [id, at] of this.interruptedEarly) {
+      if (now - at < EARLY_INTERRUPT_TTL_MS && this.interruptedEarly.size < EARLY_INTERRUPTS_MAX) break;
+      this.interruptedEarly.delete(id);
+    }
+    this.interruptedEarly.set(executionId, now);
+    return false;
+  }
+
   // A job that comes after its execution's start deadline (an idempotent retry of an
   // execution left unfinished, a job that waited behind others): the code is not run,
   // and an execution nobody finished is recorded as killed. One still held by a run
@@ -166,9 +191,18 @@ export class ExecutionRunner {
   private async run(hosted: HostedSession, data: ExecuteJobData, prepared: Prepared, onOutput?: OutputListener): Promise<CompletedRun> {
     const { sandbox, fileState } = prepared;
     const { spec } = hosted;
-    const outcome = await this.timed('run', () =>
-      sandbox.run({ id: data.executionId, code: data.code, timeoutMs: data.timeoutMs, maxOutputBytes: spec.limits.maxOutputBytes }, onOutput),
-    );
+    if (this.interruptedEarly.delete(data.executionId)) {
+      return failedRun({ status: 'error', name: 'KeyboardInterrupt', value: 'The execution was interrupted before its code ran.' });
+    }
+    this.running.set(data.executionId, sandbox);
+    let outcome: RunOutcome;
+    try {
+      outcome = await this.timed('run', () =>
+        sandbox.run({ id: data.executionId, code: data.code, timeoutMs: data.timeoutMs, maxOutputBytes: spec.limits.maxOutputBytes }, onOutput),
+      );
+    } finally {
+      this.running.delete(data.executionId);
+    }
     outcome.stateLost = outcome.stateLost || hosted.stateLostPending;
     hosted.stateLostPending = false;
     // Read back before anything else: a file the code wrote is in the thread the

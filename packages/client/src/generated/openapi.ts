@@ -318,6 +318,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/executions/{id}/interrupt": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Stop an execution that is running or waiting for its turn
+         * @description The code gets a KeyboardInterrupt, as in a notebook, and the session keeps its variables; processes the code started are ended. Code that ignores the interrupt is stopped after a second with its interpreter (the run ends `killed`, the next one has `stateLost`). An execution still waiting behind another never runs. The answer comes at once; the execution's record says how it ended.
+         */
+        post: operations["ExecutionsController_interrupt"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sessions/{id}/interrupt": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Stop whatever runs in the session, like a notebook's interrupt
+         * @description Every execution of the session that is running or waiting for its turn is interrupted as by POST /v1/executions/:id/interrupt. The answer comes at once and lists them; each one's record says how it ended.
+         */
+        post: operations["ExecutionsController_interruptSession"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/threads/{threadId}/files": {
         parameters: {
             query?: never;
@@ -1478,6 +1518,20 @@ export interface components {
             createdAt: string;
             /** Format: date-time */
             finishedAt: string | null;
+        };
+        InterruptResponse: {
+            /** @example exe_01jd6v4m9t2q8x */
+            id: string;
+            /** @description The execution's status when the interrupt was sent: queued or running, or the status it ended with. */
+            status: string;
+            /** @description Whether the execution's worker was asked to stop it. False when it had already ended. The record (GET /v1/executions/:id, or the answer of the request that started it) says how it ended: usually `error` with a KeyboardInterrupt, `killed` if the code ignored the interrupt. */
+            requested: boolean;
+        };
+        SessionInterruptResponse: {
+            /** @example ses_01jd6v4m9t2q8x */
+            sessionId: string;
+            /** @description The executions that were running or waiting in the session, oldest first; each was asked to stop. Empty when none was. */
+            interrupted: string[];
         };
         FileEntryResponse: {
             /** @example /data/sales.csv */
@@ -4382,6 +4436,196 @@ export interface operations {
                         error?: {
                             /** @enum {string} */
                             code?: "EXECUTION_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description `RATE_LIMITED` */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "RATE_LIMITED";
+                        };
+                    };
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "SERVICE_UNAVAILABLE";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    ExecutionsController_interrupt: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InterruptResponse"];
+                };
+            };
+            /** @description `INVALID_API_KEY`, `UNAUTHORIZED` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "INVALID_API_KEY" | "UNAUTHORIZED";
+                        };
+                    };
+                };
+            };
+            /** @description `TENANT_SUSPENDED` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "TENANT_SUSPENDED";
+                        };
+                    };
+                };
+            };
+            /** @description `EXECUTION_NOT_FOUND`, `SESSION_NOT_FOUND` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "EXECUTION_NOT_FOUND" | "SESSION_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description `RATE_LIMITED` */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "RATE_LIMITED";
+                        };
+                    };
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "SERVICE_UNAVAILABLE";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    ExecutionsController_interruptSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionInterruptResponse"];
+                };
+            };
+            /** @description `INVALID_API_KEY`, `UNAUTHORIZED` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "INVALID_API_KEY" | "UNAUTHORIZED";
+                        };
+                    };
+                };
+            };
+            /** @description `TENANT_SUSPENDED` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "TENANT_SUSPENDED";
+                        };
+                    };
+                };
+            };
+            /** @description `SESSION_NOT_FOUND` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "SESSION_NOT_FOUND";
                         };
                     };
                 };

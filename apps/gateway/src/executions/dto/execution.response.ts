@@ -50,3 +50,22 @@ export class ExecutionResponse implements ExecutionView {
   @ApiProperty({ format: 'date-time' }) createdAt: string;
   @ApiProperty({ type: 'string', format: 'date-time', nullable: true }) finishedAt: string | null;
 }
+
+export class InterruptResponse {
+  @ApiProperty({ example: 'exe_01jd6v4m9t2q8x' }) id: string;
+  @ApiProperty({ description: 'The execution\'s status when the interrupt was sent: queued or running, or the status it ended with.' }) status: string;
+  @ApiProperty({
+    description:
+      'Whether the execution\'s worker was asked to stop it. False when it had already ended. The record (GET /v1/executions/:id, or the answer of the request that started it) says how it ended: usually `error` with a KeyboardInterrupt, `killed` if the code ignored the interrupt.',
+  })
+  requested: boolean;
+}
+
+export class SessionInterruptResponse {
+  @ApiProperty({ example: 'ses_01jd6v4m9t2q8x' }) sessionId: string;
+  @ApiProperty({
+    type: [String],
+    description: 'The executions that were running or waiting in the session, oldest first; each was asked to stop. Empty when none was.',
+  })
+  interrupted: string[];
+}

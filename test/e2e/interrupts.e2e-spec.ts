@@ -1,0 +1,128 @@
+import { AIMessage, HumanMessage } from '@langchain/core/messages';
+import { AGENT_RUNTIME, ScriptedModelProvider, type AgentRuntime, type ChatScript } from '@drydock/agents';
+import { startPlatform, type Platform } from './support/platform.js';
+
+// Stopping code before its time limit: POST /v1/executions/:id/interrupt,
+// POST /v1/sessions/:id/interrupt, and an agent run cancelled while its tool runs code.
+// Every long run below has a time limit of minutes, so only the interrupt can end it
+// within the seconds each test allows.
+const LONG_MS = 240_000;
+const LOOP = "print('running', flush=True)\nwhile True: pass";
+
+describe('Interrupting executions', () => {
+  let platform: Platform;
+  let runtime: AgentRuntime;
+  let script: ChatScript = () => new AIMessage('no script');
+
+  beforeAll(async () => {
+    platform = await startPlatform({}, { chatModels: new ScriptedModelProvider(() => (turn) => script(turn)) });
+    runtime = platform.gateway.get<AgentRuntime>(AGENT_RUNTIME);
+  });
+
+  afterAll(async () => {
+    await platform?.close();
+  });
+
+  // The tenant's execution whose code is running (the worker marks it after 50 ms).
+  const runningExecution = async (tenantId: string): Promise<string> => {
+    const deadline = Date.now() + 20_000;
+    while (Date.now() < deadline) {
+      const res = await platform.admin.get(`/admin/executions?tenantId=${tenantId}&status=running`);
+      if (res.body.executions?.length) return res.body.executions[0].id as string;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    throw new Error('no execution started running within 20 s');
+  };
+
+  it('should stop a running execution with a KeyboardInterrupt and keep the session\'s variables', async () => {
+    const api = await platform.newTenant();
+    const session = await api.createSession();
+    await api.execute(session.id, 'x = 41');
+    const started = Date.now();
+    const pending = api.execute(session.id, LOOP, { timeoutMs: LONG_MS });
+    const id = await runningExecution(api.tenantId);
+
+    const res = await api.post(`/v1/executions/${id}/interrupt`);
+    expect(res.status).toBe(202);
+    expect(res.body).toEqual({ id, status: 'running', requested: true });
+
+    const run = await pending;
+    expect(Date.now() - started).toBeLessThan(30_000);
+    expect(run.body).toMatchObject({ id, status: 'error', stdout: 'running\n', stateLost: false });
+    expect(run.body.error.name).toBe('KeyboardInterrupt');
+    expect(run.body.error.traceback).toContain('while True: pass');
+    const after = await api.execute(session.id, 'x + 1');
+    expect(after.body).toMatchObject({ status: 'ok', result: { text: '42' }, stateLost: false });
+
+    // Ended now: nothing is sent, and the record stays as it ended.
+    const again = await api.post(`/v1/executions/${id}/interrupt`);
+    expect(again.status).toBe(202);
+    expect(again.body).toEqual({ id, status: 'error', requested: false });
+  });
+
+  it('should answer 404 for an execution that is not the tenant\'s', async () => {
+    const owner = await platform.newTenant();
+    const other = await platform.newTenant();
+    const session = await owner.createSession();
+    const run = await owner.execute(session.id, '1');
+
+    const res = await other.post(`/v1/executions/${run.body.id}/interrupt`);
+    expect(res.status).toBe(404);
+    expect(res.body.error.code).toBe('EXECUTION_NOT_FOUND');
+    expect((await other.post('/v1/executions/exe_does_not_exist/interrupt')).body.error.code).toBe('EXECUTION_NOT_FOUND');
+    expect((await other.post(`/v1/sessions/${session.id}/interrupt`)).body.error.code).toBe('SESSION_NOT_FOUND');
+  });
+
+  it('should stop the running execution of a session and never run the one waiting behind it', async () => {
+    const api = await platform.newTenant();
+    const session = await api.createSession();
+    const first = api.execute(session.id, LOOP, { timeoutMs: LONG_MS });
+    const firstId = await runningExecution(api.tenantId);
+    const second = api.execute(session.id, 'waited = True');
+    // The second is recorded (queued) before the interrupt lists the session's executions.
+    let listed: string[] = [];
+    const deadline = Date.now() + 20_000;
+    while (listed.length < 2 && Date.now() < deadline) {
+      const res = await platform.admin.get(`/admin/executions?tenantId=${api.tenantId}&status=queued`);
+      listed = [firstId, ...(res.body.executions ?? []).map((e: { id: string }) => e.id)];
+      if (listed.length < 2) await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(listed).toHaveLength(2);
+
+    const res = await api.post(`/v1/sessions/${session.id}/interrupt`);
+    expect(res.status).toBe(202);
+    expect(res.body).toEqual({ sessionId: session.id, interrupted: listed });
+
+    expect((await first).body).toMatchObject({ id: firstId, status: 'error', error: { name: 'KeyboardInterrupt' } });
+    const waited = (await second).body;
+    expect(waited).toMatchObject({ id: listed[1], status: 'error', error: { name: 'KeyboardInterrupt' } });
+    expect(waited.error.value).toContain('before its code ran');
+    expect((await api.execute(session.id, "'waited' in globals()")).body.result.text).toBe('False');
+
+    // Nothing runs now: an empty list.
+    expect((await api.post(`/v1/sessions/${session.id}/interrupt`)).body).toEqual({ sessionId: session.id, interrupted: [] });
+  });
+
+  it('should interrupt the code of a tool call when its agent run is cancelled', async () => {
+    const api = await platform.newTenant();
+    const threadId = 'cancelled-while-running';
+    script = () =>
+      new AIMessage({ content: '', tool_calls: [{ id: 'c1', name: 'execute_python', args: { code: LOOP }, type: 'tool_call' }] });
+    const config = await runtime.runConfig(api.tenantId, threadId, 'agent');
+    const cancel = new AbortController();
+    const run = runtime.graph.invoke({ messages: [new HumanMessage('loop forever')] }, { ...config, signal: cancel.signal });
+    const id = await runningExecution(api.tenantId);
+    const cancelledAt = Date.now();
+    cancel.abort();
+    await expect(run).rejects.toThrow();
+
+    // The cell ends within seconds, not at the tool's time limit.
+    let record: { status: string; error: { name: string } | null } | undefined;
+    while (Date.now() - cancelledAt < 20_000) {
+      record = (await api.get(`/v1/executions/${id}`)).body;
+      if (record!.status !== 'running' && record!.status !== 'queued') break;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(record).toMatchObject({ status: 'error', error: { name: 'KeyboardInterrupt' } });
+  });
+});
