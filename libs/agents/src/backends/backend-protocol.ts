@@ -108,6 +108,9 @@ export interface ExecuteOptions {
   // passes its tool_call_id).
   idempotencyKey?: string;
   timeoutMs?: number;
+  // The run's signal: aborting it (a cancelled run) interrupts the code, which then
+  // ends as on a KeyboardInterrupt; `execute` still answers with how it ended.
+  signal?: AbortSignal;
 }
 
 export interface ExecuteResult {

@@ -41,11 +41,12 @@ export class SessionSandboxBackend implements SandboxBackend {
   async execute(ctx: BackendContext, code: string, options: ExecuteOptions = {}): Promise<ExecuteResult> {
     const principal = { tenantId: ctx.tenantId, limits: await this.limitsOf(ctx.tenantId) };
     const command = { code, timeoutMs: options.timeoutMs, idempotencyKey: options.idempotencyKey };
+    const how = options.signal ? { signal: options.signal } : {};
     const key = `${ctx.tenantId}\u0000${ctx.threadId}`;
     const remembered = this.sessionOfThread.get(key);
     if (remembered) {
       try {
-        return toExecuteResult(await this.executions.execute(principal, remembered, command));
+        return toExecuteResult(await this.executions.execute(principal, remembered, command, undefined, how));
       } catch (error) {
         // By code: a worker-side SESSION_ENDED arrives as the DrydockError it was.
         if (!(error instanceof DrydockError && GONE.has(error.code))) throw error;
@@ -55,7 +56,7 @@ export class SessionSandboxBackend implements SandboxBackend {
     // Returns the thread's live session when there is one.
     const { session } = await this.sessions.create(ctx.tenantId, { threadId: ctx.threadId });
     this.remember(key, session.id);
-    return toExecuteResult(await this.executions.execute(principal, session.id, command));
+    return toExecuteResult(await this.executions.execute(principal, session.id, command, undefined, how));
   }
 
   private async limitsOf(tenantId: string): Promise<TenantLimits> {

@@ -17,9 +17,12 @@ For longer code, prefer python_run_prepared (the code goes in a fenced block of 
 // Runs `code` in the thread's session. No idempotency key: tool call ids come from the
 // model provider and are not guaranteed unique across turns and threads, and a stored
 // result handed back for a call that meant to run again would be silently wrong.
-export async function runInSession(ctx: ToolCallContext, code: string, deps: BuiltinToolDeps) {
+// A cancelled run (`signal`) interrupts the code rather than leaving it to run to its
+// time limit while the session's next run waits behind it.
+export async function runInSession(ctx: ToolCallContext, code: string, deps: BuiltinToolDeps, signal?: AbortSignal) {
   const options: ExecuteOptions = {};
   if (deps.executionTimeoutMs !== undefined) options.timeoutMs = deps.executionTimeoutMs;
+  if (signal) options.signal = signal;
   return ctx.sandbox.execute(backendContextOf(ctx), code, options);
 }
 
@@ -28,7 +31,7 @@ export function createExecutePythonTool(deps: BuiltinToolDeps = {}) {
     async ({ code }, config) => {
       const ctx = toolCallContext(config);
       if (code.trim() === '') return toolFailure('Error: code is empty; pass the Python code to run.');
-      return catchToolErrors(EXECUTE_PYTHON_TOOL_NAME, undefined, async () => renderExecution(await runInSession(ctx, code, deps)));
+      return catchToolErrors(EXECUTE_PYTHON_TOOL_NAME, undefined, async () => renderExecution(await runInSession(ctx, code, deps, config?.signal)));
     },
     {
       name: EXECUTE_PYTHON_TOOL_NAME,

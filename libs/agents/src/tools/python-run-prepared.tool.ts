@@ -49,7 +49,7 @@ export function createPythonRunPreparedTool(deps: BuiltinToolDeps = {}) {
         }
         // The sandbox's own files: the session sees this write before the code runs.
         const written = await ctx.sandbox.write(backendContextOf(ctx), path, extracted.content, { overwrite: true });
-        const [text, artifact] = renderExecution(await runInSession(ctx, runFileCell(written.path), deps));
+        const [text, artifact] = renderExecution(await runInSession(ctx, runFileCell(written.path), deps, config?.signal));
         const saved = `Saved the code to ${written.path} (${SESSION_DIR}${written.path} in the session) and ran it.`;
         return [`${saved}\n\n${text}`, withFilesUpdate(artifact, written.filesUpdate)];
       });
