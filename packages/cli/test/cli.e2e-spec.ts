@@ -119,6 +119,48 @@ describe('drydock CLI', () => {
     }, 60_000);
   });
 
+  describe('run, interrupted', () => {
+    it('interrupts the code on Ctrl-C, prints its KeyboardInterrupt and exits 130; the variables stay', async () => {
+      await script('before.py', 'kept = 42\n');
+      expect((await drydock(['run', 'before.py', '--thread', 'ctrl-c'])).code).toBe(0);
+      const file = await script('forever.py', 'print("looping", flush=True)\nwhile True:\n    pass\n');
+      let sentAt = 0;
+      const result = await drydock(['run', file, '--thread', 'ctrl-c', '--timeout', '240000'], {
+        onChunk: (chunk, child) => {
+          if (chunk.stream === 'stdout' && chunk.text.includes('looping') && !sentAt) {
+            sentAt = Date.now();
+            child.kill('SIGINT');
+          }
+        },
+      });
+      expect(result.code).toBe(130);
+      expect(result.exitedAt - sentAt).toBeLessThan(30_000);
+      expect(result.stdout).toBe('looping\n');
+      expect(result.stderr).toContain('drydock: interrupting the run');
+      expect(result.stderr).toContain('KeyboardInterrupt');
+      const after = await drydock(['run', '-', '--thread', 'ctrl-c'], { input: 'print(kept)\n' });
+      expect(after.stdout).toBe('42\n');
+    }, 60_000);
+
+    it('stops waiting on a second Ctrl-C, the code interrupted all the same', async () => {
+      // Code that ignores SIGINT: the platform stops it only after a second's grace, so
+      // the second Ctrl-C (sent once the first is acknowledged) comes before the end.
+      const code = 'import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nprint("looping", flush=True)\nwhile True:\n    pass\n';
+      const file = await script('forever-again.py', code);
+      const result = await drydock(['run', file, '--thread', 'ctrl-c-twice', '--timeout', '240000'], {
+        onChunk: (chunk, child) => {
+          if (chunk.stream === 'stdout' && chunk.text.includes('looping')) child.kill('SIGINT');
+          if (chunk.stream === 'stderr' && chunk.text.includes('drydock: interrupting')) child.kill('SIGINT');
+        },
+      });
+      expect(result.code).toBe(130);
+      expect(result.stderr).toContain('error INTERRUPTED: Stopped waiting for the run in session');
+      // The loop was stopped (with its interpreter): the thread's next run does not wait behind it.
+      const next = await drydock(['run', '-', '--thread', 'ctrl-c-twice'], { input: 'print("next")\n' });
+      expect(next.stdout).toBe('next\n');
+    }, 60_000);
+  });
+
   describe('batch', () => {
     it('draws a live progress bar on a terminal, then streams every result', async () => {
       const items = Array.from({ length: 500 }, (_, i) => JSON.stringify({ code: `print(${i}*${i})`, id: `item-${i}` })).join('\n');

@@ -2,7 +2,7 @@ import { basename, extname } from 'node:path';
 import type { Command } from 'commander';
 import type { Execution } from '@drydock/client';
 import { positiveInt, threadId, type Context } from '../context.js';
-import { ExitCode } from '../exit-codes.js';
+import { CliError, ExitCode } from '../exit-codes.js';
 import { readLocalText, STDIO } from '../local-files.js';
 import { printJson } from '../output.js';
 
@@ -25,7 +25,12 @@ export function registerRun(program: Command, ctx: Context): void {
     .argument('<script>', 'a .py file, or - for stdin')
     .option('-t, --thread <id>', 'the thread (default: the script name without .py; "stdin" for -)', threadId)
     .option('--timeout <ms>', "this run's time limit in milliseconds (default: the session's)", positiveInt('--timeout'))
-    .addHelpText('after', '\nExit code 0 when the code ran ok, 1 for a Python error, a timeout, out of memory or a killed run.')
+    .addHelpText(
+      'after',
+      '\nCtrl-C interrupts the code (a KeyboardInterrupt in the session, whose variables stay) and exits 130 once it has stopped;' +
+        ' a second Ctrl-C stops waiting at once.' +
+        '\nExit code 0 when the code ran ok, 1 for a Python error, a timeout, out of memory or a killed run.',
+    )
     .action(async (script: string, _options: unknown, command: Command) => {
       const options = ctx.options<{ thread?: string; timeout?: number }>(command);
       // Configuration first: a missing key must not wait for stdin to be read.
@@ -34,16 +39,37 @@ export function registerRun(program: Command, ctx: Context): void {
       // Creating a session for a thread that has a live one returns that one.
       const session = await client.sessions.create({ threadId: options.thread ?? threadForScript(script) });
       const { stdout, stderr } = ctx.io;
-      const execution = options.json
-        ? await session.run(code, { timeoutMs: options.timeout })
-        : await session.run(code, {
-            timeoutMs: options.timeout,
-            onStdout: (text) => stdout.write(text),
-            onStderr: (text) => stderr.write(text),
-          });
+      // Ctrl-C as in a local python: the code is interrupted and its traceback shown.
+      // A second one stops waiting (the interrupt is on its way regardless).
+      const stopWaiting = new AbortController();
+      let interrupted = false;
+      const onSigint = () => {
+        if (interrupted) return stopWaiting.abort();
+        interrupted = true;
+        stderr.write('drydock: interrupting the run (Ctrl-C again to stop waiting)\n');
+        session.interrupt().catch((error: Error) => stderr.write(`drydock: the interrupt failed: ${error.message}\n`));
+      };
+      process.on('SIGINT', onSigint);
+      let execution: Execution;
+      try {
+        execution = options.json
+          ? await session.run(code, { timeoutMs: options.timeout, signal: stopWaiting.signal })
+          : await session.run(code, {
+              timeoutMs: options.timeout,
+              signal: stopWaiting.signal,
+              onStdout: (text) => stdout.write(text),
+              onStderr: (text) => stderr.write(text),
+            });
+      } catch (error) {
+        if (!stopWaiting.signal.aborted) throw error;
+        throw new CliError(ExitCode.Interrupted, 'INTERRUPTED', `Stopped waiting for the run in session ${session.id}.`);
+      } finally {
+        process.removeListener('SIGINT', onSigint);
+      }
       if (options.json) printJson(stdout, execution);
       else printOutcome(execution, ctx);
-      if (execution.status !== 'ok') ctx.exitCode = ExitCode.Failed;
+      if (interrupted) ctx.exitCode = ExitCode.Interrupted;
+      else if (execution.status !== 'ok') ctx.exitCode = ExitCode.Failed;
     });
 }
 
