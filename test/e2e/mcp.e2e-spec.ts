@@ -1,5 +1,6 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { request as httpRequest } from 'node:http';
 import { startPlatform, type Platform } from './support/platform.js';
 
 // The MCP server at /mcp, driven by the official MCP client over Streamable HTTP: the
@@ -72,5 +73,42 @@ describe('MCP server', () => {
     expect(anonymous.status).toBe(401);
     const get = await fetch(`${platform.url}/mcp`, { headers: { authorization: `Bearer ${keyOf(a)}` } });
     expect(get.status).toBe(405);
+  });
+  it('should interrupt the code of a run_python call whose client went away', async () => {
+    const tenant = await platform.newTenant();
+    // The connection itself goes (a client process that died, a proxy that gave up): the
+    // SDK client's own abort only sends notifications/cancelled, which a stateless
+    // server cannot tie to the call.
+    const body = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { name: 'run_python', arguments: { thread_id: 'gone', code: 'while True: pass', timeout_ms: 240_000 } },
+    });
+    // Its own connection (no pool), destroyed below.
+    const call = httpRequest(`${platform.url}/mcp`, {
+      method: 'POST',
+      agent: false,
+      headers: { authorization: `Bearer ${keyOf(tenant)}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+    });
+    const closed = new Promise<void>((resolve) => call.on('close', resolve));
+    call.on('error', () => undefined);
+    call.end(body);
+    let id: string | undefined;
+    for (const deadline = Date.now() + 20_000; !id && Date.now() < deadline; ) {
+      id = (await platform.admin.get(`/admin/executions?tenantId=${tenant.tenantId}&status=running`)).body.executions?.[0]?.id;
+      if (!id) await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(id).toBeDefined();
+    call.destroy();
+    await closed;
+
+    let record: { status: string; error: { name: string } | null } | undefined;
+    for (const deadline = Date.now() + 20_000; Date.now() < deadline; ) {
+      record = (await tenant.get(`/v1/executions/${id}`)).body;
+      if (record!.status !== 'running') break;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(record).toMatchObject({ status: 'error', error: { name: 'KeyboardInterrupt' } });
   });
 });

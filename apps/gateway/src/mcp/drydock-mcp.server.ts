@@ -59,10 +59,12 @@ export class DrydockMcpServer {
           timeout_ms: z.number().int().min(100).max(86_400_000).optional().describe('Time limit of this run (clamped to the tenant\'s).'),
         },
       },
-      ({ thread_id, code, timeout_ms }) =>
+      // extra.signal aborts when the client goes away mid-call (the transport closes with
+      // its request): the code is then interrupted, not left to its time limit.
+      ({ thread_id, code, timeout_ms }, extra) =>
         attempt(async () => {
           const { session } = await this.sessions.create(principal.tenantId, { threadId: thread_id });
-          const run = await this.executions.execute(principal, session.id, { code, timeoutMs: timeout_ms });
+          const run = await this.executions.execute(principal, session.id, { code, timeoutMs: timeout_ms }, undefined, { signal: extra.signal });
           const [rendered, artifact] = renderExecution(toExecuteResult(run));
           return text(rendered, artifact.isError === true);
         }),
