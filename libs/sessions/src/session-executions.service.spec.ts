@@ -177,7 +177,6 @@ describe(SessionExecutionsService.name, () => {
       const view = await sut.execute(principal, 'ses_1', { code: 'while True: pass' }, undefined, { signal: abort.signal });
 
       expect(interruptedWhileRunning).toEqual([['w1', view.id]]);
-      // Once answered, a late abort sends nothing more.
       expect(dispatcher.interrupt).toHaveBeenCalledTimes(1);
     });
 

@@ -328,9 +328,9 @@ class KernelMixin:
         """The kernel died or must die: kill its group, report, spawn a new one.
 
         reason: "exited" (process gone), "eof" (result/command pipe closed),
-        "garbage" (unusable frame), "timeout" (grace after SIGINT expired), "interrupt" (the same after the host's
-        `interrupt`),
-        "startup" (never became ready).
+        "garbage" (unusable frame), "timeout" (grace after SIGINT expired),
+        "interrupt" (the same after the host's `interrupt`), "startup" (never became
+        ready).
         """
         if self.kernel is not kernel:
             return

@@ -3,7 +3,8 @@ import type { CompletedRun } from './executions.repository.js';
 
 // Why a run produced no output of its own: the code never ran (the sandbox could not
 // start, the files could not be copied in, the worker was lost, it was interrupted
-// before it started) or its sandbox died under it. `name` is the error name clients see (`SandboxUnavailable`, `WorkerLost`, ...).
+// before it started) or its sandbox died under it. `name` is the error name clients see
+// (`SandboxUnavailable`, `WorkerLost`, `KeyboardInterrupt`, ...).
 export interface RunFailure {
   status: Extract<RunOutcome['status'], 'error' | 'killed' | 'timeout' | 'memory'>;
   name: string;
