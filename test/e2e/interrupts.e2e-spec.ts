@@ -1,6 +1,8 @@
 import { AIMessage, HumanMessage } from '@langchain/core/messages';
 import { AGENT_RUNTIME, ScriptedModelProvider, type AgentRuntime, type ChatScript } from '@drydock/agents';
+import { endedExecution, executionIds, runningExecution } from './support/executions.js';
 import { startPlatform, type Platform } from './support/platform.js';
+import { pollUntil } from './support/until.js';
 
 // Stopping code before its time limit: POST /v1/executions/:id/interrupt,
 // POST /v1/sessions/:id/interrupt, and an agent run cancelled while its tool runs code.
@@ -23,24 +25,13 @@ describe('Interrupting executions', () => {
     await platform?.close();
   });
 
-  // The tenant's execution whose code is running (the worker marks it after 50 ms).
-  const runningExecution = async (tenantId: string): Promise<string> => {
-    const deadline = Date.now() + 20_000;
-    while (Date.now() < deadline) {
-      const res = await platform.admin.get(`/admin/executions?tenantId=${tenantId}&status=running`);
-      if (res.body.executions?.length) return res.body.executions[0].id as string;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    throw new Error('no execution started running within 20 s');
-  };
-
   it('should stop a running execution with a KeyboardInterrupt and keep the session\'s variables', async () => {
     const api = await platform.newTenant();
     const session = await api.createSession();
     await api.execute(session.id, 'x = 41');
     const started = Date.now();
     const pending = api.execute(session.id, LOOP, { timeoutMs: LONG_MS });
-    const id = await runningExecution(api.tenantId);
+    const id = await runningExecution(platform.admin, api.tenantId);
 
     const res = await api.post(`/v1/executions/${id}/interrupt`);
     expect(res.status).toBe(202);
@@ -77,16 +68,11 @@ describe('Interrupting executions', () => {
     const api = await platform.newTenant();
     const session = await api.createSession();
     const first = api.execute(session.id, LOOP, { timeoutMs: LONG_MS });
-    const firstId = await runningExecution(api.tenantId);
+    const firstId = await runningExecution(platform.admin, api.tenantId);
     const second = api.execute(session.id, 'waited = True');
     // The second is recorded (queued) before the interrupt lists the session's executions.
     let listed: string[] = [];
-    const deadline = Date.now() + 20_000;
-    while (listed.length < 2 && Date.now() < deadline) {
-      const res = await platform.admin.get(`/admin/executions?tenantId=${api.tenantId}&status=queued`);
-      listed = [firstId, ...(res.body.executions ?? []).map((e: { id: string }) => e.id)];
-      if (listed.length < 2) await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    await pollUntil(async () => (listed = [firstId, ...(await executionIds(platform.admin, api.tenantId, 'queued'))]).length >= 2, 20_000, 50, 'the second execution queued');
     expect(listed).toHaveLength(2);
 
     const res = await api.post(`/v1/sessions/${session.id}/interrupt`);
@@ -111,18 +97,12 @@ describe('Interrupting executions', () => {
     const config = await runtime.runConfig(api.tenantId, threadId, 'agent');
     const cancel = new AbortController();
     const run = runtime.graph.invoke({ messages: [new HumanMessage('loop forever')] }, { ...config, signal: cancel.signal });
-    const id = await runningExecution(api.tenantId);
-    const cancelledAt = Date.now();
+    const id = await runningExecution(platform.admin, api.tenantId);
     cancel.abort();
     await expect(run).rejects.toThrow();
 
     // The cell ends within seconds, not at the tool's time limit.
-    let record: { status: string; error: { name: string } | null } | undefined;
-    while (Date.now() - cancelledAt < 20_000) {
-      record = (await api.get(`/v1/executions/${id}`)).body;
-      if (record!.status !== 'running' && record!.status !== 'queued') break;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+    const record = await endedExecution(api, id);
     expect(record).toMatchObject({ status: 'error', error: { name: 'KeyboardInterrupt' } });
   });
 });

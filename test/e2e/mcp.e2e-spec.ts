@@ -1,6 +1,7 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { request as httpRequest } from 'node:http';
+import { endedExecution, runningExecution } from './support/executions.js';
 import { startPlatform, type Platform } from './support/platform.js';
 
 // The MCP server at /mcp, driven by the official MCP client over Streamable HTTP: the
@@ -94,21 +95,12 @@ describe('MCP server', () => {
     const closed = new Promise<void>((resolve) => call.on('close', resolve));
     call.on('error', () => undefined);
     call.end(body);
-    let id: string | undefined;
-    for (const deadline = Date.now() + 20_000; !id && Date.now() < deadline; ) {
-      id = (await platform.admin.get(`/admin/executions?tenantId=${tenant.tenantId}&status=running`)).body.executions?.[0]?.id;
-      if (!id) await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+    const id = await runningExecution(platform.admin, tenant.tenantId);
     expect(id).toBeDefined();
     call.destroy();
     await closed;
 
-    let record: { status: string; error: { name: string } | null } | undefined;
-    for (const deadline = Date.now() + 20_000; Date.now() < deadline; ) {
-      record = (await tenant.get(`/v1/executions/${id}`)).body;
-      if (record!.status !== 'running') break;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+    const record = await endedExecution(tenant, id);
     expect(record).toMatchObject({ status: 'error', error: { name: 'KeyboardInterrupt' } });
   });
 });

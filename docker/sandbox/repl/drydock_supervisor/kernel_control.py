@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from .execs import Exec, timeout_error
+from .execs import Exec, interrupted_error, timeout_error
 from .framing import MAX_KERNEL_FRAME, PROTOCOL_VERSION, READ_CHUNK, Exit, FrameReader, encode_frame, log
 from .processes import iter_processes, read_oom_kills
 from .zygote import ForkedKernel
@@ -366,7 +366,7 @@ class KernelMixin:
             return "timeout", None, timeout_error(cur, "")
         if reason == "interrupt":
             value = f"the execution was interrupted and the Python process did not stop within {self.grace_s:g} s, so it was restarted"
-            return "killed", None, {"name": "KeyboardInterrupt", "value": value, "traceback": ""}
+            return "killed", None, interrupted_error(value)
         if rc == -signal.SIGKILL:
             # SIGKILL we did not send: the memory cgroup's OOM killer if its counter moved.
             after = read_oom_kills(self.oom_counter)

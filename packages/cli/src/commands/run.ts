@@ -52,14 +52,9 @@ export function registerRun(program: Command, ctx: Context): void {
       process.on('SIGINT', onSigint);
       let execution: Execution;
       try {
-        execution = options.json
-          ? await session.run(code, { timeoutMs: options.timeout, signal: stopWaiting.signal })
-          : await session.run(code, {
-              timeoutMs: options.timeout,
-              signal: stopWaiting.signal,
-              onStdout: (text) => stdout.write(text),
-              onStderr: (text) => stderr.write(text),
-            });
+        // With --json the record is printed whole at the end instead of streamed.
+        const streamed = options.json ? {} : { onStdout: (text: string) => stdout.write(text), onStderr: (text: string) => stderr.write(text) };
+        execution = await session.run(code, { timeoutMs: options.timeout, signal: stopWaiting.signal, ...streamed });
       } catch (error) {
         if (!stopWaiting.signal.aborted) throw error;
         throw new CliError(ExitCode.Interrupted, 'INTERRUPTED', `Stopped waiting for the run in session ${session.id}.`);
