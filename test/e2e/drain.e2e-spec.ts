@@ -1,3 +1,4 @@
+import { executionIds } from './support/executions.js';
 import { startPlatform, type Platform } from './support/platform.js';
 import { pollUntil } from './support/until.js';
 
@@ -63,6 +64,52 @@ describe('Worker drain', () => {
     const res = await platform.admin.post('/admin/workers/no-such-worker/drain', {});
     expect(res.status).toBe(404);
     expect(res.body.error.code).toBe('WORKER_NOT_FOUND');
+  });
+});
+
+// An interrupt sent while a draining worker holds the run reaches the worker the gateway
+// then resends it to (the interrupt's mark, docs/architecture.md "Interrupts").
+describe('Worker drain with an interrupted run waiting', () => {
+  let platform: Platform;
+
+  beforeAll(async () => {
+    platform = await startPlatform({ WORKER_HEARTBEAT_MS: '300', WORKER_DRAIN_TIMEOUT_MS: '20000' });
+  });
+
+  afterAll(async () => {
+    await platform?.close();
+  });
+
+  it('should not run on the next worker a run interrupted while the drained worker held it', async () => {
+    const api = await platform.newTenant();
+    const session = await api.createSession({ threadId: 'interrupted-in-drain' });
+    expect((await api.execute(session.id, 'x = 1')).body.status).toBe('ok');
+    const other = await platform.addWorker();
+    try {
+      const running = api.execute(session.id, 'import time\ntime.sleep(3)');
+      await new Promise((r) => setTimeout(r, 500));
+      expect((await platform.admin.post(`/admin/workers/${platform.workerId}/drain`, {})).status).toBe(202);
+      await until(async () => {
+        const workers = (await platform.admin.get('/admin/workers')).body.workers as { id: string; state?: string }[];
+        return workers.find((w) => w.id === platform.workerId)?.state === 'draining';
+      });
+      const waiting = api.execute(session.id, 'print("ran")');
+      let queued: string[] = [];
+      await until(async () => (queued = await executionIds(platform.admin, api.tenantId, 'queued')).length === 1);
+
+      // The session still belongs to the draining worker: the interrupt goes there.
+      const res = await api.post(`/v1/executions/${queued[0]}/interrupt`);
+      expect(res.body).toMatchObject({ id: queued[0], requested: true });
+      expect((await running).body.status).toBe('ok');
+
+      // Sent back (SESSION_MOVED) and resent to the other worker, it does not run there.
+      const run = (await waiting).body;
+      expect(run).toMatchObject({ id: queued[0], status: 'error', stdout: '', error: { name: 'KeyboardInterrupt' } });
+      expect(run.error.value).toContain('before its code ran');
+      expect((await api.get(`/v1/sessions/${session.id}`)).body.workerId).toBe(other.id);
+    } finally {
+      await other.stop();
+    }
   });
 });
 

@@ -85,6 +85,8 @@ function fakeRepository(session: SessionRecord | null) {
 function fakeExecutions(repo: ReturnType<typeof fakeRepository>): ExecutionsRepository {
   return {
     findById: async (_t: string, id: string) => repo.executions.get(id) ?? null,
+    listUnfinished: async (_t: string, sessionId: string) =>
+      [...repo.executions.values()].filter((e) => e.sessionId === sessionId && ['queued', 'running'].includes(e.status)).map((e) => e.id),
     discardQueued: async (_t: string, id: string) => {
       if (repo.executions.get(id)?.status === 'queued') repo.executions.delete(id);
     },
@@ -133,6 +135,8 @@ describe(SessionExecutionsService.name, () => {
       }),
       subscribeOutput: jest.fn(async () => async () => undefined),
       interrupt: jest.fn(async () => undefined),
+      markInterrupted: jest.fn(async () => undefined),
+      interruptRequested: jest.fn(async () => false),
     } as unknown as JobDispatcher;
     sut = new SessionExecutionsService(
       makeConfig(),
@@ -200,6 +204,89 @@ describe(SessionExecutionsService.name, () => {
       await expect(sut.interrupt('ten_1', view.id)).resolves.toMatchObject({ requested: true, execution: { id: view.id } });
       expect(dispatcher.interrupt).toHaveBeenCalledWith('w1', view.id);
       await expect(sut.interrupt('ten_1', 'exe_unknown')).rejects.toMatchObject({ code: 'EXECUTION_NOT_FOUND' });
+    });
+
+    it("should mark the execution interrupted before it reads the session's worker", async () => {
+      const view = await sut.execute(principal, 'ses_1', { code: '1' });
+      repo.executions.get(view.id)!.status = 'queued';
+      placement.get.mockClear();
+
+      await sut.interrupt('ten_1', view.id);
+
+      // A gateway resending the job after SESSION_MOVED checks the mark after it placed
+      // the session again: either it finds the mark, or this read finds the new worker.
+      const order = (mock: jest.Mock) => mock.mock.invocationCallOrder[0]!;
+      expect(order(dispatcher.markInterrupted as jest.Mock)).toBeLessThan(order(placement.get));
+      expect(order(placement.get)).toBeLessThan(order(dispatcher.interrupt as jest.Mock));
+    });
+
+    it("should mark a session's unfinished executions before it reads its worker", async () => {
+      const view = await sut.execute(principal, 'ses_1', { code: '1' });
+      repo.executions.get(view.id)!.status = 'running';
+      placement.get.mockClear();
+
+      await expect(sut.interruptSession('ten_1', 'ses_1')).resolves.toEqual([view.id]);
+
+      const marked = (dispatcher.markInterrupted as jest.Mock).mock.invocationCallOrder[0]!;
+      const reads = placement.get.mock.invocationCallOrder;
+      expect(reads.some((at) => at > marked)).toBe(true);
+      expect(Math.max(...reads)).toBeLessThan((dispatcher.interrupt as jest.Mock).mock.invocationCallOrder[0]!);
+      expect(dispatcher.interrupt).toHaveBeenCalledWith('w1', view.id);
+    });
+
+    describe('when a drained worker sends the run back (SESSION_MOVED)', () => {
+      const movedOnce = () => {
+        const send = dispatcher.dispatch as jest.Mock<(w: string, n: string, data: { executionId: string }) => Promise<unknown>>;
+        send.mockImplementationOnce(async (workerId, _n, data) => {
+          dispatched.push({ workerId, data });
+          throw SessionsError.moved('ses_1');
+        });
+        send.mockImplementation(async (workerId, _n, data) => {
+          dispatched.push({ workerId, data, interruptsBefore: [...(dispatcher.interrupt as jest.Mock).mock.calls] } as never);
+          return okView(data);
+        });
+        placement.ensurePlaced.mockImplementationOnce(async (s: SessionRecord) => s);
+        placement.ensurePlaced.mockImplementationOnce(async (s: SessionRecord) => ({ ...s, workerId: 'w2' }));
+      };
+      const interruptsBeforeResend = () => (dispatched[1] as unknown as { interruptsBefore: unknown[][] }).interruptsBefore;
+
+      it('should send an interrupt marked meanwhile to the next worker ahead of the job', async () => {
+        movedOnce();
+        (dispatcher.interruptRequested as jest.Mock<() => Promise<boolean>>).mockResolvedValue(true);
+
+        const view = await sut.execute(principal, 'ses_1', { code: 'while True: pass' });
+
+        expect(dispatched.map((d) => d.workerId)).toEqual(['w1', 'w2']);
+        expect(dispatcher.interruptRequested).toHaveBeenCalledWith(view.id);
+        expect(interruptsBeforeResend()).toEqual([['w2', view.id]]);
+      });
+
+      it("should send the caller's own interrupt to the next worker too", async () => {
+        const abort = new AbortController();
+        movedOnce();
+        placement.ensurePlaced.mockReset();
+        placement.ensurePlaced.mockImplementationOnce(async (s: SessionRecord) => s);
+        placement.ensurePlaced.mockImplementationOnce(async (s: SessionRecord) => {
+          abort.abort(); // while the first worker still held the job
+          return { ...s, workerId: 'w2' };
+        });
+
+        const view = await sut.execute(principal, 'ses_1', { code: 'while True: pass' }, undefined, { signal: abort.signal });
+
+        expect(interruptsBeforeResend()).toEqual([
+          ['w1', view.id],
+          ['w2', view.id],
+        ]);
+      });
+
+      it('should resend without an interrupt when none was asked for', async () => {
+        movedOnce();
+
+        await sut.execute(principal, 'ses_1', { code: '1' });
+
+        expect(interruptsBeforeResend()).toEqual([]);
+        expect(dispatcher.interrupt).not.toHaveBeenCalled();
+      });
     });
 
     it('should send nothing for an execution that has ended', async () => {

@@ -143,6 +143,10 @@ export class SessionExecutionsService {
           // Its worker drained while the job waited: place the session again, resend.
           if (error instanceof DrydockError && error.code === 'SESSION_MOVED' && attempt < MAX_MOVES) {
             placed = await this.sessions.ensurePlaced(await this.sessions.get(tenantId, session.id));
+            // An interrupt that went to the drained worker (this caller's, or one sent
+            // through the interrupt routes, which mark the execution before they read its
+            // session's worker) goes to the next one ahead of the job.
+            if (signal?.aborted || (await this.dispatcher.interruptRequested(record.id))) interrupt();
             continue;
           }
           throw error;
@@ -256,6 +260,9 @@ export class SessionExecutionsService {
     const record = await this.executions.findById(tenantId, executionId);
     if (!record) throw SessionsError.executionNotFound(executionId);
     if (FINISHED.has(record.status)) return { execution: toExecutionView(record), requested: false };
+    // Marked before the session's worker is read: a gateway resending the job after
+    // SESSION_MOVED either finds the mark or has placed the session where this reads it.
+    await this.dispatcher.markInterrupted(record.id);
     const session = await this.sessions.get(tenantId, record.sessionId);
     if (session.workerId) await this.dispatcher.interrupt(session.workerId, record.id);
     return { execution: toExecutionView(record), requested: true };
@@ -264,9 +271,12 @@ export class SessionExecutionsService {
   // Interrupts every execution of the session that is running or waiting for its turn
   // (POST /v1/sessions/:id/interrupt, a notebook's interrupt); their ids, oldest first.
   async interruptSession(tenantId: string, sessionId: string): Promise<string[]> {
-    const session = await this.sessions.get(tenantId, sessionId);
+    await this.sessions.get(tenantId, sessionId);
     const unfinished = await this.executions.listUnfinished(tenantId, sessionId);
-    if (session.workerId) await Promise.all(unfinished.map((id) => this.dispatcher.interrupt(session.workerId, id)));
+    // Marked before the session's worker is read, as in interrupt().
+    await Promise.all(unfinished.map((id) => this.dispatcher.markInterrupted(id)));
+    const { workerId } = await this.sessions.get(tenantId, sessionId);
+    if (workerId) await Promise.all(unfinished.map((id) => this.dispatcher.interrupt(workerId, id)));
     return unfinished;
   }
 

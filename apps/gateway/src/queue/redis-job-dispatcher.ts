@@ -11,6 +11,7 @@ import {
   fromJobError,
   isJobError,
   executionInterruptChannel,
+  executionInterruptedKey,
   jobIdFor,
   jobReplyChannel,
   JobName,
@@ -258,9 +259,31 @@ export class RedisJobDispatcher implements JobDispatcher, OnApplicationShutdown 
     };
   }
 
+  // The mark and the message in one MULTI: a worker that misses the message finds the
+  // mark (execution-lane.consumer.ts, after its subscriber reconnects).
   async interrupt(workerId: string, executionId: string): Promise<void> {
     const message: ExecutionInterruptMessage = { executionId };
-    await this.redis.publish(executionInterruptChannel(workerId), JSON.stringify(message));
+    const replies = await this.redis
+      .multi()
+      .set(executionInterruptedKey(executionId), '1', 'EX', this.interruptMarkTtlS())
+      .publish(executionInterruptChannel(workerId), JSON.stringify(message))
+      .exec();
+    const failed = replies?.find(([error]) => error)?.[0];
+    if (failed) throw failed;
+  }
+
+  async markInterrupted(executionId: string): Promise<void> {
+    await this.redis.set(executionInterruptedKey(executionId), '1', 'EX', this.interruptMarkTtlS());
+  }
+
+  async interruptRequested(executionId: string): Promise<boolean> {
+    return (await this.redis.exists(executionInterruptedKey(executionId))) === 1;
+  }
+
+  // An execution runs within its start deadline and then its time limit, at most the
+  // platform's ceiling; the mark is kept that long, and a minute more.
+  private interruptMarkTtlS(): number {
+    return Math.ceil((this.config.worker.executionStartDeadlineMs + this.config.maxLimits.timeoutMs) / 1000) + 60;
   }
 
   // Counts per worker queue, for the admin API.

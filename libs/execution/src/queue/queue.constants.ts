@@ -157,6 +157,13 @@ export interface ExecutionInterruptMessage {
   executionId: string;
 }
 
+// Set with every interrupt's message, and kept while the execution could still run, so
+// an interrupt its worker never received is still found: by the gateway that resends the
+// job after SESSION_MOVED, and by a worker whose subscriber reconnects.
+export function executionInterruptedKey(executionId: string): string {
+  return `drydock:exec-interrupted:${executionId}`;
+}
+
 // Redis keys of the worker registry.
 export const WORKER_REGISTRY_SET = 'drydock:workers';
 export function workerHeartbeatKey(workerId: string): string {
