@@ -1,4 +1,6 @@
 import { AIMessage, HumanMessage } from '@langchain/core/messages';
+import { Redis } from 'ioredis';
+import { executionInterruptedKey } from '@drydock/execution';
 import { AGENT_RUNTIME, ScriptedModelProvider, type AgentRuntime, type ChatScript } from '@drydock/agents';
 import { endedExecution, executionIds, runningExecution } from './support/executions.js';
 import { startPlatform, type Platform } from './support/platform.js';
@@ -14,14 +16,17 @@ const LOOP = "print('running', flush=True)\nwhile True: pass";
 describe('Interrupting executions', () => {
   let platform: Platform;
   let runtime: AgentRuntime;
+  let redis: Redis;
   let script: ChatScript = () => new AIMessage('no script');
 
   beforeAll(async () => {
     platform = await startPlatform({}, { chatModels: new ScriptedModelProvider(() => (turn) => script(turn)) });
     runtime = platform.gateway.get<AgentRuntime>(AGENT_RUNTIME);
+    redis = new Redis(process.env.REDIS_URL!);
   });
 
   afterAll(async () => {
+    await redis?.quit();
     await platform?.close();
   });
 
@@ -44,6 +49,9 @@ describe('Interrupting executions', () => {
     expect(run.body.error.traceback).toContain('while True: pass');
     const after = await api.execute(session.id, 'x + 1');
     expect(after.body).toMatchObject({ status: 'ok', result: { text: '42' }, stateLost: false });
+
+    // The interrupt left its mark, kept while such a run could still be going.
+    expect(await redis.ttl(executionInterruptedKey(id))).toBeGreaterThan(3600);
 
     // Ended now: nothing is sent, and the record stays as it ended.
     const again = await api.post(`/v1/executions/${id}/interrupt`);
@@ -87,6 +95,29 @@ describe('Interrupting executions', () => {
 
     // Nothing runs now: an empty list.
     expect((await api.post(`/v1/sessions/${session.id}/interrupt`)).body).toEqual({ sessionId: session.id, interrupted: [] });
+  });
+
+  it("should stop a run whose interrupt was sent while the worker's subscriber was away", async () => {
+    const api = await platform.newTenant();
+    const session = await api.createSession();
+    const started = Date.now();
+    const pending = api.execute(session.id, LOOP, { timeoutMs: LONG_MS });
+    const id = await runningExecution(platform.admin, api.tenantId);
+
+    // The interrupt's message never reached the worker; its mark is there, as a gateway
+    // leaves it with every interrupt. Then the worker's subscriber reconnects.
+    await redis.set(executionInterruptedKey(id), '1', 'EX', 600);
+    const clients = (await redis.client('LIST')) as string;
+    const subscribers = clients
+      .split('\n')
+      .filter((line) => line.includes(' name=drydock-worker-interrupts '))
+      .map((line) => /^id=(\d+)/.exec(line)![1]!);
+    expect(subscribers.length).toBeGreaterThan(0);
+    for (const clientId of subscribers) await redis.client('KILL', 'ID', clientId);
+
+    const run = await pending;
+    expect(Date.now() - started).toBeLessThan(30_000);
+    expect(run.body).toMatchObject({ id, status: 'error', error: { name: 'KeyboardInterrupt' } });
   });
 
   it('should interrupt the code of a tool call when its agent run is cancelled', async () => {

@@ -99,6 +99,13 @@ export class ExecutionLaneConsumer {
     }
   }
 
+  // The executions on this worker's lane: waiting in it, or taken (running, or waiting
+  // for their session's turn).
+  async executionIds(): Promise<string[]> {
+    const [waiting, taken] = await Promise.all([this.redis.lrange(this.lane, 0, -1), this.redis.lrange(this.activeKey, 0, -1)]);
+    return [...waiting, ...taken].flatMap((payload) => parse(payload)?.executionId ?? []);
+  }
+
   async close(): Promise<void> {
     await this.stopTaking();
   }

@@ -4,6 +4,7 @@ import type { Redis } from 'ioredis';
 import { APP_CONFIG, createRedis, DrydockError, redisOptions, REDIS, runWithLogContext, type AppConfig, repeatedErrorLogger } from '@drydock/core';
 import {
   executionInterruptChannel,
+  executionInterruptedKey,
   executionStreamChannel,
   type ExecutionInterruptMessage,
   JobName,
@@ -63,13 +64,17 @@ export class SessionJobsProcessor {
     this.worker.on('failed', (job, error) => this.logger.warn(`job ${job?.name} ${job?.id} failed: ${error.message}`));
     this.worker.on('error', repeatedErrorLogger(this.logger, `queue ${name}`));
     // Subscribed before the first job can run; it resubscribes on its own after a
-    // reconnect. An interrupt missed while Redis was away leaves the run to its limit.
+    // reconnect, and then catches up with the interrupts sent meanwhile.
     this.interrupts = createRedis(this.config.redisUrl, 'drydock-worker-interrupts');
     this.interrupts.on('message', (_channel: string, message: string) => this.onInterrupt(message));
     await this.interrupts.subscribe(executionInterruptChannel(this.config.worker.id));
+    this.interrupts.on('ready', () => void this.catchUpInterrupts());
     this.lane = new ExecutionLaneConsumer(this.redis, this.config.redisUrl, this.config.worker.id, this.config.worker.concurrency, (job) =>
       this.processExecution(job),
     );
+    // Jobs left in the lane by this worker's previous run may have been interrupted
+    // while no one listened.
+    await this.catchUpInterrupts();
     await this.lane.start();
   }
 
@@ -81,8 +86,28 @@ export class SessionJobsProcessor {
       return;
     }
     if (typeof executionId !== 'string') return;
+    this.interrupt(executionId);
+  }
+
+  private interrupt(executionId: string): void {
     const stopping = this.runner.interrupt(executionId);
     this.logger.log(`execution ${executionId} interrupted${stopping ? '' : ' (not running here yet: it will not start)'}`);
+  }
+
+  // At start and after the subscriber reconnected: an interrupt published while no one
+  // listened is found by its mark (executionInterruptedKey), for every execution on this
+  // worker's lane. Read once the subscription is confirmed (again), so no interrupt falls
+  // between the two.
+  private async catchUpInterrupts(): Promise<void> {
+    try {
+      await this.interrupts?.subscribe(executionInterruptChannel(this.config.worker.id));
+      const ids = (await this.lane?.executionIds()) ?? [];
+      if (ids.length === 0) return;
+      const marks = await this.redis.mget(ids.map(executionInterruptedKey));
+      ids.forEach((id, i) => marks[i] !== null && this.interrupt(id));
+    } catch (error) {
+      this.logger.warn(`catching up with interrupts failed: ${(error as Error).message}`);
+    }
   }
 
   // Holds the executions waiting in the lane (those running go on) until
