@@ -16,8 +16,6 @@ describe('Worker drain', () => {
     await platform?.close();
   });
 
-  const workers = async () => (await platform.admin.get('/admin/workers')).body.workers as { id: string; state?: string }[];
-
   it('should finish a running execution, take no new session, and move its sessions with their files', async () => {
     const api = await platform.newTenant();
     // The platform's worker hosts the session; a second worker joins afterwards.
@@ -34,7 +32,7 @@ describe('Worker drain', () => {
 
       // A run sent while the worker drains waits, then is resent to the session's next
       // worker by the gateway (the drained worker answers SESSION_MOVED).
-      await until(async () => (await workers()).find((w) => w.id === platform.workerId)?.state === 'draining');
+      await until(async () => (await stateOf(platform, platform.workerId)) === 'draining');
       const sentDuringDrain = api.execute(session.id, 'print("after the drain")');
 
       // The 3 s run finishes where it started, with the state it had.
@@ -43,7 +41,7 @@ describe('Worker drain', () => {
 
       const resent = await sentDuringDrain;
       expect(resent.body).toMatchObject({ status: 'ok', stdout: 'after the drain\n', stateLost: true });
-      await until(async () => (await workers()).find((w) => w.id === platform.workerId)?.state === 'drained');
+      await until(async () => (await stateOf(platform, platform.workerId)) === 'drained');
       // A new session goes to the other worker.
       const fresh = await api.createSession({ threadId: 'after-drain' });
       expect(fresh.workerId).toBe(other.id);
@@ -89,10 +87,7 @@ describe('Worker drain with an interrupted run waiting', () => {
       const running = api.execute(session.id, 'import time\ntime.sleep(3)');
       await new Promise((r) => setTimeout(r, 500));
       expect((await platform.admin.post(`/admin/workers/${platform.workerId}/drain`, {})).status).toBe(202);
-      await until(async () => {
-        const workers = (await platform.admin.get('/admin/workers')).body.workers as { id: string; state?: string }[];
-        return workers.find((w) => w.id === platform.workerId)?.state === 'draining';
-      });
+      await until(async () => (await stateOf(platform, platform.workerId)) === 'draining');
       const waiting = api.execute(session.id, 'print("ran")');
       let queued: string[] = [];
       await until(async () => (queued = await executionIds(platform.admin, api.tenantId, 'queued')).length === 1);
@@ -114,3 +109,9 @@ describe('Worker drain with an interrupted run waiting', () => {
 });
 
 const until = (check: () => Promise<boolean>, timeoutMs = 30_000) => pollUntil(check, timeoutMs, 100);
+
+// A worker's state as GET /admin/workers lists it.
+async function stateOf(platform: Platform, workerId: string): Promise<string | undefined> {
+  const workers = (await platform.admin.get('/admin/workers')).body.workers as { id: string; state?: string }[];
+  return workers.find((w) => w.id === workerId)?.state;
+}
