@@ -260,7 +260,7 @@ export class RedisJobDispatcher implements JobDispatcher, OnApplicationShutdown 
   }
 
   // The mark and the message in one MULTI: a worker that misses the message finds the
-  // mark (execution-lane.consumer.ts, after its subscriber reconnects).
+  // mark (SessionJobsProcessor, at start and after its subscriber reconnects).
   async interrupt(workerId: string, executionId: string): Promise<void> {
     const message: ExecutionInterruptMessage = { executionId };
     const replies = await this.redis

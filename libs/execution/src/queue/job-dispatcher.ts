@@ -12,8 +12,8 @@ export interface JobDispatcher {
   // Live output published by the worker while a job runs; returns an unsubscribe.
   subscribeOutput(executionId: string, onEvent: (event: StreamEvent) => void): Promise<() => Promise<void>>;
   // Asks the worker to stop the execution if it is running there or still waiting for
-  // its turn; nothing when it has ended. Marks the execution interrupted first (see
-  // markInterrupted). Resolves once the request is sent.
+  // its turn; nothing when it has ended. Marks the execution interrupted along with it
+  // (see markInterrupted). Resolves once the request is sent.
   interrupt(workerId: string, executionId: string): Promise<void>;
   // Leaves the mark (executionInterruptedKey) by which a resend or a reconnecting worker
   // finds an interrupt whose message went astray, for as long as the execution can run.
