@@ -105,12 +105,13 @@ describe('Interrupting executions', () => {
     const id = await runningExecution(platform.admin, api.tenantId);
 
     // The interrupt's message never reached the worker; its mark is there, as a gateway
-    // leaves it with every interrupt. Then the worker's subscriber reconnects.
+    // leaves it with every interrupt. Then the worker's subscriber reconnects (the
+    // subscribers of this test database's workers: others on the server are left alone).
     await redis.set(executionInterruptedKey(id), '1', 'EX', 600);
     const clients = (await redis.client('LIST')) as string;
     const subscribers = clients
       .split('\n')
-      .filter((line) => line.includes(' name=drydock-worker-interrupts '))
+      .filter((line) => line.includes(' name=drydock-worker-interrupts ') && line.includes(` db=${redis.options.db ?? 0} `))
       .map((line) => /^id=(\d+)/.exec(line)![1]!);
     expect(subscribers.length).toBeGreaterThan(0);
     for (const clientId of subscribers) await redis.client('KILL', 'ID', clientId);
