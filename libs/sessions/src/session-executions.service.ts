@@ -271,7 +271,7 @@ export class SessionExecutionsService {
   // Interrupts every execution of the session that is running or waiting for its turn
   // (POST /v1/sessions/:id/interrupt, a notebook's interrupt); their ids, oldest first.
   async interruptSession(tenantId: string, sessionId: string): Promise<string[]> {
-    await this.sessions.get(tenantId, sessionId);
+    // Another tenant's session lists nothing, and its read below answers 404.
     const unfinished = await this.executions.listUnfinished(tenantId, sessionId);
     // Marked before the session's worker is read, as in interrupt().
     await Promise.all(unfinished.map((id) => this.dispatcher.markInterrupted(id)));

@@ -63,18 +63,18 @@ export class SessionJobsProcessor {
     });
     this.worker.on('failed', (job, error) => this.logger.warn(`job ${job?.name} ${job?.id} failed: ${error.message}`));
     this.worker.on('error', repeatedErrorLogger(this.logger, `queue ${name}`));
-    // Subscribed before the first job can run; it resubscribes on its own after a
-    // reconnect, and then catches up with the interrupts sent meanwhile.
     this.interrupts = createRedis(this.config.redisUrl, 'drydock-worker-interrupts');
     this.interrupts.on('message', (_channel: string, message: string) => this.onInterrupt(message));
-    await this.interrupts.subscribe(executionInterruptChannel(this.config.worker.id));
-    this.interrupts.on('ready', () => void this.catchUpInterrupts());
     this.lane = new ExecutionLaneConsumer(this.redis, this.config.redisUrl, this.config.worker.id, this.config.worker.concurrency, (job) =>
       this.processExecution(job),
     );
-    // Jobs left in the lane by this worker's previous run may have been interrupted
-    // while no one listened.
+    // Subscribed before the first job can run, catching up with interrupts sent to jobs
+    // this worker's previous run left in the lane. ioredis resubscribes on its own after
+    // a reconnect; the catch-up then runs again for what was sent meanwhile.
     await this.catchUpInterrupts();
+    this.interrupts.on('ready', () =>
+      void this.catchUpInterrupts().catch((error: Error) => this.logger.warn(`catching up with interrupts failed: ${error.message}`)),
+    );
     await this.lane.start();
   }
 
@@ -94,20 +94,16 @@ export class SessionJobsProcessor {
     this.logger.log(`execution ${executionId} interrupted${stopping ? '' : ' (not running here yet: it will not start)'}`);
   }
 
-  // At start and after the subscriber reconnected: an interrupt published while no one
-  // listened is found by its mark (executionInterruptedKey), for every execution on this
-  // worker's lane. Read once the subscription is confirmed (again), so no interrupt falls
-  // between the two.
+  // Subscribes (again, after a reconnect), then finds by its mark
+  // (executionInterruptedKey) an interrupt published while no one listened, for every
+  // execution on this worker's lane. Read once the subscription is confirmed, so no
+  // interrupt falls between the two.
   private async catchUpInterrupts(): Promise<void> {
-    try {
-      await this.interrupts?.subscribe(executionInterruptChannel(this.config.worker.id));
-      const ids = (await this.lane?.executionIds()) ?? [];
-      if (ids.length === 0) return;
-      const marks = await this.redis.mget(ids.map(executionInterruptedKey));
-      ids.forEach((id, i) => marks[i] !== null && this.interrupt(id));
-    } catch (error) {
-      this.logger.warn(`catching up with interrupts failed: ${(error as Error).message}`);
-    }
+    await this.interrupts?.subscribe(executionInterruptChannel(this.config.worker.id));
+    const ids = (await this.lane?.executionIds()) ?? [];
+    if (ids.length === 0) return;
+    const marks = await this.redis.mget(ids.map(executionInterruptedKey));
+    ids.forEach((id, i) => marks[i] !== null && this.interrupt(id));
   }
 
   // Holds the executions waiting in the lane (those running go on) until

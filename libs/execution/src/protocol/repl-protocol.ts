@@ -131,8 +131,7 @@ export interface FsFileEndEvent {
 
 export type ReplEvent =
   // `features`: optional requests this supervisor knows ("recycle", "fs-read",
-  // "interrupt"); absent
-  // from older ones.
+  // "interrupt"); absent from older ones.
   | { ev: 'ready'; protocol: number; python: string; pid: number; features?: string[] }
   | { ev: 'pong'; id: string }
   | { ev: 'stream'; id: string; name: 'stdout' | 'stderr'; text: string }
