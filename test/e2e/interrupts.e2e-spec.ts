@@ -1,6 +1,7 @@
 import { AIMessage, HumanMessage } from '@langchain/core/messages';
 import { Redis } from 'ioredis';
-import { executionInterruptedKey } from '@drydock/execution';
+import { executionInterruptChannel, executionInterruptedKey, executionLaneKey } from '@drydock/execution';
+import { SessionJobsProcessor } from '../../apps/worker/src/processors/session-jobs.processor.js';
 import { AGENT_RUNTIME, ScriptedModelProvider, type AgentRuntime, type ChatScript } from '@drydock/agents';
 import { endedExecution, executionIds, runningExecution } from './support/executions.js';
 import { startPlatform, type Platform } from './support/platform.js';
@@ -29,6 +30,29 @@ describe('Interrupting executions', () => {
     await redis?.quit();
     await platform?.close();
   });
+
+  // Kills the interrupt subscribers of this test database's workers (others on the
+  // server are left alone) and waits until one is subscribed again and has had time to
+  // catch up with the marks.
+  async function reconnectInterruptSubscribers(): Promise<void> {
+    const subscribers = async () =>
+      ((await redis.client('LIST')) as string)
+        .split('\n')
+        .filter((line) => line.includes(' name=drydock-worker-interrupts ') && line.includes(` db=${redis.options.db ?? 0} `))
+        .map((line) => /^id=(\d+)/.exec(line)![1]!);
+    const killed = await subscribers();
+    expect(killed.length).toBeGreaterThan(0);
+    for (const clientId of killed) await redis.client('KILL', 'ID', clientId);
+    const channel = executionInterruptChannel(platform.workerId);
+    await pollUntil(
+      async () => (await subscribers()).some((id) => !killed.includes(id)) && ((await redis.pubsub('NUMSUB', channel)) as [string, number])[1] > 0,
+      20_000,
+      20,
+      'the interrupt subscriber back',
+    );
+    // Its catch-up (two reads) follows the subscription's confirmation.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
 
   it('should stop a running execution with a KeyboardInterrupt and keep the session\'s variables', async () => {
     const api = await platform.newTenant();
@@ -108,17 +132,45 @@ describe('Interrupting executions', () => {
     // leaves it with every interrupt. Then the worker's subscriber reconnects (the
     // subscribers of this test database's workers: others on the server are left alone).
     await redis.set(executionInterruptedKey(id), '1', 'EX', 600);
-    const clients = (await redis.client('LIST')) as string;
-    const subscribers = clients
-      .split('\n')
-      .filter((line) => line.includes(' name=drydock-worker-interrupts ') && line.includes(` db=${redis.options.db ?? 0} `))
-      .map((line) => /^id=(\d+)/.exec(line)![1]!);
-    expect(subscribers.length).toBeGreaterThan(0);
-    for (const clientId of subscribers) await redis.client('KILL', 'ID', clientId);
+    await reconnectInterruptSubscribers();
 
     const run = await pending;
     expect(Date.now() - started).toBeLessThan(30_000);
     expect(run.body).toMatchObject({ id, status: 'error', error: { name: 'KeyboardInterrupt' } });
+  });
+
+  it("should not run a job recorded before the worker's subscriber came back and pushed after its catch-up", async () => {
+    const api = await platform.newTenant();
+    const session = await api.createSession();
+    await api.execute(session.id, 'x = 1');
+    const processor = platform.worker.get(SessionJobsProcessor);
+    const lane = executionLaneKey(platform.workerId);
+    processor.pauseExecutions();
+    let pending: ReturnType<typeof api.execute> | undefined;
+    try {
+      // Past the take already waiting when the pause came (it would hold the job).
+      await new Promise((resolve) => setTimeout(resolve, 1200));
+      pending = api.execute(session.id, 'ran = True');
+      let ids: string[] = [];
+      await pollUntil(async () => (ids = await executionIds(platform.admin, api.tenantId, 'queued')).length > 0, 20_000, 20, 'the execution queued');
+      const id = ids[0]!;
+      await pollUntil(async () => (await redis.llen(lane)) > 0, 20_000, 20, 'the job on the lane');
+      // The job is on its way (out of the lane, as between a gateway's insert and its
+      // push) while its interrupt is published to no one, then the worker's subscriber
+      // comes back and catches up with the lane as it is.
+      const payload = (await redis.rpop(lane))!;
+      expect(payload).toContain(id);
+      await redis.set(executionInterruptedKey(id), '1', 'EX', 600);
+      await reconnectInterruptSubscribers();
+      await redis.lpush(lane, payload);
+    } finally {
+      processor.resumeExecutions();
+    }
+
+    const run = (await pending!).body;
+    expect(run).toMatchObject({ status: 'error', error: { name: 'KeyboardInterrupt' } });
+    expect(run.error.value).toContain('before its code ran');
+    expect((await api.execute(session.id, "'ran' in globals()")).body.result.text).toBe('False');
   });
 
   it('should interrupt the code of a tool call when its agent run is cancelled', async () => {

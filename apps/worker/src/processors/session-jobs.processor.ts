@@ -25,6 +25,11 @@ import { PlatformMetrics } from '@drydock/metrics';
 import { closeQueueWorker, stopQueueWorker } from './close-queue-worker.js';
 import { ExecutionLaneConsumer } from './execution-lane.consumer.js';
 
+// How far the clock that stamps an execution's `recordedAt` (PostgreSQL's) may be ahead
+// of this worker's, for the check below: a job recorded up to this long after the
+// interrupt subscription was (re)confirmed still has its mark read before it runs.
+const CLOCK_SKEW_MARGIN_MS = 10_000;
+
 // What a job is to the handling below, whichever way it came.
 interface WorkerJob {
   name: JobName;
@@ -46,6 +51,8 @@ export class SessionJobsProcessor {
   private worker: Worker | null = null;
   private lane: ExecutionLaneConsumer | null = null;
   private interrupts: Redis | null = null;
+  // When the interrupt subscription was last confirmed (this worker's clock).
+  private subscribedAt = 0;
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -100,6 +107,7 @@ export class SessionJobsProcessor {
   // interrupt falls between the two.
   private async catchUpInterrupts(): Promise<void> {
     await this.interrupts?.subscribe(executionInterruptChannel(this.config.worker.id));
+    this.subscribedAt = Date.now();
     const ids = (await this.lane?.executionIds()) ?? [];
     if (ids.length === 0) return;
     const marks = await this.redis.mget(ids.map(executionInterruptedKey));
@@ -179,8 +187,21 @@ export class SessionJobsProcessor {
   }
 
   // An execution from the lane; the lane publishes the reply.
-  processExecution(job: ExecutionLaneJob): Promise<JobReply> {
+  async processExecution(job: ExecutionLaneJob): Promise<JobReply> {
+    if (await this.interruptedUnheard(job)) this.interrupt(job.executionId);
     return this.inContext({ name: JobName.Execute, id: job.jobId, data: job, timestamp: job.enqueuedAt });
+  }
+
+  // The catch-up reads the marks of the jobs on the lane when the subscription is
+  // confirmed; a job recorded before then but pushed after that read (its gateway
+  // between the insert and the push, or slow) could have had its interrupt published
+  // while no one listened. Such a job has its mark read here before it runs: one GET,
+  // only for jobs recorded before the last (re)subscription, which in steady running are
+  // none. A failed read runs the job, as before the check.
+  private async interruptedUnheard(job: ExecutionLaneJob): Promise<boolean> {
+    if (job.recordedAt === undefined || job.recordedAt > this.subscribedAt + CLOCK_SKEW_MARGIN_MS) return false;
+    const mark = await this.redis.get(executionInterruptedKey(job.executionId)).catch(() => null);
+    return mark !== null;
   }
 
   // Every line logged for the job carries the request that sent it and its ids.
