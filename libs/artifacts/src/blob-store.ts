@@ -1,10 +1,12 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { once } from 'node:events';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { Transform } from 'node:stream';
+import { OffThreadSha256 } from './off-thread-sha256.js';
 
 // Content-addressed storage of artifact bytes. A blob is staged (streamed to a private
 // temporary file, hashed and size-capped on the way), then committed under its SHA-256
@@ -58,6 +60,8 @@ const SMALL_BLOB_BYTES = 64 * 1024;
 // under a hash). The folder is the operator's; nothing in it is reachable from a
 // container.
 export class LocalBlobStore implements BlobStore {
+  private readonly hashing = new OffThreadSha256();
+
   constructor(private readonly root: string) {}
 
   private pathOf(sha256: string): string {
@@ -74,43 +78,56 @@ export class LocalBlobStore implements BlobStore {
     const token = randomUUID();
     const path = this.stagingPath(token);
     await this.stagingDir();
-    const hash = createHash('sha256');
+    // Every chunk, either way, is counted against the cap, then hashed.
     let size = 0;
-    // Every chunk, either way: counted against the cap, then hashed.
-    const count = (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > maxBytes) throw new BlobTooLargeError(maxBytes);
-      hash.update(chunk);
-    };
     const expected = options.expectedBytes;
     if (expected !== undefined && expected <= SMALL_BLOB_BYTES) {
+      const hash = createHash('sha256');
       const chunks: Buffer[] = [];
       for await (const chunk of source as AsyncIterable<Buffer>) {
-        count(chunk);
+        size += chunk.length;
+        if (size > maxBytes) throw new BlobTooLargeError(maxBytes);
+        hash.update(chunk);
         chunks.push(chunk);
       }
       await this.writeStaged(path, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
       return { sha256: hash.digest('hex'), size, token };
     }
+    // A larger blob is hashed on another thread while this one moves its bytes.
+    const streamHash = this.hashing.begin();
     const meter = new Transform({
       highWaterMark: STAGING_BUFFER_BYTES,
       transform(chunk: Buffer, _enc, done) {
+        let behind: Promise<void> | undefined;
         try {
-          count(chunk);
+          size += chunk.length;
+          if (size > maxBytes) throw new BlobTooLargeError(maxBytes);
+          behind = streamHash.update(chunk);
         } catch (error) {
           return done(error as Error);
         }
-        done(null, chunk);
+        if (!behind) return done(null, chunk);
+        behind.then(() => done(null, chunk), done);
       },
     });
+    const file = createWriteStream(path, { flags: 'wx', mode: 0o600, highWaterMark: STAGING_BUFFER_BYTES });
     try {
-      await pipeline(source, meter, createWriteStream(path, { flags: 'wx', mode: 0o600, highWaterMark: STAGING_BUFFER_BYTES }));
+      await pipeline(source, meter, file);
+      return { sha256: await streamHash.digest(), size, token };
     } catch (error) {
+      streamHash.drop();
+      // A source that failed at once can fail the pipeline before the file is even
+      // open: removed after it closes, or it would be created after the removal.
+      if (!file.closed) await once(file, 'close').catch(() => undefined);
       await rm(path, { force: true });
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') this.staging = null;
       throw error;
     }
-    return { sha256: hash.digest('hex'), size, token };
+  }
+
+  // Ends the hashing thread (tests, shutdown); a later stage starts another.
+  close(): Promise<void> {
+    return this.hashing.close();
   }
 
   // The staging folder is made once per store, not once per blob; should the operator
