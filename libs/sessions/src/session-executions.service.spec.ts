@@ -1,4 +1,4 @@
-import type { TenantRateLimiter } from '@drydock/core';
+import { RateLimitedError, type TenantRateLimiter } from '@drydock/core';
 import { jest } from '@jest/globals';
 import {
   WorkerLostError,
@@ -15,7 +15,9 @@ import type { SessionExecutionDraft, SessionRecord, SessionsRepository } from '.
 import type { SessionsService } from './sessions.service.js';
 
 // Rate limits are TenantRateLimiter's own concern (e2e: rate-limits.e2e-spec.ts).
-const unlimited = { acquireExecution: async () => ({ hold: null, release: async () => undefined }) } as unknown as TenantRateLimiter;
+const unlimited = {
+  executionAdmission: () => ({ hold: null, push: async () => undefined, countOnly: async () => undefined, release: async () => undefined }),
+} as unknown as TenantRateLimiter;
 
 const principal = { tenantId: 'ten_1', limits: {} };
 
@@ -129,7 +131,10 @@ describe(SessionExecutionsService.name, () => {
       get: jest.fn(async () => repo.session!),
     };
     dispatcher = {
-      dispatch: jest.fn(async (workerId: string, _name: string, data: Record<string, unknown>): Promise<unknown> => {
+      // As the real one: the job is pushed (by the caller's push when it gives one) before
+      // the worker can answer.
+      dispatch: jest.fn(async (workerId: string, _name: string, data: Record<string, unknown>, options?: { push?: (lane: string, payload: string) => Promise<void> }): Promise<unknown> => {
+        await options?.push?.(`lane:${workerId}`, JSON.stringify(data));
         dispatched.push({ workerId, data });
         return okView(data as { executionId: string });
       }),
@@ -299,51 +304,113 @@ describe(SessionExecutionsService.name, () => {
   });
 
   describe('admission', () => {
-    const limiter = (acquire: TenantRateLimiter['acquireExecution']) => {
-      const released: string[] = [];
+    // A limiter that notes what is asked of it; with `refuse` the push is refused.
+    const limiter = ({ refuse = false } = {}) => {
+      const log: string[] = [];
+      const asked: Parameters<TenantRateLimiter['executionAdmission']>[] = [];
       const fake = {
-        acquireExecution: jest.fn(async (...args: Parameters<TenantRateLimiter['acquireExecution']>) => {
-          const slot = await acquire(...args);
-          return { ...slot, release: async () => void released.push(args[1]) };
-        }),
+        executionAdmission: (...args: Parameters<TenantRateLimiter['executionAdmission']>) => {
+          asked.push(args);
+          let taken = false;
+          return {
+            hold: { key: 'slots:ten_1', id: args[1] },
+            push: async (lane: string) => {
+              log.push(`push ${lane}`);
+              if (refuse) throw new RateLimitedError('over', 1, {});
+              taken = true;
+            },
+            countOnly: async () => void log.push('count'),
+            release: async () => void (taken && log.push('release')),
+          };
+        },
       };
-      return { fake: fake as unknown as TenantRateLimiter, calls: fake.acquireExecution, released };
+      return { fake: fake as unknown as TenantRateLimiter, asked, log };
     };
     const withLimiter = (rateLimits: TenantRateLimiter) =>
       new SessionExecutionsService(makeConfig(), fakeExecutions(repo), dispatcher, repo as unknown as SessionsRepository, placement as unknown as SessionsService, rateLimits);
 
-    it('should leave nothing recorded and dispatch nothing when the tenant is over a limit', async () => {
-      const { fake } = limiter(async () => {
-        throw Object.assign(new Error('over'), { code: 'RATE_LIMITED' });
-      });
-      await expect(withLimiter(fake).execute(principal, 'ses_1', { code: '1' })).rejects.toMatchObject({ code: 'RATE_LIMITED' });
+    it('should take the admission with the push, and hand its slot to the worker', async () => {
+      const { fake, log } = limiter();
+      await withLimiter(fake).execute(principal, 'ses_1', { code: '1' });
+      expect(log).toEqual(['push lane:w1']);
+      expect(dispatched[0]!.data.slot).toEqual({ key: 'slots:ten_1', id: expect.stringMatching(/^hold_/) });
+    });
+
+    it('should leave nothing recorded and run nothing when the tenant is over a limit', async () => {
+      const { fake, log } = limiter({ refuse: true });
+      await expect(withLimiter(fake).execute(principal, 'ses_1', { code: '1' })).rejects.toMatchObject({ code: 'RATE_LIMITED', status: 429 });
       expect(repo.calls).toHaveLength(1);
       expect(repo.executions.size).toBe(0);
       expect(dispatched).toHaveLength(0);
+      expect(log).toEqual(['push lane:w1']);
     });
 
     it('should keep an execution recorded by an earlier request with the same idempotency key when this one is refused', async () => {
       await sut.execute(principal, 'ses_1', { code: '1', idempotencyKey: 'k' });
-      const { fake } = limiter(async () => {
-        throw Object.assign(new Error('over'), { code: 'RATE_LIMITED' });
-      });
+      const { fake } = limiter({ refuse: true });
       await expect(withLimiter(fake).execute(principal, 'ses_1', { code: '1', idempotencyKey: 'k' })).rejects.toMatchObject({ code: 'RATE_LIMITED' });
-      expect(repo.executions.size).toBe(1);
+      expect([...repo.executions.values()].map((e) => e.status)).toEqual(['queued']);
     });
 
-    it('should give the slot back when the execution cannot be recorded', async () => {
-      const { fake, released } = limiter(async () => ({ hold: { key: 'k', id: 'h' }, release: async () => undefined }));
+    it('should count a request that cannot be recorded, and take no slot', async () => {
+      const { fake, log } = limiter();
       await expect(withLimiter(fake).execute({ tenantId: 'ten_2', limits: {} }, 'ses_1', { code: '1' })).rejects.toMatchObject({
         code: 'SESSION_NOT_FOUND',
       });
-      expect(released).toHaveLength(1);
+      expect(log).toEqual(['count']);
+    });
+
+    it('should count the replay of a finished execution, and take no slot', async () => {
+      const first = await sut.execute(principal, 'ses_1', { code: '1', idempotencyKey: 'k' });
+      repo.executions.get(first.id)!.status = 'ok';
+      const { fake, log } = limiter();
+      const again = await withLimiter(fake).execute(principal, 'ses_1', { code: '1', idempotencyKey: 'k' });
+      expect(again.id).toBe(first.id);
+      expect(log).toEqual(['count']);
+      expect(dispatched).toHaveLength(1);
+    });
+
+    it('should give the slot back when the run fails after the push', async () => {
+      const { fake, log } = limiter();
+      (dispatcher.dispatch as jest.Mock<(w: string, n: string, d: unknown, o: { push: (l: string, p: string) => Promise<void> }) => Promise<unknown>>).mockImplementationOnce(
+        async (workerId, _n, _d, options) => {
+          await options.push(`lane:${workerId}`, '{}');
+          throw new Error('no result within 1 ms');
+        },
+      );
+      await expect(withLimiter(fake).execute(principal, 'ses_1', { code: '1' })).rejects.toMatchObject({ code: 'EXECUTION_WAIT_TIMEOUT' });
+      expect(log).toEqual(['push lane:w1', 'release']);
+    });
+
+    it('should push with the admission once: a resend after SESSION_MOVED keeps the slot it holds', async () => {
+      const { fake, log } = limiter();
+      const pushes: boolean[] = [];
+      const send = dispatcher.dispatch as jest.Mock<(w: string, n: string, d: Record<string, unknown>, o: { push?: (l: string, p: string) => Promise<void> }) => Promise<unknown>>;
+      send.mockImplementation(async (workerId, _n, data, options) => {
+        pushes.push(options.push !== undefined);
+        await options.push?.(`lane:${workerId}`, '{}');
+        dispatched.push({ workerId, data });
+        if (dispatched.length === 1) throw SessionsError.moved('ses_1');
+        return okView(data as { executionId: string });
+      });
+      placement.ensurePlaced.mockImplementationOnce(async (s: SessionRecord) => s);
+      placement.ensurePlaced.mockImplementationOnce(async (s: SessionRecord) => ({ ...s, workerId: 'w2' }));
+
+      await withLimiter(fake).execute(principal, 'ses_1', { code: '1' });
+
+      expect(pushes).toEqual([true, false]);
+      expect(log).toEqual(['push lane:w1']);
+      expect(dispatched.map((d) => [d.workerId, d.data.slot])).toEqual([
+        ['w1', { key: 'slots:ten_1', id: expect.stringMatching(/^hold_/) }],
+        ['w2', dispatched[0]!.data.slot],
+      ]);
     });
 
     it('should pass on whether the request is to be counted with the admission', async () => {
-      const { fake, calls } = limiter(async () => ({ hold: null, release: async () => undefined }));
+      const { fake, asked } = limiter();
       await withLimiter(fake).execute(principal, 'ses_1', { code: '1' }, undefined, { countRequest: true });
       await withLimiter(fake).execute(principal, 'ses_1', { code: '1' });
-      expect(calls.mock.calls.map((call) => call[3])).toEqual([{ countRequest: true }, {}]);
+      expect(asked.map((args) => args[3])).toEqual([{ countRequest: true }, {}]);
     });
   });
 

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { PlatformMetrics } from '@drydock/metrics';
-import { addToLogContext, APP_CONFIG, DrydockError, newId, TenantRateLimiter, type AppConfig, type ExecutionSlot, type TenantPrincipal } from '@drydock/core';
+import { addToLogContext, APP_CONFIG, DrydockError, newId, TenantRateLimiter, type AppConfig, type ExecutionAdmission, type TenantPrincipal } from '@drydock/core';
 import {
   EXECUTIONS_REPOSITORY,
   failedRun,
@@ -68,38 +68,31 @@ export class SessionExecutionsService {
     const { tenantId } = principal;
     // The tenant's admission (a slot of its concurrent executions, held at most as long as
     // this request may wait; with `countRequest` also the request against its requests
-    // per minute, in the same Redis round trip) goes out together with the execution's
-    // recording (one statement), not before it: the request waits for the slower of the
-    // two instead of both. A refused execution leaves nothing recorded: a row this
-    // request inserted is deleted before the 429 goes out.
+    // per minute) is taken by the script that pushes the job onto its worker's lane, after
+    // the execution's recording (one statement): one round trip to Redis for both. A
+    // refused execution leaves nothing recorded: the row this request inserted is deleted
+    // before the 429 goes out. A request that hands nothing over is still counted.
     const holdMs = Math.min((command.timeoutMs ?? this.config.defaultLimits.timeoutMs) + 60_000, this.config.gateway.maxWaitMs);
-    const [admission, recording] = await Promise.allSettled([
-      this.rateLimits.acquireExecution({ id: tenantId, limits: principal.limits }, newId('hold'), holdMs, options),
-      this.record(principal, sessionId, command),
-    ]);
-    if (admission.status === 'rejected') {
-      if (recording.status === 'fulfilled' && recording.value.created) {
-        await this.executions.discardQueued(tenantId, recording.value.record.id).catch(() => undefined);
-      }
-      throw admission.reason;
-    }
-    const slot = admission.value;
-    if (recording.status === 'rejected') {
-      void slot.release();
-      throw recording.reason;
+    const admission = this.rateLimits.executionAdmission({ id: tenantId, limits: principal.limits }, newId('hold'), holdMs, options);
+    let recorded: Recorded;
+    try {
+      recorded = await this.record(principal, sessionId, command);
+    } catch (error) {
+      await admission.countOnly();
+      throw error;
     }
     // The worker frees the slot in the round trip that answers the run; every other way
     // out of here frees it from here.
     const handedOver = { freed: false };
     try {
-      const view = await this.executeHolding(principal, recording.value, command, onOutput, slot.hold, handedOver, options.signal);
+      const view = await this.executeHolding(principal, recorded, command, onOutput, admission, handedOver, options.signal);
       this.metrics?.executions.inc({ tenant: tenantId, status: view.status });
       return view;
     } finally {
       // Not waited for: the release goes out now, ahead of anything this gateway sends
       // Redis later (one connection keeps the order), and before the answer leaves; the
       // caller does not wait a round trip for it. It never rejects.
-      if (!handedOver.freed) void slot.release();
+      if (!handedOver.freed) void admission.release();
     }
   }
 
@@ -108,7 +101,7 @@ export class SessionExecutionsService {
     recorded: Recorded,
     command: ExecuteCommand,
     onOutput: ((event: StreamEvent) => void) | undefined,
-    slot: ExecutionSlot['hold'],
+    admission: ExecutionAdmission,
     handedOver: { freed: boolean },
     signal: AbortSignal | undefined,
   ): Promise<ExecutionView> {
@@ -117,9 +110,13 @@ export class SessionExecutionsService {
     addToLogContext({ sessionId: session.id, executionId: record.id });
     if (!created) {
       if (record.sessionId !== session.id || record.codeSha256 !== sha256(command.code)) {
+        await admission.countOnly();
         throw SessionsError.idempotencyConflict(command.idempotencyKey!);
       }
-      if (FINISHED.has(record.status)) return toExecutionView(record);
+      if (FINISHED.has(record.status)) {
+        await admission.countOnly();
+        return toExecutionView(record);
+      }
     }
 
     const unsubscribe = onOutput ? await this.dispatcher.subscribeOutput(record.id, onOutput) : undefined;
@@ -135,7 +132,8 @@ export class SessionExecutionsService {
           // Only this dispatch can ever deliver the execution: this request recorded it,
           // no idempotency key lets a retry name it, and it is not a resend.
           const onlyDispatch = created && record.idempotencyKey === null && attempt === 1;
-          const view = await this.dispatch(placed, record, command, { stream: onOutput !== undefined, onlyDispatch }, threadRevision, slot);
+          // The first push takes the admission; a resend keeps the slot it holds.
+          const view = await this.dispatch(placed, record, command, { stream: onOutput !== undefined, onlyDispatch }, threadRevision, admission, attempt === 1);
           // Answered by the worker, which freed the slot with its answer.
           handedOver.freed = true;
           return view;
@@ -154,9 +152,11 @@ export class SessionExecutionsService {
       }
     } catch (error) {
       if (error instanceof DrydockError) {
-        // The worker refused the job (the session is unknown there or ended) and the
-        // code did not run: no queued execution is left behind.
-        await this.executions.discardQueued(tenantId, record.id).catch(() => undefined);
+        // The code did not run: the worker refused the job (the session is unknown there
+        // or ended), or the tenant's admission refused it before it was pushed. No queued
+        // execution is left behind, except one an earlier request with the same
+        // idempotency key recorded, which is that request's to run.
+        if (created || error.code !== 'RATE_LIMITED') await this.executions.discardQueued(tenantId, record.id).catch(() => undefined);
         throw error;
       }
       if (error instanceof WorkerLostError) return this.failOnLostWorker(tenantId, session.id, record.id);
@@ -175,7 +175,8 @@ export class SessionExecutionsService {
     command: ExecuteCommand,
     { stream, onlyDispatch }: { stream: boolean; onlyDispatch: boolean },
     threadRevision: number | undefined,
-    slot: ExecutionSlot['hold'],
+    admission: ExecutionAdmission,
+    admit: boolean,
   ): Promise<ExecutionView> {
     return this.dispatcher.dispatch<typeof JobName.Execute, ExecutionView>(
       session.workerId,
@@ -189,9 +190,9 @@ export class SessionExecutionsService {
         threadRevision,
         recordedAt: new Date(record.createdAt).getTime(),
         ...(onlyDispatch ? { onlyDispatch } : {}),
-        ...(slot ? { slot } : {}),
+        ...(admission.hold ? { slot: admission.hold } : {}),
       },
-      { waitMs: Math.min(record.timeoutMs + 60_000, this.config.gateway.maxWaitMs) },
+      { waitMs: Math.min(record.timeoutMs + 60_000, this.config.gateway.maxWaitMs), ...(admit ? { push: admission.push } : {}) },
     );
   }
 

@@ -80,12 +80,12 @@ export class RedisJobDispatcher implements JobDispatcher, OnApplicationShutdown 
     workerId: string,
     name: N,
     data: JobDataByName[N],
-    options: { waitMs: number },
+    options: { waitMs: number; push?: (lane: string, payload: string) => Promise<void> },
   ): Promise<R> {
     // BullMQ's connections wait for Redis to come back, however long; a request should
     // not. The gateway's own client tells whether Redis answers right now.
     if (this.redis.status !== 'ready') throw new ServiceUnavailableError('redis');
-    if (name === JobName.Execute) return this.dispatchExecution<R>(workerId, data as ExecuteJobData, options.waitMs);
+    if (name === JobName.Execute) return this.dispatchExecution<R>(workerId, data as ExecuteJobData, options.waitMs, options.push);
     const channel = this.channel(workerId);
     await Promise.all([channel.ready, this.listenForReplies()]);
     const jobId = jobIdFor(name, data);
@@ -104,8 +104,14 @@ export class RedisJobDispatcher implements JobDispatcher, OnApplicationShutdown 
     );
   }
 
-  // An execution: one LPUSH onto its worker's lane.
-  private async dispatchExecution<R>(workerId: string, data: ExecuteJobData, waitMs: number): Promise<R> {
+  // An execution: one LPUSH onto its worker's lane, or the caller's push (its admission
+  // and the LPUSH in one script).
+  private async dispatchExecution<R>(
+    workerId: string,
+    data: ExecuteJobData,
+    waitMs: number,
+    push: (lane: string, payload: string) => Promise<void> = (lane, payload) => this.redis.lpush(lane, payload).then(() => undefined),
+  ): Promise<R> {
     await this.listenForReplies();
     const job: ExecutionLaneJob = {
       ...data,
@@ -119,7 +125,7 @@ export class RedisJobDispatcher implements JobDispatcher, OnApplicationShutdown 
     return this.waitFor<R>(
       job.jobId,
       waitMs,
-      () => this.redis.lpush(executionLaneKey(workerId), payload),
+      () => push(executionLaneKey(workerId), payload),
       (seen) => this.checkExecution(workerId, job, payload, seen),
     );
   }

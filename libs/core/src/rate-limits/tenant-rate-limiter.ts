@@ -13,22 +13,27 @@ local n = redis.call('INCR', KEYS[1])
 if n == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
 return n`;
 
-// Takes a slot when fewer than ARGV[2] are held (expired holds dropped first); 1 or 0.
-const ACQUIRE = `
+// Takes a slot when fewer than ARGV[2] are held (expired holds dropped first), then runs
+// `then`; 1 or 0.
+const acquireThen = (then = '') => `
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
 if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then return 0 end
 redis.call('ZADD', KEYS[1], ARGV[3], ARGV[4])
 redis.call('PEXPIRE', KEYS[1], ARGV[5])
-return 1`;
+${then}return 1`;
 
-// COUNT on KEYS[2] (ARGV[6] its expiry, ARGV[7] the limit), then ACQUIRE on KEYS[1]
-// unless the count is over: -1 (over the requests per minute), else 1 or 0. An
-// execution request in one round trip instead of two.
-const COUNT_AND_ACQUIRE =
-  `
+// COUNT on KEYS[2] (ARGV[6] its expiry, ARGV[7] the limit); -1 past the requests per
+// minute, before any slot is taken.
+const COUNT_FIRST = `
 local n = redis.call('INCR', KEYS[2])
 if n == 1 then redis.call('PEXPIRE', KEYS[2], ARGV[6]) end
-if n > tonumber(ARGV[7]) then return -1 end` + ACQUIRE;
+if n > tonumber(ARGV[7]) then return -1 end`;
+
+// An execution's whole admission and its hand-over in one round trip: the slot (and,
+// with COUNT_FIRST, the request), then, admitted, the job pushed onto its worker's lane
+// (the last key, the last argument). -1, 0 (nothing pushed) or 1.
+const ACQUIRE_AND_PUSH = acquireThen(`redis.call('LPUSH', KEYS[2], ARGV[6])\n`);
+const COUNT_ACQUIRE_AND_PUSH = COUNT_FIRST + acquireThen(`redis.call('LPUSH', KEYS[3], ARGV[8])\n`);
 
 export class RateLimitedError extends DrydockError {
   constructor(message: string, retryAfterSeconds: number, details: Record<string, unknown>) {
@@ -36,11 +41,19 @@ export class RateLimitedError extends DrydockError {
   }
 }
 
-// A held execution slot. `hold` names it for whoever frees it with the run's answer (the
-// worker, in the same Redis round trip); null when limits are not enforced. release()
-// frees it from here (idempotent, never throws).
-export interface ExecutionSlot {
-  hold: { key: string; id: string } | null;
+// An execution's admission, taken as its job is handed to the worker (push). `hold` names
+// the slot for whoever frees it with the run's answer (the worker, in the same Redis round
+// trip); null when limits are not enforced.
+export interface ExecutionAdmission {
+  readonly hold: { key: string; id: string } | null;
+  // Takes the slot (and counts the request, with `countRequest`) and, admitted, pushes
+  // `payload` onto the list `lane`, in one script; RATE_LIMITED, and nothing pushed,
+  // otherwise.
+  push(lane: string, payload: string): Promise<void>;
+  // For a request that hands nothing over (refused, answered from its record): counts
+  // it with `countRequest`, RATE_LIMITED past the tenant's requests per minute.
+  countOnly(): Promise<void>;
+  // Frees the slot if push took it (idempotent, never throws).
   release(): Promise<void>;
 }
 
@@ -69,9 +82,9 @@ export class TenantRateLimiter {
   ) {
     // The scripts as commands of the client: sent as EVALSHA (ioredis loads a script on
     // the first NOSCRIPT), not the whole script text every time.
-    if (!('drydockAcquireSlot' in redis)) redis.defineCommand('drydockAcquireSlot', { numberOfKeys: 1, lua: ACQUIRE });
     if (!('drydockCountRequest' in redis)) redis.defineCommand('drydockCountRequest', { numberOfKeys: 1, lua: COUNT });
-    if (!('drydockCountAndAcquire' in redis)) redis.defineCommand('drydockCountAndAcquire', { numberOfKeys: 2, lua: COUNT_AND_ACQUIRE });
+    if (!('drydockAcquireAndPush' in redis)) redis.defineCommand('drydockAcquireAndPush', { numberOfKeys: 2, lua: ACQUIRE_AND_PUSH });
+    if (!('drydockCountAcquireAndPush' in redis)) redis.defineCommand('drydockCountAcquireAndPush', { numberOfKeys: 3, lua: COUNT_ACQUIRE_AND_PUSH });
   }
 
   // Counts one request of the tenant; throws RATE_LIMITED past its limit this minute.
@@ -89,54 +102,56 @@ export class TenantRateLimiter {
     if (count > limit) throw perMinuteError(limit, now);
   }
 
-  // Holds one of the tenant's execution slots for at most `holdMs`; throws
-  // RATE_LIMITED when all are taken. With `countRequest` it also counts the request that
-  // asks for it, in the same round trip, as admitRequest would (for a route whose guard
-  // leaves the count to it: REQUEST_COUNTED_BY_HANDLER), and refuses it past the
-  // tenant's requests per minute without taking a slot.
-  async acquireExecution(
+  // The admission of one execution: a slot of the tenant's concurrent executions, held
+  // at most `holdMs`, taken as its job is pushed (ExecutionAdmission). With `countRequest`
+  // it also counts the request that asks for it, in the same round trip, as admitRequest
+  // would (for a route whose guard leaves the count to it: REQUEST_COUNTED_BY_HANDLER),
+  // and refuses it past the tenant's requests per minute without taking a slot.
+  executionAdmission(
     tenant: RateLimitedTenant,
     holdId: string,
     holdMs: number,
     options: { countRequest?: boolean } = {},
-  ): Promise<ExecutionSlot> {
+  ): ExecutionAdmission {
     const limit = tenant.limits.concurrentExecutions ?? this.config.rateLimits.concurrentExecutions;
-    const unenforced: ExecutionSlot = { hold: null, release: async () => undefined };
-    if (!this.connected()) return unenforced;
-    const key = `drydock:rate:executions:${tenant.id}`;
-    const now = Date.now();
-    const slotArgs = [String(now), String(limit), String(now + holdMs), holdId, String(holdMs)];
     const perMinute = tenant.limits.requestsPerMinute ?? this.config.rateLimits.requestsPerMinute;
-    let taken: number;
-    try {
-      taken = Number(
-        options.countRequest
-          ? await this.script('drydockCountAndAcquire', key, requestCounterKey(tenant.id, now), ...slotArgs, String(WINDOW_MS + 1_000), String(perMinute))
-          : await this.script('drydockAcquireSlot', key, ...slotArgs),
-      );
-    } catch (error) {
-      this.warn(error as Error);
-      return unenforced;
-    }
-    if (taken === -1) throw perMinuteError(perMinute, now);
-    if (!taken) {
-      throw new RateLimitedError(`This tenant already has ${limit} executions running; retry when one has finished.`, 1, {
-        limit,
-        per: 'concurrent executions',
-      });
-    }
-    let released = false;
+    const key = `drydock:rate:executions:${tenant.id}`;
+    let taken = false;
+    // Not enforced when Redis is away as the request begins (a push then fails on its own).
+    const enforced = this.connected();
     return {
-      hold: { key, id: holdId },
+      hold: enforced ? { key, id: holdId } : null,
+      push: async (lane, payload) => {
+        if (!enforced) {
+          await this.redis.lpush(lane, payload);
+          return;
+        }
+        const now = Date.now();
+        const slotArgs = [String(now), String(limit), String(now + holdMs), holdId, String(holdMs)];
+        const outcome = Number(
+          options.countRequest
+            ? await this.script('drydockCountAcquireAndPush', key, requestCounterKey(tenant.id, now), lane, ...slotArgs, String(WINDOW_MS + 1_000), String(perMinute), payload)
+            : await this.script('drydockAcquireAndPush', key, lane, ...slotArgs, payload),
+        );
+        if (outcome === -1) throw perMinuteError(perMinute, now);
+        if (!outcome) {
+          throw new RateLimitedError(`This tenant already has ${limit} executions running; retry when one has finished.`, 1, {
+            limit,
+            per: 'concurrent executions',
+          });
+        }
+        taken = true;
+      },
+      countOnly: () => (options.countRequest ? this.admitRequest(tenant) : Promise.resolve()),
       release: async () => {
-        if (released) return;
-        released = true;
+        if (!taken) return;
+        taken = false;
         await this.redis.zrem(key, holdId).catch(() => undefined);
       },
     };
   }
 
-  private script(name: 'drydockAcquireSlot' | 'drydockCountRequest' | 'drydockCountAndAcquire', ...args: string[]): Promise<unknown> {
+  private script(name: 'drydockCountRequest' | 'drydockAcquireAndPush' | 'drydockCountAcquireAndPush', ...args: string[]): Promise<unknown> {
     return (this.redis as unknown as Record<string, (...a: string[]) => Promise<unknown>>)[name]!(...args);
   }
 

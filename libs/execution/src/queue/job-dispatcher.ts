@@ -7,7 +7,10 @@ export interface JobDispatcher {
     workerId: string,
     name: N,
     data: JobDataByName[N],
-    options: { waitMs: number },
+    // `push`, for an execution: sends its job (the serialized `payload` for the list
+    // `lane`) instead of a plain LPUSH, so the caller's admission goes in the same round
+    // trip; a rejection ends the dispatch with it.
+    options: { waitMs: number; push?: (lane: string, payload: string) => Promise<void> },
   ): Promise<R>;
   // Live output published by the worker while a job runs; returns an unsubscribe.
   subscribeOutput(executionId: string, onEvent: (event: StreamEvent) => void): Promise<() => Promise<void>>;
