@@ -44,8 +44,9 @@ export interface StreamSha256 {
 
 interface Stream {
   inFlight: number;
-  caughtUp: (() => void) | null;
-  digested: ((sha256: string) => void) | null;
+  // What the stream's caller waits on, if anything: the thread catching up (update) or
+  // the digest. One at a time, as the caller waits for each before going on.
+  waiting: { for: 'catch-up' | 'digest'; resolve: (sha256: string) => void; reject: (error: Error) => void } | null;
   failed: (error: Error) => void;
 }
 
@@ -63,10 +64,13 @@ export class OffThreadSha256 {
     let finished = false;
     const stream: Stream = {
       inFlight: 0,
-      caughtUp: null,
-      digested: null,
-      failed: (error) => (failure ??= error),
+      waiting: null,
+      failed: (error) => {
+        failure ??= error;
+        stream.waiting?.reject(error);
+      },
     };
+    const wait = (what: 'catch-up' | 'digest') => new Promise<string>((resolve, reject) => (stream.waiting = { for: what, resolve, reject }));
     this.streams.set(id, stream);
     if (this.streams.size === 1) worker.ref();
     const alive = () => {
@@ -95,26 +99,15 @@ export class OffThreadSha256 {
         if (partBytes < BATCH_BYTES) return undefined;
         send();
         if (stream.inFlight <= MAX_IN_FLIGHT_BYTES) return undefined;
-        return new Promise<void>((resolve, reject) => {
-          stream.caughtUp = resolve;
-          stream.failed = (error) => {
-            failure ??= error;
-            reject(error);
-          };
-        });
+        return wait('catch-up').then(() => undefined);
       },
       digest: () => {
         alive();
         finished = true;
         send();
-        return new Promise<string>((resolve, reject) => {
-          stream.digested = resolve;
-          stream.failed = (error) => {
-            failure ??= error;
-            reject(error);
-          };
-          worker.postMessage({ op: 'digest', id });
-        });
+        const digest = wait('digest');
+        worker.postMessage({ op: 'digest', id });
+        return digest;
       },
       drop: () => {
         if (!this.forget(id)) return;
@@ -147,16 +140,16 @@ export class OffThreadSha256 {
   private answer(message: ThreadMessage): void {
     const stream = this.streams.get(message.id);
     if (!stream) return;
+    const waiting = stream.waiting;
     if ('sha256' in message) {
       this.forget(message.id);
-      stream.digested?.(message.sha256);
+      waiting?.resolve(message.sha256);
       return;
     }
     stream.inFlight -= message.hashed;
-    if (stream.caughtUp && stream.inFlight <= MAX_IN_FLIGHT_BYTES / 2) {
-      const resolve = stream.caughtUp;
-      stream.caughtUp = null;
-      resolve();
+    if (waiting?.for === 'catch-up' && stream.inFlight <= MAX_IN_FLIGHT_BYTES / 2) {
+      stream.waiting = null;
+      waiting.resolve('');
     }
   }
 

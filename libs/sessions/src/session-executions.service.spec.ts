@@ -16,7 +16,7 @@ import type { SessionsService } from './sessions.service.js';
 
 // Rate limits are TenantRateLimiter's own concern (e2e: rate-limits.e2e-spec.ts).
 const unlimited = {
-  executionAdmission: () => ({ hold: null, push: async () => undefined, countOnly: async () => undefined, release: async () => undefined }),
+  executionAdmission: () => ({ hold: null, push: null, countOnly: async () => undefined, release: async () => undefined }),
 } as unknown as TenantRateLimiter;
 
 const principal = { tenantId: 'ten_1', limits: {} };

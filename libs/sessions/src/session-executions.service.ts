@@ -192,7 +192,7 @@ export class SessionExecutionsService {
         ...(onlyDispatch ? { onlyDispatch } : {}),
         ...(admission.hold ? { slot: admission.hold } : {}),
       },
-      { waitMs: Math.min(record.timeoutMs + 60_000, this.config.gateway.maxWaitMs), ...(admit ? { push: admission.push } : {}) },
+      { waitMs: Math.min(record.timeoutMs + 60_000, this.config.gateway.maxWaitMs), ...(admit && admission.push ? { push: admission.push } : {}) },
     );
   }
 

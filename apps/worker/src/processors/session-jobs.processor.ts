@@ -187,21 +187,25 @@ export class SessionJobsProcessor {
   }
 
   // An execution from the lane; the lane publishes the reply.
-  async processExecution(job: ExecutionLaneJob): Promise<JobReply> {
-    if (await this.interruptedUnheard(job)) this.interrupt(job.executionId);
-    return this.inContext({ name: JobName.Execute, id: job.jobId, data: job, timestamp: job.enqueuedAt });
+  processExecution(job: ExecutionLaneJob): Promise<JobReply> {
+    const run = () => this.inContext({ name: JobName.Execute, id: job.jobId, data: job, timestamp: job.enqueuedAt });
+    return this.mayHaveMissedInterrupt(job) ? this.readMark(job.executionId).then(run) : run();
   }
 
   // The catch-up reads the marks of the jobs on the lane when the subscription is
   // confirmed; a job recorded before then but pushed after that read (its gateway
   // between the insert and the push, or slow) could have had its interrupt published
-  // while no one listened. Such a job has its mark read here before it runs: one GET,
-  // only for jobs recorded before the last (re)subscription, which in steady running are
-  // none. A failed read runs the job, as before the check.
-  private async interruptedUnheard(job: ExecutionLaneJob): Promise<boolean> {
-    if (job.recordedAt === undefined || job.recordedAt > this.subscribedAt + CLOCK_SKEW_MARGIN_MS) return false;
-    const mark = await this.redis.get(executionInterruptedKey(job.executionId)).catch(() => null);
-    return mark !== null;
+  // while no one listened. Such a job has its mark read before it runs: one GET, only
+  // for jobs recorded before the last (re)subscription, which in steady running are
+  // none (they run without waiting for anything).
+  private mayHaveMissedInterrupt(job: ExecutionLaneJob): boolean {
+    return job.recordedAt !== undefined && job.recordedAt <= this.subscribedAt + CLOCK_SKEW_MARGIN_MS;
+  }
+
+  // Interrupts the execution if it is marked; a failed read runs it, as before the check.
+  private async readMark(executionId: string): Promise<void> {
+    const mark = await this.redis.get(executionInterruptedKey(executionId)).catch(() => null);
+    if (mark !== null) this.interrupt(executionId);
   }
 
   // Every line logged for the job carries the request that sent it and its ids.

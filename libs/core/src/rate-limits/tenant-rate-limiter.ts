@@ -48,8 +48,8 @@ export interface ExecutionAdmission {
   readonly hold: { key: string; id: string } | null;
   // Takes the slot (and counts the request, with `countRequest`) and, admitted, pushes
   // `payload` onto the list `lane`, in one script; RATE_LIMITED, and nothing pushed,
-  // otherwise.
-  push(lane: string, payload: string): Promise<void>;
+  // otherwise. Null when limits are not enforced: the job is pushed as any other.
+  readonly push: ((lane: string, payload: string) => Promise<void>) | null;
   // For a request that hands nothing over (refused, answered from its record): counts
   // it with `countRequest`, RATE_LIMITED past the tenant's requests per minute.
   countOnly(): Promise<void>;
@@ -117,31 +117,28 @@ export class TenantRateLimiter {
     const perMinute = tenant.limits.requestsPerMinute ?? this.config.rateLimits.requestsPerMinute;
     const key = `drydock:rate:executions:${tenant.id}`;
     let taken = false;
-    // Not enforced when Redis is away as the request begins (a push then fails on its own).
+    const push = async (lane: string, payload: string) => {
+      const now = Date.now();
+      const slotArgs = [String(now), String(limit), String(now + holdMs), holdId, String(holdMs)];
+      const outcome = Number(
+        options.countRequest
+          ? await this.script('drydockCountAcquireAndPush', key, requestCounterKey(tenant.id, now), lane, ...slotArgs, String(WINDOW_MS + 1_000), String(perMinute), payload)
+          : await this.script('drydockAcquireAndPush', key, lane, ...slotArgs, payload),
+      );
+      if (outcome === -1) throw perMinuteError(perMinute, now);
+      if (!outcome) {
+        throw new RateLimitedError(`This tenant already has ${limit} executions running; retry when one has finished.`, 1, {
+          limit,
+          per: 'concurrent executions',
+        });
+      }
+      taken = true;
+    };
+    // Not enforced when Redis is away as the request begins (its push then fails anyway).
     const enforced = this.connected();
     return {
       hold: enforced ? { key, id: holdId } : null,
-      push: async (lane, payload) => {
-        if (!enforced) {
-          await this.redis.lpush(lane, payload);
-          return;
-        }
-        const now = Date.now();
-        const slotArgs = [String(now), String(limit), String(now + holdMs), holdId, String(holdMs)];
-        const outcome = Number(
-          options.countRequest
-            ? await this.script('drydockCountAcquireAndPush', key, requestCounterKey(tenant.id, now), lane, ...slotArgs, String(WINDOW_MS + 1_000), String(perMinute), payload)
-            : await this.script('drydockAcquireAndPush', key, lane, ...slotArgs, payload),
-        );
-        if (outcome === -1) throw perMinuteError(perMinute, now);
-        if (!outcome) {
-          throw new RateLimitedError(`This tenant already has ${limit} executions running; retry when one has finished.`, 1, {
-            limit,
-            per: 'concurrent executions',
-          });
-        }
-        taken = true;
-      },
+      push: enforced ? push : null,
       countOnly: () => (options.countRequest ? this.admitRequest(tenant) : Promise.resolve()),
       release: async () => {
         if (!taken) return;
