@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, open, readdir, readFile, readlink, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -64,5 +64,68 @@ describe('LocalBlobStore', () => {
     });
     await expect(store.stage(source, 10 << 20)).rejects.toThrow('the sandbox went away');
     expect(await readdir(join(root, 'staging'))).toEqual([]);
+  });
+
+  // A power loss must not leave a committed row naming bytes the disk never got: the
+  // staged bytes reach the disk before they can be committed, and the rename (and any
+  // folder it made) before commit resolves. Each fsync is recorded with what existed
+  // at that moment.
+  describe('durability', () => {
+    type Flush = { path: string; blobExists: boolean };
+    let flushes: Flush[];
+    let restore: () => void;
+    let watched: string | undefined;
+
+    beforeEach(async () => {
+      flushes = [];
+      const probe = await open(join(root, 'probe'), 'w');
+      const proto = Object.getPrototypeOf(probe) as { sync: (this: { fd: number }) => Promise<void> };
+      await probe.close();
+      await rm(join(root, 'probe'));
+      const sync = proto.sync;
+      proto.sync = async function (this: { fd: number }) {
+        const path = await readlink(`/proc/self/fd/${this.fd}`);
+        const blobExists = watched ? await stat(watched).then(() => true, () => false) : false;
+        await sync.call(this);
+        flushes.push({ path, blobExists });
+      };
+      restore = () => {
+        proto.sync = sync;
+      };
+    });
+
+    afterEach(() => restore());
+
+    it.each([
+      ['small, its size known', 1000, true],
+      ['streamed', 300_000, false],
+    ])('should flush a %s blob and its new folders to disk before commit resolves', async (_label, size, known) => {
+      const bytes = randomBytes(size);
+      const staged = await store.stage(chunked(bytes), 10 << 20, known ? { expectedBytes: size } : {});
+      const folder = join(root, 'blobs', staged.sha256.slice(0, 2), staged.sha256.slice(2, 4));
+      watched = join(folder, staged.sha256);
+      await store.commit(staged);
+      // The staged bytes first (a streamed blob's while it is staged, a small one's by
+      // commit), nothing under the hash yet.
+      expect(flushes[0]).toEqual({ path: join(root, 'staging', staged.token), blobExists: false });
+      // The first blob made blobs/, blobs/ab/ and blobs/ab/cd/: each folder's entry is
+      // flushed in its parent, the blob's own in its folder, all after the rename.
+      const after = flushes.slice(1);
+      expect(after.map((f) => f.path).sort()).toEqual([root, join(root, 'blobs'), join(folder, '..'), folder].sort());
+      expect(after.every((f) => f.blobExists)).toBe(true);
+    });
+
+    it('should flush the folder again when the same content is committed again', async () => {
+      const bytes = randomBytes(2000);
+      await store.commit(await store.stage(chunked(bytes), 10 << 20, { expectedBytes: 2000 }));
+      const again = await store.stage(chunked(bytes), 10 << 20, { expectedBytes: 2000 });
+      watched = undefined;
+      flushes = [];
+      await store.commit(again);
+      expect(flushes.map((f) => f.path)).toEqual([
+        join(root, 'staging', again.token),
+        join(root, 'blobs', again.sha256.slice(0, 2), again.sha256.slice(2, 4)),
+      ]);
+    });
   });
 });

@@ -107,8 +107,12 @@ export class TypeOrmArtifactsRepository implements ArtifactsRepository {
         [contents, contents.map((sha) => artifacts[firstOf.get(sha)!]!.size)],
       );
       // Under those locks the bytes become readable, every time: a blob row that exists
-      // may have lost its bytes to a collection whose transaction then failed.
-      for (const sha of contents) await commitBlob(firstOf.get(sha)!);
+      // may have lost its bytes to a collection whose transaction then failed. Each
+      // content's own lock is held, so they are committed side by side (each waits for
+      // its folder to reach the disk); a failure is thrown once all have settled.
+      const commits = await Promise.allSettled(contents.map((sha) => commitBlob(firstOf.get(sha)!)));
+      const failed = commits.find((c): c is PromiseRejectedResult => c.status === 'rejected');
+      if (failed) throw failed.reason;
       const rows = taken.map((index) => artifacts[index]!);
       const col = <K extends keyof NewArtifact>(key: K) => rows.map((a) => a[key]);
       // clock_timestamp(): each row its own time, in the order given, as when each file
