@@ -1,8 +1,10 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
+import { mkdir, rm, utimes, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { Queue } from 'bullmq';
 import { redisOptions } from '@drydock/core';
+import { STAGING_ABANDONED_AFTER_MS } from '@drydock/artifacts';
 import { MAINTENANCE_QUEUE, MaintenanceJob } from '@drydock/execution';
 import { nextRunOf } from '../../apps/worker/src/registry/maintenance-schedule.js';
 import { startPlatform, type Platform } from './support/platform.js';
@@ -336,6 +338,26 @@ describe('Artifacts', () => {
       "import os\nos.makedirs('/session/artifacts', exist_ok=True)\nopen('/session/artifacts/k.txt', 'w').write('kept')",
     );
     expect(Date.parse(keptResult.artifacts[0].expiresAt) - Date.now()).toBeGreaterThan(24 * 3600 * 1000);
+  });
+
+  it('should let the scheduled job remove staged copies a crashed worker left, and no others', async () => {
+    const staging = join(resolve(process.env.ARTIFACTS_DIR ?? 'var/test-artifacts'), 'staging');
+    await mkdir(staging, { recursive: true });
+    const abandoned = join(staging, randomUUID());
+    const recent = join(staging, randomUUID());
+    try {
+      await writeFile(abandoned, 'a worker died between staging and commit');
+      await writeFile(recent, 'an ingest of a live worker, waiting for its commit');
+      const old = new Date(Date.now() - STAGING_ABANDONED_AFTER_MS - 60_000);
+      await utimes(abandoned, old, old);
+      const deadline = Date.now() + 15_000;
+      while (existsSync(abandoned) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
+      if (existsSync(abandoned)) throw new Error(`the abandoned copy is still staged: ${await maintenanceState()}`);
+      expect(existsSync(recent)).toBe(true);
+    } finally {
+      await rm(abandoned, { force: true });
+      await rm(recent, { force: true });
+    }
   });
 
   describe('signed links and tenancy', () => {

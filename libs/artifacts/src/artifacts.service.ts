@@ -57,6 +57,9 @@ export const MAX_LIST_LIMIT = 1000;
 // Blobs examined per garbage-collection pass; expired artifacts deleted per pass.
 const GC_BATCH = 500;
 const EXPIRY_BATCH = 1000;
+// A staged copy untouched this long belongs to no live ingest (one stages and commits
+// within its run's listing), so the retention job removes it.
+export const STAGING_ABANDONED_AFTER_MS = 6 * 3600 * 1000;
 
 export function toDescriptor(record: ArtifactRecord): ArtifactDescriptor {
   return {
@@ -238,8 +241,10 @@ export class ArtifactsService {
   }
 
   // The retention job: deletes every artifact past its expiry, then the content nothing
-  // references any more. Safe to run on several workers at once.
-  async expire(now = new Date()): Promise<{ artifacts: number; blobs: number }> {
+  // references any more, and staged copies a crashed process left behind. Safe to run
+  // on several workers at once.
+  async expire(now = new Date()): Promise<{ artifacts: number; blobs: number; staged: number }> {
+    const staged = await this.blobs.sweepStaging(new Date(now.getTime() - STAGING_ABANDONED_AFTER_MS));
     let artifacts = 0;
     let blobs = 0;
     for (;;) {
@@ -249,7 +254,7 @@ export class ArtifactsService {
         const removed = await this.artifacts.collectGarbage((sha) => this.blobs.remove(sha), { sha256s, limit: sha256s.length });
         blobs += removed.length;
       }
-      if (deleted < EXPIRY_BATCH) return { artifacts, blobs };
+      if (deleted < EXPIRY_BATCH) return { artifacts, blobs, staged };
     }
   }
 

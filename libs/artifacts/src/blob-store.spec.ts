@@ -1,5 +1,5 @@
-import { createHash, randomBytes } from 'node:crypto';
-import { mkdtemp, open, readdir, readFile, readlink, rm, stat } from 'node:fs/promises';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { mkdir, mkdtemp, open, readdir, readFile, readlink, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -64,6 +64,27 @@ describe('LocalBlobStore', () => {
     });
     await expect(store.stage(source, 10 << 20)).rejects.toThrow('the sandbox went away');
     expect(await readdir(join(root, 'staging'))).toEqual([]);
+  });
+
+  it('should sweep staged copies older than the cutoff and leave newer ones and foreign names', async () => {
+    const staging = join(root, 'staging');
+    await mkdir(staging);
+    const abandoned = randomUUID();
+    const notOurs = 'notes.txt';
+    await writeFile(join(staging, abandoned), 'left by a crash');
+    await writeFile(join(staging, notOurs), 'an operator put this here');
+    const old = new Date(Date.now() - 7 * 3600 * 1000);
+    await utimes(join(staging, abandoned), old, old);
+    await utimes(join(staging, notOurs), old, old);
+    // One being staged now, and one staged and waiting for its commit.
+    const waiting = await store.stage(chunked(randomBytes(500)), 10 << 20, { expectedBytes: 500 });
+
+    expect(await store.sweepStaging(new Date(Date.now() - 6 * 3600 * 1000))).toBe(1);
+    expect((await readdir(staging)).sort()).toEqual([notOurs, waiting.token].sort());
+    // The waiting copy still commits.
+    await store.commit(waiting);
+    expect(await store.has(waiting.sha256)).toBe(true);
+    expect(await new LocalBlobStore(join(root, 'nothing-yet')).sweepStaging(new Date())).toBe(0);
   });
 
   // A power loss must not leave a committed row naming bytes the disk never got: the

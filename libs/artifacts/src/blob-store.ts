@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, open, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, open, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { once } from 'node:events';
 import { dirname, join } from 'node:path';
 import type { Readable } from 'node:stream';
@@ -41,11 +41,15 @@ export interface BlobStore {
   // Bytes [start, end] inclusive, or all of them.
   open(sha256: string, range?: { start: number; end: number }): Readable;
   remove(sha256: string): Promise<void>;
+  // Removes staged copies last written before `cutoff`: left by a process that died
+  // between staging and commit. Returns how many went.
+  sweepStaging(cutoff: Date): Promise<number>;
 }
 
 export const BLOB_STORE = Symbol('BLOB_STORE');
 
 const SHA256 = /^[0-9a-f]{64}$/;
+const STAGING_TOKEN = /^[0-9a-f-]{36}$/;
 
 // Buffered bytes between the source and the staging file. At the streams' default
 // (16 KiB) every 64 KiB chunk from the archive waits for its own disk write, so reading
@@ -90,7 +94,7 @@ export class LocalBlobStore implements BlobStore {
   }
 
   private stagingPath(token: string): string {
-    if (!/^[0-9a-f-]{36}$/.test(token)) throw new Error('not a staging token');
+    if (!STAGING_TOKEN.test(token)) throw new Error('not a staging token');
     return join(this.root, 'staging', token);
   }
 
@@ -228,5 +232,33 @@ export class LocalBlobStore implements BlobStore {
 
   async remove(sha256: string): Promise<void> {
     await rm(this.pathOf(sha256), { force: true });
+  }
+
+  // Every worker sharing the folder sweeps it; a copy being staged is written to (its
+  // time moves) and one waiting for its commit is seconds old, so a cutoff of hours
+  // never takes a live one. Names that are not tokens are left alone.
+  async sweepStaging(cutoff: Date): Promise<number> {
+    const folder = join(this.root, 'staging');
+    let names: string[];
+    try {
+      names = await readdir(folder);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return 0;
+      throw error;
+    }
+    let removed = 0;
+    for (const name of names) {
+      if (!STAGING_TOKEN.test(name)) continue;
+      const path = join(folder, name);
+      const info = await lstat(path).catch((error: NodeJS.ErrnoException) => {
+        if (error.code === 'ENOENT') return null;
+        throw error;
+      });
+      if (!info?.isFile() || info.mtimeMs >= cutoff.getTime()) continue;
+      await rm(path, { force: true });
+      this.unflushed.delete(name);
+      removed++;
+    }
+    return removed;
   }
 }
