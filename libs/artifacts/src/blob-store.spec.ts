@@ -136,6 +136,20 @@ describe('LocalBlobStore', () => {
       expect(after.every((f) => f.blobExists)).toBe(true);
     });
 
+    it('should flush the bytes of a blob another store staged, having no record of them', async () => {
+      const bytes = randomBytes(300_000);
+      const staged = await store.stage(chunked(bytes), 10 << 20);
+      flushes = [];
+      const other = new LocalBlobStore(root);
+      try {
+        await other.commit(staged);
+      } finally {
+        await other.close();
+      }
+      expect(flushes[0]?.path).toBe(join(root, 'staging', staged.token));
+      expect((await buffer(store.open(staged.sha256))).equals(bytes)).toBe(true);
+    });
+
     it('should flush the folder again when the same content is committed again', async () => {
       const bytes = randomBytes(2000);
       await store.commit(await store.stage(chunked(bytes), 10 << 20, { expectedBytes: 2000 }));

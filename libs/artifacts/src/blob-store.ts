@@ -88,9 +88,11 @@ async function flushToDisk(path: string): Promise<void> {
 // operator's; nothing in it is reachable from a container.
 export class LocalBlobStore implements BlobStore {
   private readonly hashing = new OffThreadSha256();
-  // Small staged blobs whose bytes are not flushed yet: flushed by commit, where the
-  // contents of a group are committed side by side (files are staged one after another).
-  private readonly unflushed = new Set<string>();
+  // Staged blobs whose bytes were flushed as they were staged (the streamed ones). Any
+  // other is flushed by commit: small ones there because the contents of a group are
+  // committed side by side (files are staged one after another), and one this store
+  // did not stage because nothing says it was flushed.
+  private readonly flushedAtStage = new Set<string>();
 
   constructor(private readonly root: string) {}
 
@@ -121,7 +123,6 @@ export class LocalBlobStore implements BlobStore {
         chunks.push(chunk);
       }
       await this.writeStaged(path, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
-      this.unflushed.add(token);
       return { sha256: hash.digest('hex'), size, token };
     }
     // A larger blob is hashed on another thread while this one moves its bytes.
@@ -168,6 +169,7 @@ export class LocalBlobStore implements BlobStore {
       await pipeline(source, meter, file);
       // The hash is computed meanwhile: the flush and the digest wait together.
       const [sha256] = await Promise.all([streamHash.digest(), flushToDisk(path)]);
+      this.flushedAtStage.add(token);
       return { sha256, size, token };
     } catch (error) {
       streamHash.drop();
@@ -214,16 +216,14 @@ export class LocalBlobStore implements BlobStore {
   // One rename in the common case (no stat first, and the blob's folder is made only
   // when the rename says it is missing). Content already stored is replaced by the same
   // bytes: the rename is atomic, so a reader sees the old file or the new, never part.
-  // A small blob's bytes are flushed first; the blob's folder is then flushed (its new
-  // entry), and, when the rename made folders, the folder holding each of them.
+  // Bytes not flushed while they were staged are flushed first; the blob's folder is
+  // then flushed (its new entry), and, when the rename made folders, the folder holding
+  // each of them.
   async commit(staged: StagedBlob): Promise<void> {
     const target = this.pathOf(staged.sha256);
     const source = this.stagingPath(staged.token);
     const folder = dirname(target);
-    if (this.unflushed.has(staged.token)) {
-      await flushToDisk(source);
-      this.unflushed.delete(staged.token);
-    }
+    if (!this.flushedAtStage.delete(staged.token)) await flushToDisk(source);
     const flushed = [folder];
     try {
       await rename(source, target);
@@ -242,7 +242,7 @@ export class LocalBlobStore implements BlobStore {
   }
 
   async discard(staged: StagedBlob): Promise<void> {
-    this.unflushed.delete(staged.token);
+    this.flushedAtStage.delete(staged.token);
     await rm(this.stagingPath(staged.token), { force: true });
   }
 
@@ -284,7 +284,7 @@ export class LocalBlobStore implements BlobStore {
       });
       if (!info?.isFile() || info.mtimeMs >= cutoff.getTime()) continue;
       await rm(path, { force: true });
-      this.unflushed.delete(name);
+      this.flushedAtStage.delete(name);
       removed++;
     }
     return removed;
