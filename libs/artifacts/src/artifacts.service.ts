@@ -241,10 +241,10 @@ export class ArtifactsService {
   }
 
   // The retention job: deletes every artifact past its expiry, then the content nothing
-  // references any more, and staged copies a crashed process left behind. Safe to run
-  // on several workers at once.
+  // references any more, then staged copies a crashed process left behind (last, so that
+  // a folder it cannot read never holds up retention). Safe to run on several workers at
+  // once.
   async expire(now = new Date()): Promise<{ artifacts: number; blobs: number; staged: number }> {
-    const staged = await this.blobs.sweepStaging(new Date(now.getTime() - STAGING_ABANDONED_AFTER_MS));
     let artifacts = 0;
     let blobs = 0;
     for (;;) {
@@ -254,8 +254,10 @@ export class ArtifactsService {
         const removed = await this.artifacts.collectGarbage((sha) => this.blobs.remove(sha), { sha256s, limit: sha256s.length });
         blobs += removed.length;
       }
-      if (deleted < EXPIRY_BATCH) return { artifacts, blobs, staged };
+      if (deleted < EXPIRY_BATCH) break;
     }
+    const staged = await this.blobs.sweepStaging(new Date(now.getTime() - STAGING_ABANDONED_AFTER_MS));
+    return { artifacts, blobs, staged };
   }
 
   // Removes stored content no artifact references; returns how many blobs went.
