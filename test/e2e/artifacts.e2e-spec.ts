@@ -19,8 +19,8 @@ describe('Artifacts', () => {
   let platform: Platform;
   let api: ApiClient & { tenantId: string };
   let other: ApiClient & { tenantId: string };
-  const blobPath = (sha: string) =>
-    join(resolve(process.env.ARTIFACTS_DIR ?? 'var/test-artifacts'), 'blobs', sha.slice(0, 2), sha.slice(2, 4), sha);
+  const artifactsRoot = () => resolve(process.env.ARTIFACTS_DIR ?? 'var/test-artifacts');
+  const blobPath = (sha: string) => join(artifactsRoot(), 'blobs', sha.slice(0, 2), sha.slice(2, 4), sha);
 
   beforeAll(async () => {
     // The retention job runs every half second here so that expiry can be watched.
@@ -341,7 +341,7 @@ describe('Artifacts', () => {
   });
 
   it('should let the scheduled job remove staged copies a crashed worker left, and no others', async () => {
-    const staging = join(resolve(process.env.ARTIFACTS_DIR ?? 'var/test-artifacts'), 'staging');
+    const staging = join(artifactsRoot(), 'staging');
     await mkdir(staging, { recursive: true });
     const abandoned = join(staging, randomUUID());
     const recent = join(staging, randomUUID());
