@@ -1,9 +1,11 @@
 import { Logger } from '@nestjs/common';
 import { PinoLogger } from 'nestjs-pino';
-import { APP_CONFIG, logFatalErrors, startupFailure, type AppConfig } from '@drydock/core';
+import { APP_CONFIG, applyHeapGrowingPolicy, logFatalErrors, startupFailure, type AppConfig } from '@drydock/core';
 import { createGateway } from './bootstrap.js';
 
 try {
+  // V8's heap growing (DRYDOCK_HEAP_GROWING_PERCENT; docs/operations.md, "Memory").
+  applyHeapGrowingPolicy();
   const app = await createGateway();
   const config = app.get<AppConfig>(APP_CONFIG);
   // From here an error nothing caught is a fatal line of the app's logger (nestjs-pino's

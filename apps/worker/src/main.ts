@@ -1,9 +1,11 @@
 import { PinoLogger } from 'nestjs-pino';
-import { logFatalErrors, startupFailure } from '@drydock/core';
+import { applyHeapGrowingPolicy, logFatalErrors, startupFailure } from '@drydock/core';
 import { composeReplicaIdFromEngine } from '@drydock/docker-sandbox';
 import { createWorker } from './bootstrap.js';
 
 try {
+  // V8's heap growing (DRYDOCK_HEAP_GROWING_PERCENT; docs/operations.md, "Memory").
+  applyHeapGrowingPolicy();
   // A Compose replica without WORKER_ID gets a stable one (worker-<n>), not its random
   // container id (docs/operations.md, Replicas).
   if (!process.env.WORKER_ID) {

@@ -7,6 +7,7 @@ export * from './errors/service-unavailable.js';
 export * from './errors/startup-failure.js';
 export * from './ids.js';
 export * from './process/shutdown-signals.js';
+export * from './process/heap-growing.js';
 export * from './async/with-timeout.js';
 export * from './tenancy/tenant-scope.js';
 export * from './tenancy/tenant-limits.js';
