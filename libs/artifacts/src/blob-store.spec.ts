@@ -1,4 +1,5 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { readlinkSync } from 'node:fs';
 import { mkdir, mkdtemp, open, readdir, readFile, readlink, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -64,6 +65,74 @@ describe('LocalBlobStore', () => {
     });
     await expect(store.stage(source, 10 << 20)).rejects.toThrow('the sandbox went away');
     expect(await readdir(join(root, 'staging'))).toEqual([]);
+  });
+
+  // A streamed blob is flushed as it comes (every 8 MiB, not waited for), through the
+  // handle it is written with: a flush must never meet a closed descriptor (or a number
+  // reused by another file), and the file must be closed after the stage either way.
+  describe('the staging file of a streamed blob', () => {
+    const openPaths = async () => {
+      const paths: string[] = [];
+      for (const fd of await readdir('/proc/self/fd')) paths.push(await readlink(`/proc/self/fd/${fd}`).catch(() => ''));
+      return paths;
+    };
+    let restore: () => void;
+    let flushes: string[];
+
+    beforeEach(async () => {
+      flushes = [];
+      const probe = await open(join(root, 'probe'), 'w');
+      const proto = Object.getPrototypeOf(probe) as { datasync: (this: { fd: number }) => Promise<void> };
+      await probe.close();
+      await rm(join(root, 'probe'));
+      const datasync = proto.datasync;
+      // The real flush starts at once (a synchronous readlink), as the store's call does.
+      proto.datasync = async function (this: { fd: number }) {
+        let path: string;
+        try {
+          path = readlinkSync(`/proc/self/fd/${this.fd}`);
+        } catch {
+          path = 'closed';
+        }
+        await datasync.call(this).then(
+          () => flushes.push(path),
+          (error: NodeJS.ErrnoException) => flushes.push(`failed: ${error.code}`),
+        );
+      };
+      restore = () => {
+        proto.datasync = datasync;
+      };
+    });
+
+    afterEach(() => restore());
+
+    it('should flush it through its own handle as it comes, and keep no descriptor of it', async () => {
+      const bytes = randomBytes(17 << 20);
+      const staged = await store.stage(chunked(bytes), 32 << 20);
+      await new Promise((resolve) => setImmediate(resolve));
+      const path = join(root, 'staging', staged.token);
+      expect(flushes.length).toBeGreaterThanOrEqual(1);
+      expect(flushes.every((flushed) => flushed === path)).toBe(true);
+      expect(await openPaths()).not.toContain(path);
+      await store.commit(staged);
+      expect((await buffer(store.open(staged.sha256))).equals(bytes)).toBe(true);
+    });
+
+    it('should close and remove it when the source fails after a flush started', async () => {
+      let reads = 0;
+      const source = new Readable({
+        read() {
+          if (++reads > 9) this.destroy(new Error('the sandbox went away'));
+          else this.push(randomBytes(1 << 20));
+        },
+      });
+      await expect(store.stage(source, 32 << 20)).rejects.toThrow('the sandbox went away');
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(flushes).toHaveLength(1);
+      expect(flushes[0]).toMatch(/\/staging\/[0-9a-f-]{36}( \(deleted\))?$/);
+      expect(await readdir(join(root, 'staging'))).toEqual([]);
+      expect((await openPaths()).some((open) => open.startsWith(join(root, 'staging')))).toBe(false);
+    });
   });
 
   it('should sweep staged copies older than the cutoff and leave newer ones and foreign names', async () => {

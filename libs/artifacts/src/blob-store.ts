@@ -1,7 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { createReadStream, createWriteStream, fdatasync } from 'node:fs';
+import { createReadStream } from 'node:fs';
 import { lstat, mkdir, open, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
-import { once } from 'node:events';
 import { dirname, join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -69,7 +68,8 @@ const EARLY_FLUSH_BYTES = 8 << 20;
 
 // Flushes what the disk holds of a file or a folder (a folder's entries: a name renamed
 // into it, a folder made in it). On Linux an fsync through any descriptor flushes the
-// inode, so a file written by a stream is flushed here after it closed.
+// inode, so a file written and closed earlier (a small blob at its stage, a blob another
+// store staged) is flushed here.
 async function flushToDisk(path: string): Promise<void> {
   const handle = await open(path, 'r');
   try {
@@ -126,19 +126,26 @@ export class LocalBlobStore implements BlobStore {
       await this.writeStaged(path, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
       return { sha256: hash.digest('hex'), size, token };
     }
-    // A larger blob is hashed on another thread while this one moves its bytes.
+    // A larger blob is written through one handle, which also flushes it: as its bytes
+    // come and once they are all in. It is hashed on another thread meanwhile.
+    const handle = await open(path, 'wx', 0o600).catch((error: NodeJS.ErrnoException) => {
+      if (error.code === 'ENOENT') this.staging = null;
+      throw error;
+    });
     const streamHash = this.hashing.begin();
     let unflushedBytes = 0;
     let flushing = false;
-    let fd: number | undefined;
     const flushEarly = () => {
-      if (flushing || fd === undefined) return;
+      if (flushing) return;
       flushing = true;
       unflushedBytes = 0;
-      // Only a head start: the flush before the commit is the one relied on.
-      fdatasync(fd, () => {
+      // Only a head start: the flush before the commit is the one relied on. The handle
+      // closes once every operation on it has ended, so this one never meets a closed
+      // (or reused) descriptor.
+      const done = () => {
         flushing = false;
-      });
+      };
+      handle.datasync().then(done, done);
     };
     const meter = new Transform({
       highWaterMark: STAGING_BUFFER_BYTES,
@@ -157,28 +164,24 @@ export class LocalBlobStore implements BlobStore {
         behind.then(() => done(null, chunk), done);
       },
     });
-    const file = createWriteStream(path, { flags: 'wx', mode: 0o600, highWaterMark: STAGING_BUFFER_BYTES });
-    file.once('open', (opened: number) => {
-      fd = opened;
-    });
-    // A flush still running when the stream closes the descriptor fails (EBADF) or, if
-    // the number was reused meanwhile, flushes another file: nothing lost either way.
-    file.once('close', () => {
-      fd = undefined;
-    });
+    // Not closed by the stream: the last flush goes through the handle after the stream ends.
+    const file = handle.createWriteStream({ highWaterMark: STAGING_BUFFER_BYTES, autoClose: false });
+    // The stream holds the handle until it is destroyed; close waits for a flush running.
+    const release = async () => {
+      file.destroy();
+      await handle.close();
+    };
     try {
       await pipeline(source, meter, file);
       // The hash is computed meanwhile: the flush and the digest wait together.
-      const [sha256] = await Promise.all([streamHash.digest(), flushToDisk(path)]);
+      const [sha256] = await Promise.all([streamHash.digest(), handle.sync()]);
+      await release();
       this.flushedAtStage.add(token);
       return { sha256, size, token };
     } catch (error) {
       streamHash.drop();
-      // A source that failed at once can fail the pipeline before the file is even
-      // open: removed after it closes, or it would be created after the removal.
-      if (!file.closed) await once(file, 'close').catch(() => undefined);
+      await release().catch(() => undefined);
       await rm(path, { force: true });
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') this.staging = null;
       throw error;
     }
   }
