@@ -40,7 +40,9 @@ describe('Workers: sessions abandoned by a stopped worker', () => {
   let platform: Platform;
 
   beforeAll(async () => {
-    platform = await startPlatform({ SESSION_IDLE_TIMEOUT_MS: '1500', SESSION_REAPER_INTERVAL_MS: '300' });
+    // The idle time outlasts adding and stopping a worker (over 1.5 s in a busy CI run,
+    // when the session was already ended at the first look), so the test sees it lost.
+    platform = await startPlatform({ SESSION_IDLE_TIMEOUT_MS: '5000', SESSION_REAPER_INTERVAL_MS: '300' });
   });
 
   afterAll(async () => {
@@ -54,7 +56,7 @@ describe('Workers: sessions abandoned by a stopped worker', () => {
     await platform.stopWorker();
     expect((await api.get(`/v1/sessions/${session.id}`)).body.status).toBe('lost');
 
-    const ended = await eventually(() => api.get(`/v1/sessions/${session.id}`), (res) => res.body.status === 'ended');
+    const ended = await eventually(() => api.get(`/v1/sessions/${session.id}`), (res) => res.body.status === 'ended', 20_000);
     expect(ended.body).toMatchObject({ status: 'ended', endReason: 'worker-lost' });
     expect((await api.post('/v1/sessions', {})).status).toBe(201);
   });
