@@ -12,10 +12,11 @@ import { ConfigError } from '../config/app-config.js';
 // generation's worth (32 MB here) is left below the limit, so each full collection starts
 // the next. Measured (docs/operations.md, "Memory"): a worker left idle a minute ran 25
 // full collections per bench/artifacts run instead of none (in its main heap) and
-// ingested 100 MB in 200–250 ms instead of 120–150; the gateway ran 19 instead of 5 through bench/vfs. With a factor of 2 the room
-// left is the live heap itself (about 40 MB in a worker, 80 in a gateway), so a burst runs
-// as on a fresh process; and the factor no longer reaches the 4 V8 allows a process that
-// allocates fast (a gateway read 330–370 MB RSS after agent turns with it).
+// ingested 100 MB in 200–250 ms instead of 120–150; the gateway ran 19 instead of 5
+// through bench/vfs. With a factor of 2 the room left is the live heap itself (about 40
+// MB in a worker, 80 in a gateway), so a burst runs as on a fresh process; and the factor
+// no longer reaches the 4 V8 allows a process that allocates fast (a gateway read 330–370
+// MB RSS after agent turns with it).
 export const DEFAULT_HEAP_GROWING_PERCENT = 100;
 export const HEAP_GROWING_PERCENT_ENV = 'DRYDOCK_HEAP_GROWING_PERCENT';
 const FLAG = /^--heap[-_]growing[-_]percent(=|$)/;
