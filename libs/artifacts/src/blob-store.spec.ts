@@ -9,6 +9,22 @@ import { BlobTooLargeError, LocalBlobStore } from './blob-store.js';
 
 const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
 
+type FileHandleCall = (this: { fd: number }) => Promise<void>;
+
+// Wraps one of node's FileHandle methods for a test (every handle shares its prototype,
+// which only a handle opened in `dir` gives); returns how to put the original back.
+async function wrapFileHandle(dir: string, name: 'sync' | 'datasync', wrap: (original: FileHandleCall) => FileHandleCall): Promise<() => void> {
+  const probe = await open(join(dir, 'probe'), 'w');
+  const proto = Object.getPrototypeOf(probe) as Record<'sync' | 'datasync', FileHandleCall>;
+  await probe.close();
+  await rm(join(dir, 'probe'));
+  const original = proto[name];
+  proto[name] = wrap(original);
+  return () => {
+    proto[name] = original;
+  };
+}
+
 // The bytes in chunks of 64 KiB, as a socket gives them.
 function chunked(bytes: Buffer): Readable {
   const chunks: Buffer[] = [];
@@ -81,13 +97,8 @@ describe('LocalBlobStore', () => {
 
     beforeEach(async () => {
       flushes = [];
-      const probe = await open(join(root, 'probe'), 'w');
-      const proto = Object.getPrototypeOf(probe) as { datasync: (this: { fd: number }) => Promise<void> };
-      await probe.close();
-      await rm(join(root, 'probe'));
-      const datasync = proto.datasync;
       // The real flush starts at once (a synchronous readlink), as the store's call does.
-      proto.datasync = async function (this: { fd: number }) {
+      restore = await wrapFileHandle(root, 'datasync', (datasync) => async function (this: { fd: number }) {
         let path: string;
         try {
           path = readlinkSync(`/proc/self/fd/${this.fd}`);
@@ -98,10 +109,7 @@ describe('LocalBlobStore', () => {
           () => flushes.push(path),
           (error: NodeJS.ErrnoException) => flushes.push(`failed: ${error.code}`),
         );
-      };
-      restore = () => {
-        proto.datasync = datasync;
-      };
+      });
     });
 
     afterEach(() => restore());
@@ -168,20 +176,12 @@ describe('LocalBlobStore', () => {
 
     beforeEach(async () => {
       flushes = [];
-      const probe = await open(join(root, 'probe'), 'w');
-      const proto = Object.getPrototypeOf(probe) as { sync: (this: { fd: number }) => Promise<void> };
-      await probe.close();
-      await rm(join(root, 'probe'));
-      const sync = proto.sync;
-      proto.sync = async function (this: { fd: number }) {
+      restore = await wrapFileHandle(root, 'sync', (sync) => async function (this: { fd: number }) {
         const path = await readlink(`/proc/self/fd/${this.fd}`);
         const blobExists = watched ? await stat(watched).then(() => true, () => false) : false;
         await sync.call(this);
         flushes.push({ path, blobExists });
-      };
-      restore = () => {
-        proto.sync = sync;
-      };
+      });
     });
 
     afterEach(() => restore());
