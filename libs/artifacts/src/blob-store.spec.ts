@@ -60,6 +60,19 @@ describe('LocalBlobStore', () => {
     expect(await readdir(join(root, 'staging'))).toEqual([]);
   });
 
+  it.each([
+    ['small', 1000],
+    ['streamed', 3 * (1 << 20)],
+  ])('should make the staging folder again for a %s blob when it was removed', async (_label, size) => {
+    await store.commit(await store.stage(chunked(randomBytes(10)), 10 << 20, { expectedBytes: 10 }));
+    await rm(join(root, 'staging'), { recursive: true });
+    const bytes = randomBytes(size);
+    const staged = await store.stage(chunked(bytes), 10 << 20, size <= 1000 ? { expectedBytes: size } : {});
+    await store.commit(staged);
+    expect((await buffer(store.open(staged.sha256))).equals(bytes)).toBe(true);
+    expect(await readdir(join(root, 'staging'))).toEqual([]);
+  });
+
   it('should refuse a blob over the cap and keep nothing of it', async () => {
     const bytes = randomBytes(3 << 20);
     await expect(store.stage(chunked(bytes), 2 << 20)).rejects.toBeInstanceOf(BlobTooLargeError);

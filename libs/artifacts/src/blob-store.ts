@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { lstat, mkdir, open, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { type FileHandle, lstat, mkdir, open, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -128,10 +128,7 @@ export class LocalBlobStore implements BlobStore {
     }
     // A larger blob is written through one handle, which also flushes it: as its bytes
     // come and once they are all in. It is hashed on another thread meanwhile.
-    const handle = await open(path, 'wx', 0o600).catch((error: NodeJS.ErrnoException) => {
-      if (error.code === 'ENOENT') this.staging = null;
-      throw error;
-    });
+    const handle = await this.openStaged(path);
     const streamHash = this.hashing.begin();
     let unflushedBytes = 0;
     let flushing = false;
@@ -203,6 +200,18 @@ export class LocalBlobStore implements BlobStore {
       },
     );
     return this.staging;
+  }
+
+  // The staging file of a streamed blob; the folder is made again if it went.
+  private async openStaged(path: string): Promise<FileHandle> {
+    try {
+      return await open(path, 'wx', 0o600);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+      this.staging = null;
+      await this.stagingDir();
+      return open(path, 'wx', 0o600);
+    }
   }
 
   private async writeStaged(path: string, bytes: Buffer): Promise<void> {
