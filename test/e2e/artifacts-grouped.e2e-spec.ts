@@ -1,11 +1,11 @@
 import { jest } from '@jest/globals';
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, readdirSync } from 'node:fs';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, utimes, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { Readable } from 'node:stream';
 import { DataSource } from 'typeorm';
-import { ArtifactsService, BLOB_STORE, type ArtifactLineage, type BlobStore } from '@drydock/artifacts';
+import { ArtifactsService, BLOB_STORE, STAGING_ABANDONED_AFTER_MS, type ArtifactLineage, type BlobStore } from '@drydock/artifacts';
 import { SandboxFileChangedError } from '@drydock/execution';
 import { ArtifactIngester } from '@drydock/session-host';
 import { FakeSandbox, okOutcome } from '../fakes/fake-sandbox.js';
@@ -351,6 +351,45 @@ describe('Artifacts in groups', () => {
     // The next run takes them.
     const again = await sut.ingest(sandbox, tenant.tenantId, lineageOf('failing'), listing);
     expect(again.artifacts.map((a) => a.name)).toEqual(['a.bin', 'b.bin']);
+  });
+
+  it('should let the retention job remove the bytes a failed group committed, and keep recorded and recent ones', async () => {
+    const tenant = await platform.newTenant();
+    const files: [string, Buffer][] = [
+      ['a.bin', unique(100)],
+      ['b.bin', unique(100)],
+    ];
+    const spy = jest.spyOn(blobs, 'commit').mockRejectedValueOnce(new Error('disk full'));
+    try {
+      await sut.ingest(...args(sandboxWith(files), tenant.tenantId, 'strays'));
+    } finally {
+      spy.mockRestore();
+    }
+    // The other content was committed beside the failure; the rollback left no row for it.
+    const shas = files.map(([, content]) => sha256(content));
+    const strays = shas.filter((sha) => existsSync(blobPath(sha)));
+    expect(strays).toHaveLength(1);
+    const rowsOf = (list: string[]) => db.query(`SELECT sha256 FROM artifact_blobs WHERE sha256 = ANY($1::text[])`, [list]);
+    expect(await rowsOf(shas)).toEqual([]);
+    // Content an artifact references, and bytes without a row written just now (an
+    // ingest whose transaction has not committed yet looks like that).
+    const kept = unique(100);
+    const stored = await sut.ingest(...args(sandboxWith([['kept.bin', kept]]), tenant.tenantId, 'strays-kept'));
+    const recent = unique(100);
+    await mkdir(join(blobPath(sha256(recent)), '..'), { recursive: true });
+    await writeFile(blobPath(sha256(recent)), recent);
+    const longAgo = new Date(Date.now() - STAGING_ABANDONED_AFTER_MS - 60_000);
+    for (const sha of [strays[0]!, sha256(kept)]) await utimes(blobPath(sha), longAgo, longAgo);
+
+    const folders = [...new Set([strays[0]!, sha256(kept), sha256(recent)].map((sha) => sha.slice(0, 2)))];
+    const removed = await artifacts.removeStrayBlobs(new Date(Date.now() - STAGING_ABANDONED_AFTER_MS), folders);
+
+    expect(removed).toBeGreaterThanOrEqual(1);
+    expect(existsSync(blobPath(strays[0]!))).toBe(false);
+    expect(await rowsOf([strays[0]!])).toEqual([]);
+    expect(await artifacts.readBytes(tenant.tenantId, stored.artifacts[0]!.id)).toEqual(kept);
+    expect(existsSync(blobPath(sha256(recent)))).toBe(true);
+    await blobs.remove(sha256(recent));
   });
 
   const args = ({ sandbox, listing }: ReturnType<typeof sandboxWith>, tenantId: string, threadId: string) =>

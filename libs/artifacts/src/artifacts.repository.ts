@@ -68,6 +68,11 @@ export interface ArtifactsRepository {
   // returns the content hashes they referenced, for garbage collection.
   deleteExpired(now: Date, limit: number): Promise<{ deleted: number; sha256s: string[] }>;
   collectGarbage(removeBlob: (sha256: string) => Promise<void>, options: { sha256s?: string[]; limit: number }): Promise<string[]>;
+  // Gives a blob row to each of these stored blobs that has none (bytes an ingest
+  // committed before its transaction failed, or a process died); returns their hashes,
+  // for collectGarbage, which removes them unless an artifact references them by then.
+  // An ingest of the same content in progress is waited for.
+  adoptStrayBlobs(blobs: { sha256: string; size: number }[]): Promise<string[]>;
 }
 
 export const ARTIFACTS_REPOSITORY = Symbol('ARTIFACTS_REPOSITORY');

@@ -60,6 +60,10 @@ const EXPIRY_BATCH = 1000;
 // A staged copy untouched this long belongs to no live ingest (one stages and commits
 // within its run's listing), so the retention job removes it.
 export const STAGING_ABANDONED_AFTER_MS = 6 * 3600 * 1000;
+// Bytes in the store that no blob row names (an ingest committed them, then its
+// transaction failed or its process died) are looked for a slice at a time: this many
+// of the 256 first-level folders per retention pass, so a round takes 16 passes.
+const STRAY_FOLDERS_PER_PASS = 16;
 
 export function toDescriptor(record: ArtifactRecord): ArtifactDescriptor {
   return {
@@ -241,10 +245,10 @@ export class ArtifactsService {
   }
 
   // The retention job: deletes every artifact past its expiry, then the content nothing
-  // references any more, then staged copies a crashed process left behind (last, so that
-  // a folder it cannot read never holds up retention). Safe to run on several workers at
-  // once.
-  async expire(now = new Date()): Promise<{ artifacts: number; blobs: number; staged: number }> {
+  // references any more, then staged copies a crashed process left behind and a slice of
+  // the store's bytes that no row names (last, so that a folder it cannot read never
+  // holds up retention). Safe to run on several workers at once.
+  async expire(now = new Date()): Promise<{ artifacts: number; blobs: number; staged: number; strays: number }> {
     let artifacts = 0;
     let blobs = 0;
     for (;;) {
@@ -256,8 +260,33 @@ export class ArtifactsService {
       }
       if (deleted < EXPIRY_BATCH) break;
     }
-    const staged = await this.blobs.sweepStaging(new Date(now.getTime() - STAGING_ABANDONED_AFTER_MS));
-    return { artifacts, blobs, staged };
+    const cutoff = new Date(now.getTime() - STAGING_ABANDONED_AFTER_MS);
+    const staged = await this.blobs.sweepStaging(cutoff);
+    const folders = Array.from({ length: STRAY_FOLDERS_PER_PASS }, () => (this.strayFolder++ % 256).toString(16).padStart(2, '0'));
+    const strays = await this.removeStrayBlobs(cutoff, folders);
+    return { artifacts, blobs, staged, strays };
+  }
+
+  // The next first-level blob folder the retention job looks through for strays; each
+  // worker starts at its own.
+  private strayFolder = Math.floor(Math.random() * 256);
+
+  // Removes the bytes under these first-level folders (two hex digits each) last written
+  // before `cutoff` that no blob row names: each gets a row, then goes as unreferenced
+  // content does (collectGarbage), unless an ingest of the same content took it
+  // meanwhile. Returns how many went.
+  async removeStrayBlobs(cutoff: Date, folders: string[]): Promise<number> {
+    let removed = 0;
+    for (const folder of folders) {
+      const stored = await this.blobs.listStored(folder, cutoff);
+      for (let at = 0; at < stored.length; at += GC_BATCH) {
+        const adopted = await this.artifacts.adoptStrayBlobs(stored.slice(at, at + GC_BATCH));
+        if (adopted.length === 0) continue;
+        const gone = await this.artifacts.collectGarbage((sha) => this.blobs.remove(sha), { sha256s: adopted, limit: adopted.length });
+        removed += gone.length;
+      }
+    }
+    return removed;
   }
 
   // Removes stored content no artifact references; returns how many blobs went.

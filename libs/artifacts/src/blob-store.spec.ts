@@ -177,6 +177,39 @@ describe('LocalBlobStore', () => {
     expect(await new LocalBlobStore(join(root, 'nothing-yet')).sweepStaging(new Date())).toBe(0);
   });
 
+  it('should list the stored blobs of one folder written before the cutoff, with their sizes, and nothing else', async () => {
+    // Stored contents until two land in one first-level folder, the first of them old.
+    const byFolder = new Map<string, { sha256: string; size: number }[]>();
+    let folder: string | undefined;
+    while (!folder) {
+      const bytes = randomBytes(100 + byFolder.size);
+      const staged = await store.stage(chunked(bytes), 10 << 20, { expectedBytes: bytes.length });
+      await store.commit(staged);
+      const list = byFolder.get(staged.sha256.slice(0, 2)) ?? [];
+      list.push({ sha256: staged.sha256, size: bytes.length });
+      byFolder.set(staged.sha256.slice(0, 2), list);
+      if (list.length === 2) folder = staged.sha256.slice(0, 2);
+    }
+    const [old, recent] = byFolder.get(folder)!;
+    const blobFile = (sha: string) => join(root, 'blobs', sha.slice(0, 2), sha.slice(2, 4), sha);
+    const longAgo = new Date(Date.now() - 7 * 3600 * 1000);
+    await utimes(blobFile(old!.sha256), longAgo, longAgo);
+    // Old files whose names are not the hash of their place.
+    const misplaced = `${folder}${old!.sha256.slice(2, 4) === '00' ? '01' : '00'}${old!.sha256.slice(4)}`;
+    await writeFile(join(root, 'blobs', folder, old!.sha256.slice(2, 4), misplaced), 'x');
+    await writeFile(join(root, 'blobs', folder, old!.sha256.slice(2, 4), 'notes.txt'), 'x');
+    for (const name of [misplaced, 'notes.txt']) await utimes(join(root, 'blobs', folder, old!.sha256.slice(2, 4), name), longAgo, longAgo);
+
+    const cutoff = new Date(Date.now() - 6 * 3600 * 1000);
+    expect(await store.listStored(folder, cutoff)).toEqual([old]);
+    expect((await store.listStored(folder, new Date(Date.now() + 60_000))).sort((a, b) => a.sha256.localeCompare(b.sha256))).toEqual(
+      [old, recent].sort((a, b) => a!.sha256.localeCompare(b!.sha256)),
+    );
+    const empty = [...Array(256).keys()].map((n) => n.toString(16).padStart(2, '0')).find((f) => !byFolder.has(f))!;
+    expect(await store.listStored(empty, new Date())).toEqual([]);
+    await expect(store.listStored('../x', new Date())).rejects.toThrow('not a blob folder');
+  });
+
   // A power loss must not leave a committed row naming bytes the disk never got: the
   // staged bytes reach the disk before they can be committed, and the rename (and any
   // folder it made) before commit resolves. Each fsync is recorded with what existed

@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { createReadStream } from 'node:fs';
+import { createReadStream, type Stats } from 'node:fs';
 import { type FileHandle, lstat, mkdir, open, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Readable } from 'node:stream';
@@ -43,11 +43,21 @@ export interface BlobStore {
   // Removes staged copies last written before `cutoff`: left by a process that died
   // between staging and commit. Returns how many went.
   sweepStaging(cutoff: Date): Promise<number>;
+  // The stored blobs whose hash starts with `prefix` (two hex digits: one of the 256
+  // first-level folders) and whose bytes were last written before `cutoff`, with their
+  // sizes: what the retention job checks against the blob rows.
+  listStored(prefix: string, cutoff: Date): Promise<StoredBlob[]>;
+}
+
+export interface StoredBlob {
+  sha256: string;
+  size: number;
 }
 
 export const BLOB_STORE = Symbol('BLOB_STORE');
 
 const SHA256 = /^[0-9a-f]{64}$/;
+const HEX_PAIR = /^[0-9a-f]{2}$/;
 const STAGING_TOKEN = /^[0-9a-f-]{36}$/;
 
 // Buffered bytes between the source and the staging file. At the streams' default
@@ -280,26 +290,54 @@ export class LocalBlobStore implements BlobStore {
   // never takes a live one. Names that are not tokens are left alone.
   async sweepStaging(cutoff: Date): Promise<number> {
     const folder = join(this.root, 'staging');
-    let names: string[];
-    try {
-      names = await readdir(folder);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return 0;
-      throw error;
-    }
     let removed = 0;
-    for (const name of names) {
+    for (const name of await namesIn(folder)) {
       if (!STAGING_TOKEN.test(name)) continue;
       const path = join(folder, name);
-      const info = await lstat(path).catch((error: NodeJS.ErrnoException) => {
-        if (error.code === 'ENOENT') return null;
-        throw error;
-      });
+      const info = await lstatIfThere(path);
       if (!info?.isFile() || info.mtimeMs >= cutoff.getTime()) continue;
       await rm(path, { force: true });
       this.flushedAtStage.delete(name);
       removed++;
     }
     return removed;
+  }
+
+  // Two levels of folders (ab/cd/), then the files; names that are not the hash of
+  // their place are left out, as are files written since the cutoff.
+  async listStored(prefix: string, cutoff: Date): Promise<StoredBlob[]> {
+    if (!HEX_PAIR.test(prefix)) throw new Error(`not a blob folder: ${prefix}`);
+    const top = join(this.root, 'blobs', prefix);
+    const found: StoredBlob[] = [];
+    for (const second of await namesIn(top)) {
+      if (!HEX_PAIR.test(second)) continue;
+      for (const name of await namesIn(join(top, second))) {
+        if (!SHA256.test(name) || !name.startsWith(prefix + second)) continue;
+        const info = await lstatIfThere(join(top, second, name));
+        if (info?.isFile() && info.mtimeMs < cutoff.getTime()) found.push({ sha256: name, size: info.size });
+      }
+    }
+    return found;
+  }
+
+}
+
+// A folder's entries; none when it does not exist.
+async function namesIn(folder: string): Promise<string[]> {
+  try {
+    return await readdir(folder);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw error;
+  }
+}
+
+// A path's lstat; null when it does not exist (any more).
+async function lstatIfThere(path: string): Promise<Stats | null> {
+  try {
+    return await lstat(path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw error;
   }
 }

@@ -244,6 +244,22 @@ export class TypeOrmArtifactsRepository implements ArtifactsRepository {
     });
   }
 
+  async adoptStrayBlobs(blobs: { sha256: string; size: number }[]): Promise<string[]> {
+    if (blobs.length === 0) return [];
+    // NOT EXISTS passes over the recorded ones without a lock; ON CONFLICT waits for an
+    // ingest whose row is not committed yet, and then leaves its row alone.
+    const rows: { sha256: string }[] = await this.db.query(
+      `INSERT INTO artifact_blobs (sha256, size)
+       SELECT t.sha256, t.size FROM unnest($1::text[], $2::bigint[]) AS t(sha256, size)
+        WHERE NOT EXISTS (SELECT 1 FROM artifact_blobs b WHERE b.sha256 = t.sha256)
+        ORDER BY t.sha256
+       ON CONFLICT (sha256) DO NOTHING
+       RETURNING sha256`,
+      [blobs.map((b) => b.sha256), blobs.map((b) => b.size)],
+    );
+    return rows.map((r) => r.sha256);
+  }
+
   private async transaction<T>(work: (qr: QueryRunner) => Promise<T>): Promise<T> {
     const qr = this.db.createQueryRunner();
     await qr.connect();
