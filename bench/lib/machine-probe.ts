@@ -7,6 +7,7 @@
 // memory access per step, reads that contention directly, so each bench that prints it
 // says which kind of spell its figures come from.
 
+import { readFileSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 
 const WORDS = 16 * 1024 * 1024; // 64 MiB of Int32
@@ -86,4 +87,33 @@ export function machineProbeLine(): string {
     `machine: ${memoryLatencyNs().toFixed(0)} ns per random memory access (64 MiB pointer chase), ` +
     `${wakeupRoundTripUs().toFixed(1)} µs per wakeup round trip between two threads (lower is quieter)`
   );
+}
+
+// What the machine's CPUs did over a stretch of a bench, from the first line of
+// /proc/stat: the shares of their time spent busy, idle, and stolen ("steal": time the
+// hypervisor ran something else on a vCPU that had work). With steal the machine had
+// less than its cores; a process's own CPU time may then include the stolen time too.
+// Null where /proc/stat cannot be read.
+export function hostCpuMeter(): () => string | null {
+  const read = (): number[] | null => {
+    try {
+      const first = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!;
+      const fields = first.trim().split(/\s+/).slice(1).map(Number);
+      return fields.length >= 8 && fields.every(Number.isFinite) ? fields : null;
+    } catch {
+      return null;
+    }
+  };
+  const before = read();
+  return () => {
+    const after = read();
+    if (!before || !after) return null;
+    // user nice system idle iowait irq softirq steal (guest time is inside user and nice)
+    const d = after.slice(0, 8).map((value, i) => value - before[i]!);
+    const [user, nice, system, idle, iowait, irq, softirq, steal] = d as [number, number, number, number, number, number, number, number];
+    const total = d.reduce((sum, x) => sum + x, 0);
+    if (total <= 0) return null;
+    const pct = (x: number) => `${((100 * x) / total).toFixed(1)} %`;
+    return `host CPUs over it (/proc/stat): ${pct(user + nice + system + irq + softirq)} busy, ${pct(steal)} stolen by the hypervisor, ${pct(idle + iowait)} idle`;
+  };
 }

@@ -71,7 +71,11 @@ function main(): void {
     const text = log('exec-latency', run);
     const probe = /^machine: ([\d.]+ ns) per random memory access/m.exec(text)?.[1] ?? 'not found';
     const dockerExec = /docker exec p50 ([\d.]+ ms)/.exec(text)?.[1] ?? 'not found';
-    console.log(`run ${run}: machine probe ${probe} per random memory access, docker exec p50 ${dockerExec} (lower is quieter)`);
+    const steal = /^load: host CPUs over it .*?([\d.]+ %) stolen/m.exec(log('throughput', run))?.[1] ?? 'not found';
+    console.log(
+      `run ${run}: machine probe ${probe} per random memory access, docker exec p50 ${dockerExec} (lower is quieter); ` +
+        `CPU stolen by the hypervisor during the throughput load ${steal}`,
+    );
   }
   console.log('');
   let allMet = true;

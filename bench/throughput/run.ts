@@ -14,6 +14,7 @@ import { Agent } from 'node:http';
 import { parseArgs } from 'node:util';
 import { api, BenchError, containerOfSession, createSession, createTenant, fixed, openTarget, postPrintOne, summarize, table, TARGET_ARGS } from '../lib/harness.js';
 import { cpuPerUnit, defaultWorkerMetricsUrl, deploymentCpuMeters } from '../lib/process-metrics.js';
+import { hostCpuMeter, machineProbeLine } from '../lib/machine-probe.js';
 
 const USAGE = `usage: npm run bench:throughput -- [options]
   --sessions <n>        sessions the load is spread over        (default 16)
@@ -66,7 +67,9 @@ async function main() {
     const target = new URL(platform.url);
     const post = (sessionId: string) => postPrintOne(agent, target, key, sessionId);
     const cpu = await deploymentCpuMeters(platform, values['worker-metrics-url'] ?? defaultWorkerMetricsUrl());
+    const hostCpu = hostCpuMeter();
     const drydock = await load(clients, seconds, (i) => post(sessions[i % sessions.length]!.id));
+    const hostCpuLine = hostCpu();
     const cpuLine = cpu.meters.length ? `CPU per execution (process_cpu_seconds_total over the load): ${await cpuPerUnit(cpu.meters, drydock.count)}` : '';
     agent.destroy();
     const docker = await load(clients, dockerSeconds, (i) => dockerExec(sessions[i % sessions.length]!.container));
@@ -95,6 +98,8 @@ async function main() {
         `target >= 500/s with 16 sessions and 16 clients: ${rate >= 500 ? 'MET' : 'MISSED'} (${fixed(rate, 1)}/s)`,
     );
     for (const line of [cpuLine, cpu.note]) if (line) console.log(line);
+    if (hostCpuLine) console.log(`load: ${hostCpuLine}`);
+    console.log(machineProbeLine());
     for (const session of sessions) await api(platform.url, key, 'DELETE', `/v1/sessions/${session.id}`);
   } finally {
     await platform.close();
