@@ -260,19 +260,9 @@ export class TypeOrmArtifactsRepository implements ArtifactsRepository {
     return rows.map((r) => r.sha256);
   }
 
-  private async transaction<T>(work: (qr: QueryRunner) => Promise<T>): Promise<T> {
-    const qr = this.db.createQueryRunner();
-    await qr.connect();
-    try {
-      await qr.startTransaction();
-      const result = await work(qr);
-      await qr.commitTransaction();
-      return result;
-    } catch (error) {
-      if (qr.isTransactionActive) await qr.rollbackTransaction();
-      throw error;
-    } finally {
-      await qr.release();
-    }
+  // TypeORM's transaction (rolled back on any error, the connection released), worked
+  // through its query runner.
+  private transaction<T>(work: (qr: QueryRunner) => Promise<T>): Promise<T> {
+    return this.db.transaction((manager) => work(manager.queryRunner!));
   }
 }

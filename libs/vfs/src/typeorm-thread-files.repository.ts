@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, QueryFailedError, type QueryRunner } from 'typeorm';
+import { DataSource, QueryFailedError } from 'typeorm';
 import { assertTenant, DrydockError } from '@drydock/core';
 import type {
   DirectoryEntryRecord,
@@ -489,22 +489,15 @@ export class TypeOrmThreadFilesRepository implements ThreadFilesRepository {
 
   // --- write internals -----------------------------------------------------------
 
-  private async transaction<T>(work: (run: Run) => Promise<T>): Promise<T> {
-    const qr: QueryRunner = this.db.createQueryRunner();
-    await qr.connect();
-    const run: Run = async <R>(sql: string, params: unknown[] = []) =>
-      ((await qr.query(sql, params, true)).records ?? []) as R[];
-    try {
-      await qr.startTransaction();
-      const result = await work(run);
-      await qr.commitTransaction();
-      return result;
-    } catch (error) {
-      if (qr.isTransactionActive) await qr.rollbackTransaction();
-      throw error;
-    } finally {
-      await qr.release();
-    }
+  // TypeORM's transaction (rolled back on any error, the connection released); `run`
+  // gives a statement's rows, whatever the statement.
+  private transaction<T>(work: (run: Run) => Promise<T>): Promise<T> {
+    return this.db.transaction((manager) => {
+      const qr = manager.queryRunner!;
+      const run: Run = async <R>(sql: string, params: unknown[] = []) =>
+        ((await qr.query(sql, params, true)).records ?? []) as R[];
+      return work(run);
+    });
   }
 
   // Takes the tenant's write lock and returns its stored bytes.
