@@ -708,7 +708,8 @@ async function main(): Promise<void> {
           `≈${(extrapolated / 1000).toFixed(1)} s`,
           '',
           '',
-          `< ${TARGET_BULK_S} s: ${verdict(extrapolated, TARGET_BULK_S * 1000)}`,
+          // Not a target (the target is the bulk write above): what batching saves.
+          'for comparison',
         ]);
       }
 
