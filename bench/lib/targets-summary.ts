@@ -71,10 +71,12 @@ function main(): void {
     const text = log('exec-latency', run);
     const probe = /^machine: ([\d.]+ ns) per random memory access/m.exec(text)?.[1] ?? 'not found';
     const dockerExec = /docker exec p50 ([\d.]+ ms)/.exec(text)?.[1] ?? 'not found';
-    const steal = /^load: host CPUs over it .*?([\d.]+ %) stolen/m.exec(log('throughput', run))?.[1] ?? 'not found';
+    const throughput = log('throughput', run);
+    const steal = /^load: host CPUs over it .*?([\d.]+ %) stolen/m.exec(throughput)?.[1] ?? 'not found';
+    const cpu = /^CPU per execution [^:]*: (.*)$/m.exec(throughput)?.[1] ?? 'not found';
     console.log(
       `run ${run}: machine probe ${probe} per random memory access, docker exec p50 ${dockerExec} (lower is quieter); ` +
-        `CPU stolen by the hypervisor during the throughput load ${steal}`,
+        `during the throughput load: CPU stolen by the hypervisor ${steal}, CPU per execution ${cpu}`,
     );
   }
   console.log('');
