@@ -1,4 +1,5 @@
 import type { ArtifactQuotaExceededError } from './artifacts.errors.js';
+import type { StoredBlob } from './blob-store.js';
 
 // The storage port of artifact records. Every method takes the tenant first (except the
 // garbage collector, which works on content, not on anyone's rows) and refuses an empty
@@ -72,7 +73,7 @@ export interface ArtifactsRepository {
   // committed before its transaction failed, or a process died); returns their hashes,
   // for collectGarbage, which removes them unless an artifact references them by then.
   // An ingest of the same content in progress is waited for.
-  adoptStrayBlobs(blobs: { sha256: string; size: number }[]): Promise<string[]>;
+  adoptStrayBlobs(blobs: StoredBlob[]): Promise<string[]>;
 }
 
 export const ARTIFACTS_REPOSITORY = Symbol('ARTIFACTS_REPOSITORY');

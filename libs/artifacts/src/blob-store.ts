@@ -212,27 +212,31 @@ export class LocalBlobStore implements BlobStore {
     return this.staging;
   }
 
-  // The staging file of a streamed blob; the folder is made again if it went.
-  private async openStaged(path: string): Promise<FileHandle> {
+  // Creates a staging file with `create`; should the folder have gone (an operator
+  // removed it), makes it again and tries once more.
+  private async createStaged<T>(create: () => Promise<T>): Promise<T> {
     try {
-      return await open(path, 'wx', 0o600);
+      return await create();
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
       this.staging = null;
       await this.stagingDir();
-      return open(path, 'wx', 0o600);
+      return create();
     }
   }
 
+  // The staging file of a streamed blob.
+  private openStaged(path: string): Promise<FileHandle> {
+    return this.createStaged(() => open(path, 'wx', 0o600));
+  }
+
+  // A small blob's staging file, written in one go; nothing of it is left when that fails.
   private async writeStaged(path: string, bytes: Buffer): Promise<void> {
     try {
-      await writeFile(path, bytes, { flag: 'wx', mode: 0o600 });
+      await this.createStaged(() => writeFile(path, bytes, { flag: 'wx', mode: 0o600 }));
     } catch (error) {
       await rm(path, { force: true });
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-      this.staging = null;
-      await this.stagingDir();
-      await writeFile(path, bytes, { flag: 'wx', mode: 0o600 });
+      throw error;
     }
   }
 
@@ -319,7 +323,6 @@ export class LocalBlobStore implements BlobStore {
     }
     return found;
   }
-
 }
 
 // A folder's entries; none when it does not exist.

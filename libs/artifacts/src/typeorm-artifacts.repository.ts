@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type QueryRunner } from 'typeorm';
 import { assertTenant } from '@drydock/core';
 import { ArtifactQuotaExceededError } from './artifacts.errors.js';
+import type { StoredBlob } from './blob-store.js';
 import type {
   ArtifactCreated,
   ArtifactQuota,
@@ -244,7 +245,7 @@ export class TypeOrmArtifactsRepository implements ArtifactsRepository {
     });
   }
 
-  async adoptStrayBlobs(blobs: { sha256: string; size: number }[]): Promise<string[]> {
+  async adoptStrayBlobs(blobs: StoredBlob[]): Promise<string[]> {
     if (blobs.length === 0) return [];
     // NOT EXISTS passes over the recorded ones without a lock; ON CONFLICT waits for an
     // ingest whose row is not committed yet, and then leaves its row alone.
