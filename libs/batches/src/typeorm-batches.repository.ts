@@ -188,49 +188,39 @@ export class TypeOrmBatchesRepository implements BatchesRepository {
     items: AsyncIterable<BatchItemInput[]>,
   ): Promise<{ record: BatchRecord; created: boolean }> {
     assertTenant(tenantId);
-    const runner = this.db.createQueryRunner();
-    await runner.connect();
-    try {
-      await runner.startTransaction();
-      try {
-        const inserted = await this.insertBatch(runner, tenantId, batch);
-        if (!inserted) {
-          await runner.rollbackTransaction();
-          const existing = await this.findByIdempotencyKey(tenantId, batch.idempotencyKey!);
-          if (!existing) throw new Error('idempotent batch vanished');
-          return { record: existing, created: false };
-        }
-        let total = 0;
-        for await (const chunk of items) {
-          if (chunk.length === 0) continue;
-          await runner.query(
-            `INSERT INTO batch_items (batch_id, item_index, tenant_id, client_id, code, files)
-             SELECT $1, t.idx, $2, t.client_id, t.code, t.files
-               FROM unnest($3::integer[], $4::text[], $5::text[], $6::jsonb[]) AS t(idx, client_id, code, files)`,
-            [
-              batch.id,
-              tenantId,
-              chunk.map((_, i) => total + i),
-              chunk.map((item) => item.id ?? null),
-              chunk.map((item) => item.code),
-              chunk.map((item) => (item.files ? JSON.stringify(item.files) : null)),
-            ],
-          );
-          total += chunk.length;
-        }
-        if (total === 0) throw new Error('a batch without items reached the repository');
-        const rows = returned<BatchRow>(
-          await runner.query(`UPDATE batches SET total = $2, n_queued = $2 WHERE id = $1 RETURNING ${BATCH_COLUMNS}`, [batch.id, total]),
+    // Null when the idempotency key is taken: the batch row's savepoint was rolled back,
+    // so the transaction commits nothing, and the batch that holds the key is read after.
+    const record = await this.db.transaction(async (manager) => {
+      const runner = manager.queryRunner!;
+      if (!(await this.insertBatch(runner, tenantId, batch))) return null;
+      let total = 0;
+      for await (const chunk of items) {
+        if (chunk.length === 0) continue;
+        await runner.query(
+          `INSERT INTO batch_items (batch_id, item_index, tenant_id, client_id, code, files)
+           SELECT $1, t.idx, $2, t.client_id, t.code, t.files
+             FROM unnest($3::integer[], $4::text[], $5::text[], $6::jsonb[]) AS t(idx, client_id, code, files)`,
+          [
+            batch.id,
+            tenantId,
+            chunk.map((_, i) => total + i),
+            chunk.map((item) => item.id ?? null),
+            chunk.map((item) => item.code),
+            chunk.map((item) => (item.files ? JSON.stringify(item.files) : null)),
+          ],
         );
-        await runner.commitTransaction();
-        return { record: batchFromRow(rows[0]!), created: true };
-      } catch (error) {
-        if (runner.isTransactionActive) await runner.rollbackTransaction();
-        throw error;
+        total += chunk.length;
       }
-    } finally {
-      await runner.release();
-    }
+      if (total === 0) throw new Error('a batch without items reached the repository');
+      const rows = returned<BatchRow>(
+        await runner.query(`UPDATE batches SET total = $2, n_queued = $2 WHERE id = $1 RETURNING ${BATCH_COLUMNS}`, [batch.id, total]),
+      );
+      return batchFromRow(rows[0]!);
+    });
+    if (record) return { record, created: true };
+    const existing = await this.findByIdempotencyKey(tenantId, batch.idempotencyKey!);
+    if (!existing) throw new Error('idempotent batch vanished');
+    return { record: existing, created: false };
   }
 
   // The batch row (with a placeholder total until its items are in), or false when the
@@ -316,11 +306,9 @@ export class TypeOrmBatchesRepository implements BatchesRepository {
 
   async admit(tenantId: string, tenantLimit: number): Promise<BatchItemRef[]> {
     assertTenant(tenantId);
-    const runner = this.db.createQueryRunner();
-    await runner.connect();
-    const admitted: BatchItemRef[] = [];
-    try {
-      await runner.startTransaction();
+    return this.db.transaction(async (manager) => {
+      const runner = manager.queryRunner!;
+      const admitted: BatchItemRef[] = [];
       // One admission at a time per tenant, on any gateway or worker: the in-flight
       // count it reads stays true until it commits.
       await runner.query(`SELECT pg_advisory_xact_lock(hashtext('drydock:batch-admission:' || $1))`, [tenantId]);
@@ -359,14 +347,8 @@ export class TypeOrmBatchesRepository implements BatchesRepository {
         for (const row of rows) admitted.push({ batchId: batch.id, tenantId, index: row.item_index });
         room -= rows.length;
       }
-      await runner.commitTransaction();
       return admitted.sort((a, b) => (a.batchId === b.batchId ? a.index - b.index : 0));
-    } catch (error) {
-      if (runner.isTransactionActive) await runner.rollbackTransaction();
-      throw error;
-    } finally {
-      await runner.release();
-    }
+    });
   }
 
   async start(ref: BatchItemRef, workerId: string, maxAttempts: number): Promise<StartedItem | null> {
