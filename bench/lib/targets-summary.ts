@@ -65,7 +65,15 @@ function main(): void {
   };
 
   const width = Math.max(...TARGETS.map((t) => t.what.length));
-  console.log(`\nissue 17's targets over ${runs} run${runs === 1 ? '' : 's'} (logs: ${folder})\n`);
+  // bench/targets.sh --take-cpu: the share of every core a higher-priority process took.
+  let taken = 0;
+  try {
+    taken = Number(readFileSync(join(folder, 'take-cpu'), 'utf8').trim()) || 0;
+  } catch {
+    // a folder from before --take-cpu
+  }
+  const slowed = taken > 0 ? `, with ${taken} % of every core's time taken by a higher-priority process (--take-cpu)` : '';
+  console.log(`\nissue 17's targets over ${runs} run${runs === 1 ? '' : 's'}${slowed} (logs: ${folder})\n`);
   // Which kind of minutes each run had: the machine probe and docker exec's own p50.
   for (let run = 1; run <= runs; run++) {
     const text = log('exec-latency', run);
