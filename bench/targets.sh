@@ -63,6 +63,11 @@ for run in $(seq 1 "$RUNS"); do
       nice -n -20 taskset -c "$cpu" node "$ROOT/dist/bench/lib/cpu-taker.js" --percent "$TAKE_CPU" &
       TAKERS+=($!)
     done
+    # A taker that could not start would leave the run unslowed and its figures mislabelled.
+    sleep 0.5
+    for pid in "${TAKERS[@]}"; do
+      kill -0 "$pid" 2>/dev/null || die "a cpu-taker did not start (nice -20, taskset, dist/bench/lib/cpu-taker.js: see above)"
+    done
   fi
   (
     set -a; source "$DRYDOCK_VAR/drydock.env"; set +a
