@@ -58,8 +58,9 @@ for run in $(seq 1 "$RUNS"); do
   AGENT_MODEL_BASE_URL=http://127.0.0.1:18097/v1 AGENT_MODEL=bench-scripted AGENT_MODEL_API_KEY=bench-not-needed \
     bash "$ROOT/scripts/start.sh" --detach >"$OUT/start-$run.log" 2>&1 || die "scripts/start.sh failed (see $OUT/start-$run.log)"
   if [[ "$TAKE_CPU" -gt 0 ]]; then
-    log "run $run: taking $TAKE_CPU % of each of the $(nproc) cores' time"
-    for ((cpu = 0; cpu < $(nproc); cpu++)); do
+    cores=$(nproc)
+    log "run $run: taking $TAKE_CPU % of each of the $cores cores' time"
+    for ((cpu = 0; cpu < cores; cpu++)); do
       nice -n -20 taskset -c "$cpu" node "$ROOT/dist/bench/lib/cpu-taker.js" --percent "$TAKE_CPU" &
       TAKERS+=($!)
     done

@@ -88,6 +88,10 @@ export function toDescriptor(record: ArtifactRecord): ArtifactDescriptor {
 // the gateway to list, download and delete.
 @Injectable()
 export class ArtifactsService {
+  // The next first-level blob folder the retention job looks through for strays; each
+  // worker starts at its own.
+  private strayFolder = Math.floor(Math.random() * 256);
+
   constructor(
     @Inject(ARTIFACTS_REPOSITORY) private readonly artifacts: ArtifactsRepository,
     @Inject(BLOB_STORE) private readonly blobs: BlobStore,
@@ -266,10 +270,6 @@ export class ArtifactsService {
     const strays = await this.removeStrayBlobs(cutoff, folders);
     return { artifacts, blobs, staged, strays };
   }
-
-  // The next first-level blob folder the retention job looks through for strays; each
-  // worker starts at its own.
-  private strayFolder = Math.floor(Math.random() * 256);
 
   // Removes the bytes under these first-level folders (two hex digits each) last written
   // before `cutoff` that no blob row names: each gets a row, then goes as unreferenced
