@@ -95,9 +95,16 @@ function convert(value: unknown, depth: number, path: WeakSet<object>): unknown 
 // bytes are computed once and kept as long as the message object lives; the answer is
 // then mostly a copy of cached buffers.
 export function wireJson(value: unknown): Buffer {
+  const chunks = wireJsonChunks(value);
+  return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+}
+
+// The same bytes as chunks to be sent one after the other: a message list's bytes are
+// the cache's own (JsonListBytes), so an answer sends the conversation without copying it.
+export function wireJsonChunks(value: unknown): readonly Buffer[] {
   const out = new JsonBytes();
   if (!writeJson(value, 0, new WeakSet(), out)) out.text('null');
-  return out.toBuffer();
+  return out.toChunks();
 }
 
 const messageBytes = new WeakMap<BaseMessage, Buffer>();
@@ -125,15 +132,14 @@ class JsonBytes {
     this.pending += json;
   }
 
-  bytes(chunk: Buffer): void {
+  bytes(...chunks: readonly Buffer[]): void {
     this.flush();
-    this.chunks.push(chunk);
+    this.chunks.push(...chunks);
   }
 
-  toBuffer(): Buffer {
+  toChunks(): readonly Buffer[] {
     this.flush();
-    // A single part (a list of messages on its own) is answered as it is, not copied.
-    return this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks);
+    return this.chunks;
   }
 
   private flush(): void {
@@ -176,9 +182,9 @@ function writeJson(value: unknown, depth: number, path: WeakSet<object>, out: Js
     return true;
   }
   if (Array.isArray(value) && value.length > 0 && isBaseMessage(value[value.length - 1])) {
-    const list = messageLists.of(value);
+    const list = messageLists.chunks(value);
     if (list !== undefined) {
-      out.bytes(list);
+      out.bytes(...list);
       return true;
     }
   }

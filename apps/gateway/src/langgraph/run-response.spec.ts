@@ -19,10 +19,19 @@ class FakeResponse extends EventEmitter {
   flushHeaders() {
     this.headersSent = true;
   }
-  write(chunk: string) {
+  corked = 0;
+  writesWhileCorked = 0;
+  write(chunk: string | Buffer) {
     this.headersSent = true;
-    this.body += chunk;
+    this.body += chunk.toString();
+    if (this.corked > 0) this.writesWhileCorked++;
     return true;
+  }
+  cork() {
+    this.corked++;
+  }
+  uncork() {
+    this.corked--;
   }
   end(chunk: string | Buffer = '') {
     this.body += chunk.toString();
@@ -45,6 +54,19 @@ describe(JsonKeepAlive.name, () => {
     expect(sut.started).toBe(false);
     expect(res.statusCode).toBe(200);
     expect(JSON.parse(res.body)).toEqual({ messages: [] });
+  });
+
+  it('should answer serialized chunks in order under one Content-Length, in one corked write', () => {
+    const res = new FakeResponse();
+    const sut = new JsonKeepAlive(replyOf(res), 1000);
+    const chunks = [Buffer.from('{"messages":'), Buffer.from('[{"content":"héllo"}'), Buffer.from(']'), Buffer.from('}')];
+
+    sut.finishJson(chunks);
+
+    expect(JSON.parse(res.body)).toEqual({ messages: [{ content: 'héllo' }] });
+    expect(res.headers['content-length']).toBe(Buffer.concat(chunks).length);
+    expect(res.writesWhileCorked).toBe(chunks.length);
+    expect(res.corked).toBe(0);
   });
 
   it('should send the headers and a newline per interval while a run is long, then the JSON', () => {

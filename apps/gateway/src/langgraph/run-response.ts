@@ -38,18 +38,28 @@ export class JsonKeepAlive {
     this.finishJson(JSON.stringify(body));
   }
 
-  // The answer, already serialized. Written as is: no ETag (a run is a POST, and hashing
-  // the thread's whole state cost as much as serializing it).
-  finishJson(json: string | Buffer): void {
+  // The answer, already serialized, whole or as chunks to send one after the other (a
+  // conversation's bytes as the message cache holds them, not copied into one buffer).
+  // Written as is: no ETag (a run is a POST, and hashing the thread's whole state cost as
+  // much as serializing it).
+  finishJson(json: string | Buffer | readonly Buffer[]): void {
     this.stop();
     if (this.res.writableEnded || this.res.destroyed) return;
+    const chunks = typeof json === 'string' || Buffer.isBuffer(json) ? [json] : json;
     if (!this.res.headersSent) {
       this.reply.hijack();
       this.res.statusCode = 200;
       this.res.setHeader('Content-Type', 'application/json; charset=utf-8');
-      this.res.setHeader('Content-Length', Buffer.byteLength(json));
+      let length = 0;
+      for (const chunk of chunks) length += Buffer.byteLength(chunk);
+      this.res.setHeader('Content-Length', length);
     }
-    this.res.end(json);
+    if (chunks.length === 1) return void this.res.end(chunks[0]);
+    // One write to the socket for the headers and every chunk.
+    this.res.cork();
+    for (const chunk of chunks) this.res.write(chunk);
+    this.res.end();
+    this.res.uncork();
   }
 
   stop(): void {

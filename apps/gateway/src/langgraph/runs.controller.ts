@@ -9,7 +9,7 @@ import { LangGraphRoutes } from '../openapi/api-auth.js';
 import { ApiErrors, type ErrorCodes, VALIDATION_ERRORS } from '../openapi/api-errors.js';
 import { RunCreateDto } from './dto/run-create.dto.js';
 import { LangGraphRunsService, type PreparedRun } from './langgraph-runs.service.js';
-import { wireJson } from './message-serializer.js';
+import { wireJsonChunks } from './message-serializer.js';
 import { abortOnClose, JsonKeepAlive } from './run-response.js';
 import { LangGraphThreadIdPipe } from './thread-id.pipe.js';
 
@@ -70,7 +70,7 @@ export class RunsController {
     const abort = abortOnClose(reply.raw);
     const keepAlive = new JsonKeepAlive(reply, KEEP_ALIVE_MS);
     try {
-      keepAlive.finishJson(wireJson(await run.execute(abort.signal)));
+      keepAlive.finishJson(wireJsonChunks(await run.execute(abort.signal)));
     } catch (error) {
       if (!keepAlive.started) throw error;
       const { code, message } = new ErrorResponseFilter().toResponse(error).body.error;

@@ -82,7 +82,7 @@ export class CachingChatOpenAICompletions extends ChatOpenAICompletions {
     }
     return super.completionWithRetry(request, {
       ...requestOptions,
-      body,
+      body: Buffer.concat(body),
       headers: { ...requestOptions?.headers, 'content-type': 'application/json' },
     });
   }
@@ -154,7 +154,7 @@ function paramBytes(param: object): Buffer {
 
 // The request's lists written from their items' cached JSON. The messages of successive
 // requests of a thread: each list starts with the previous one's, so its bytes are the
-// previous bytes and the new messages' (one copy). The tools: the model bound them once
+// previous bytes and the new messages' (written after them, JsonListBytes). The tools: the model bound them once
 // (agent-resolver.ts) and the client hands the same definition objects to every request,
 // so the list's bytes are the previous request's.
 const CACHED_LISTS = ['messages', 'tools'] as const;
@@ -167,8 +167,9 @@ const MARKERS = CACHED_LISTS.map((field) => {
 });
 
 // The UTF-8 bytes of JSON.stringify(request), with the messages' and the tools' bytes from
-// the caches (a Buffer, so neither a whole-body string nor its encoding is made per call).
-function requestBody(request: Record<string, unknown>): Buffer {
+// the caches, as chunks to send one after the other (so neither a whole-body string nor
+// its encoding is made per call, and the conversation's bytes are not copied).
+function requestBody(request: Record<string, unknown>): Buffer[] {
   const lists = MARKERS.filter(({ field }) => Array.isArray(request[field]));
   const rest = JSON.stringify({ ...request, ...Object.fromEntries(lists.map(({ field, marker }) => [field, marker])) });
   const parts: Buffer[] = [];
@@ -176,9 +177,9 @@ function requestBody(request: Record<string, unknown>): Buffer {
   for (const { field, member, at } of lists.map((list) => ({ ...list, at: rest.indexOf(list.member) })).sort((a, b) => a.at - b.at)) {
     const items = request[field] as unknown[];
     // Items that are not objects (none the client makes) are written as they are.
-    parts.push(Buffer.from(`${rest.slice(from, at)}"${field}":`), paramLists.of(items) ?? Buffer.from(JSON.stringify(items)));
+    parts.push(Buffer.from(`${rest.slice(from, at)}"${field}":`), ...(paramLists.chunks(items) ?? [Buffer.from(JSON.stringify(items))]));
     from = at + member.length;
   }
   parts.push(Buffer.from(rest.slice(from)));
-  return Buffer.concat(parts);
+  return parts;
 }

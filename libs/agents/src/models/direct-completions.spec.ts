@@ -116,6 +116,25 @@ describe('direct chat completions', () => {
     expect(reply.usage_metadata).toMatchObject({ input_tokens: 12, output_tokens: 7, total_tokens: 19 });
   });
 
+  it('should join the body for a fetch that does not take chunks', async () => {
+    const given = keepAliveFetch();
+    const bodies: unknown[] = [];
+    // Any other fetch: the body it is handed is what it sends.
+    const other: typeof fetch = (input, init) => {
+      bodies.push(init?.body);
+      return given(input, init);
+    };
+
+    await stock().invoke([new HumanMessage('hi')]);
+    await direct({ configuration: { baseURL, fetch: other } }).invoke([new HumanMessage('hi')]);
+
+    expect(bodies).toHaveLength(1);
+    expect(bodies[0]).toBeInstanceOf(Uint8Array);
+    const [fromClient, sent] = received;
+    expect(sent!.body).toBe(fromClient!.body);
+    expect(sent!.headers['content-length']).toBe(fromClient!.headers['content-length']);
+  });
+
   it('should still stream, and send per-call options, through the client', async () => {
     const makeRequest = jest.spyOn(OpenAIClient.prototype as unknown as { makeRequest: () => unknown }, 'makeRequest');
     answer = (res) => {

@@ -1,4 +1,5 @@
 import { OpenAIClient } from '@langchain/openai';
+import { ChunkedBody, sendsChunkedBodies } from './keep-alive-fetch.js';
 
 // A chat completions request that does not stream, sent without the OpenAI client's
 // request machinery, and answered as the client answers it.
@@ -29,7 +30,9 @@ export class DirectChatCompletions {
     private readonly fetch: typeof globalThis.fetch,
   ) {}
 
-  async create(body: Uint8Array, signal?: AbortSignal | null): Promise<unknown> {
+  // body: the request's JSON, whole or as chunks (sent as they are by a fetch that takes
+  // them, joined for any other).
+  async create(body: Uint8Array | readonly Uint8Array[], signal?: AbortSignal | null): Promise<unknown> {
     const { url, headers, timeoutMs } = await (this.target ??= this.resolveTarget().catch((error: unknown) => {
       this.target = undefined;
       throw error;
@@ -41,7 +44,7 @@ export class DirectChatCompletions {
     const timer = setTimeout(abort, timeoutMs);
     let response: Response;
     try {
-      response = await this.fetch(url, { method: 'POST', headers, body, signal: controller.signal });
+      response = await this.fetch(url, { method: 'POST', headers, body: this.sendable(body), signal: controller.signal });
     } catch (error) {
       if (signal?.aborted) throw new OpenAIClient.APIUserAbortError();
       if (isAbortError(error) || /timed? ?out/i.test(String(error) + (hasCause(error) ? String(error.cause) : ''))) {
@@ -58,6 +61,11 @@ export class DirectChatCompletions {
       throw OpenAIClient.APIError.generate(response.status, json as object | undefined, json === undefined ? text : undefined, response.headers);
     }
     return parseAnswer(response);
+  }
+
+  private sendable(body: Uint8Array | readonly Uint8Array[]): FetchBody {
+    if (!isChunks(body)) return body;
+    return sendsChunkedBodies(this.fetch) ? (new ChunkedBody(body) as unknown as FetchBody) : Buffer.concat(body);
   }
 
   private async resolveTarget(): Promise<{ url: string; headers: Record<string, string>; timeoutMs: number }> {
@@ -87,6 +95,12 @@ function parseOrUndefined(text: string): unknown {
   } catch {
     return undefined;
   }
+}
+
+type FetchBody = NonNullable<Parameters<typeof fetch>[1]>['body'];
+
+function isChunks(body: Uint8Array | readonly Uint8Array[]): body is readonly Uint8Array[] {
+  return Array.isArray(body);
 }
 
 function isAbortError(error: unknown): boolean {

@@ -1,13 +1,15 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { keepAliveFetch } from './keep-alive-fetch.js';
+import { ChunkedBody, keepAliveFetch, sendsChunkedBodies } from './keep-alive-fetch.js';
 
 // A server that records each request's socket and body, and answers by path.
 function startServer() {
   const sockets = new Set<unknown>();
   const bodies: string[] = [];
+  const headers: http.IncomingHttpHeaders[] = [];
   const server = http.createServer((req, res) => {
     sockets.add(req.socket);
+    headers.push(req.headers);
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
@@ -24,12 +26,13 @@ function startServer() {
       res.end(JSON.stringify({ error: { message: 'slow down' } }));
     });
   });
-  return new Promise<{ url: string; sockets: Set<unknown>; bodies: string[]; close: () => Promise<void> }>((resolve) =>
+  return new Promise<{ url: string; sockets: Set<unknown>; bodies: string[]; headers: http.IncomingHttpHeaders[]; close: () => Promise<void> }>((resolve) =>
     server.listen(0, '127.0.0.1', () =>
       resolve({
         url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
         sockets,
         bodies,
+        headers,
         close: () => new Promise((done) => { server.closeAllConnections(); server.close(() => done()); }),
       }),
     ),
@@ -56,6 +59,17 @@ describe('keepAliveFetch', () => {
     await second.text();
     expect(server.bodies.slice(-2)).toEqual(['{"a":1}', 'two']);
     expect(server.sockets.size).toBe(1);
+  });
+
+  it('sends a chunked body as its joined bytes under one Content-Length, and says it takes one', async () => {
+    const chunks = [Buffer.from('{"messages":'), Buffer.from('[{"content":"h\u00e9"}'), Buffer.from(']}')];
+    const answer = await sut(`${server.url}/v1/chat`, { method: 'POST', body: new ChunkedBody(chunks) as unknown as Uint8Array });
+    await answer.text();
+    expect(server.bodies.at(-1)).toBe(Buffer.concat(chunks).toString());
+    expect(server.headers.at(-1)!['content-length']).toBe(String(Buffer.concat(chunks).length));
+    expect(server.headers.at(-1)!['transfer-encoding']).toBeUndefined();
+    expect(sendsChunkedBodies(sut)).toBe(true);
+    expect(sendsChunkedBodies(fetch)).toBe(false);
   });
 
   it('reads a buffered answer once, as text, JSON, bytes or a stream, like fetch\'s own', async () => {

@@ -25,7 +25,7 @@ export function keepAliveFetch(): typeof fetch {
     'http:': new http.Agent({ keepAlive: true }),
     'https:': new https.Agent({ keepAlive: true }),
   };
-  return (input, init = {}) =>
+  const send: typeof fetch = (input, init = {}) =>
     new Promise<Response>((resolve, reject) => {
       const url = new URL(typeof input === 'string' || input instanceof URL ? input : input.url);
       const agent = agents[url.protocol as keyof typeof agents];
@@ -66,8 +66,30 @@ export function keepAliveFetch(): typeof fetch {
       }
       signal?.addEventListener('abort', onAbort, { once: true });
       request.on('error', fail);
-      request.end(body);
+      if (!Array.isArray(body)) return void request.end(body);
+      // Chunks: their total length up front, and one write to the socket for them all.
+      let length = 0;
+      for (const chunk of body) length += chunk.byteLength;
+      request.setHeader('content-length', length);
+      request.cork();
+      for (const chunk of body) request.write(chunk);
+      request.end();
+      request.uncork();
     });
+  return Object.assign(send, { [SENDS_CHUNKED_BODIES]: true });
+}
+
+// A request body as chunks sent one after the other, for a fetch that says it takes one
+// (SENDS_CHUNKED_BODIES, as keepAliveFetch's does): a model request's conversation is the
+// message cache's own bytes (JsonListBytes), sent without copying them into one buffer.
+export class ChunkedBody {
+  constructor(readonly chunks: readonly Uint8Array[]) {}
+}
+
+export const SENDS_CHUNKED_BODIES = Symbol('drydock.sendsChunkedBodies');
+
+export function sendsChunkedBodies(fetcher: typeof fetch): boolean {
+  return (fetcher as { [SENDS_CHUNKED_BODIES]?: boolean })[SENDS_CHUNKED_BODIES] === true;
 }
 
 // The lib typings declare Response's members as properties, which a class cannot
@@ -152,9 +174,10 @@ function plainHeaders(headers: FetchInit['headers']): Record<string, string> {
   return out;
 }
 
-function requestBody(body: FetchInit['body']): string | Uint8Array | undefined {
+function requestBody(body: FetchInit['body']): string | Uint8Array | readonly Uint8Array[] | undefined {
   if (body === null || body === undefined) return undefined;
   if (typeof body === 'string' || body instanceof Uint8Array) return body;
+  if ((body as unknown) instanceof ChunkedBody) return (body as unknown as ChunkedBody).chunks;
   if (body instanceof ArrayBuffer) return new Uint8Array(body);
   // Streams, forms and blobs: the model client sends none of these.
   throw new TypeError('keepAliveFetch sends only string or byte bodies');

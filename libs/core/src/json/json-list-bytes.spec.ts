@@ -46,6 +46,43 @@ describe(JsonListBytes.name, () => {
     expect(asked).toEqual([1, 2, 3, 4]);
   });
 
+  it('answers chunks that join into the list, writing a grown list after the bytes already written', () => {
+    const { bytes } = lists();
+    const items = Array.from({ length: 50 }, (_, i) => item(i));
+    const first = bytes.chunks(items.slice(0, 10))!;
+    expect(Buffer.concat(first).toString()).toBe(JSON.stringify(items.slice(0, 10)));
+    const grown = bytes.chunks(items.slice(0, 12))!;
+    expect(Buffer.concat(grown).toString()).toBe(JSON.stringify(items.slice(0, 12)));
+    // The same storage: the first ten items were not copied again.
+    expect(grown[0]!.buffer).toBe(first[0]!.buffer);
+    expect(grown[0]!.byteOffset).toBe(first[0]!.byteOffset);
+    // What was handed out before is unchanged.
+    expect(Buffer.concat(first).toString()).toBe(JSON.stringify(items.slice(0, 10)));
+    // Past the storage's room: copied into new storage, still the same bytes.
+    const all = bytes.chunks(items)!;
+    expect(Buffer.concat(all).toString()).toBe(JSON.stringify(items));
+    expect(bytes.chunks([])!.map(String)).toEqual(['[]']);
+  });
+
+  it('keeps the bytes of two lists that grew from the same start apart', () => {
+    const { bytes } = lists();
+    const start = [item(1), item(2)];
+    const before = bytes.chunks(start)!;
+    const a = [...start, item(3)];
+    const b = [...start, item(40), item(41)];
+    const aBytes = bytes.chunks(a)!;
+    // b grows from the same start, after a wrote its item there.
+    const bBytes = bytes.chunks(b)!;
+    expect(Buffer.concat(before).toString()).toBe(JSON.stringify(start));
+    expect(Buffer.concat(aBytes).toString()).toBe(JSON.stringify(a));
+    expect(Buffer.concat(bBytes).toString()).toBe(JSON.stringify(b));
+    // Each goes on growing from its own bytes.
+    const a2 = [...a, item(4)];
+    expect(bytes.of(a2)!.toString()).toBe(JSON.stringify(a2));
+    expect(Buffer.concat(bBytes).toString()).toBe(JSON.stringify(b));
+    expect(bytes.of([...b, item(42)])!.toString()).toBe(JSON.stringify([...b, item(42)]));
+  });
+
   it('answers undefined for a list with an item it cannot write, and remembers nothing for it', () => {
     const { bytes, asked } = lists();
     const items = [item(1), item(-1), item(2)];
