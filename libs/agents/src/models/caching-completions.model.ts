@@ -154,9 +154,9 @@ function paramBytes(param: object): Buffer {
 
 // The request's lists written from their items' cached JSON. The messages of successive
 // requests of a thread: each list starts with the previous one's, so its bytes are the
-// previous bytes and the new messages' (written after them, JsonListBytes). The tools: the model bound them once
-// (agent-resolver.ts) and the client hands the same definition objects to every request,
-// so the list's bytes are the previous request's.
+// previous bytes with the new messages' written after them (JsonListBytes). The tools:
+// the model bound them once (agent-resolver.ts) and the client hands the same definition
+// objects to every request, so the list's bytes are the previous request's.
 const CACHED_LISTS = ['messages', 'tools'] as const;
 const paramLists = new JsonListBytes<object>(paramBytes);
 
