@@ -16,7 +16,7 @@
 // open, so it is for a bench deployment, not a production one.
 import { readFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { BenchError, readArgs, runMain, wholeNumber } from '../lib/harness.js';
+import { BenchError, fixed, readArgs, runMain, table, wholeNumber } from '../lib/harness.js';
 
 const INSPECTOR = 'http://127.0.0.1:9229';
 
@@ -155,10 +155,9 @@ function summarize(profile: Profile, top: number): void {
     [...map]
       .sort((a, b) => b[1] - a[1])
       .slice(0, top)
-      .map(([name, us]) => `${(us / 1000).toFixed(1).padStart(9)} ms ${((us / busy) * 100).toFixed(1).padStart(5)} %  ${name}`)
-      .join('\n');
-  console.log(`\nself time by package (share of busy time)\n${rows(byPackage)}`);
-  console.log(`\nfunctions with the most self time\n${rows(byFunction)}`);
+      .map(([name, us]) => [name, fixed(us / 1000, 1), fixed((us / busy) * 100, 1)]);
+  console.log(`\n${table(['self time by package', 'ms', '% busy'], rows(byPackage))}`);
+  console.log(`\n${table(['functions with the most self time', 'ms', '% busy'], rows(byFunction))}`);
 }
 
 function packageOf(url: string): string {

@@ -26,5 +26,6 @@ export * from './logging/fatal-errors.js';
 export * from './json/list-prefix-memo.js';
 export * from './json/json-list-bytes.js';
 export * from './json/utf8-builder.js';
+export * from './http/end-with-chunks.js';
 import { TenantApiKeyEntity, TenantEntity } from './tenancy/tenant.entity.js';
 export const CORE_ENTITIES = [TenantEntity, TenantApiKeyEntity];

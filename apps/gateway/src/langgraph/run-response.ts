@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http';
+import { chunksLength, endWithChunks } from '@drydock/core';
 import type { TakenReply } from '../http/taken-reply.js';
 
 // Aborted when the client goes away before the response is complete: the run stops
@@ -50,16 +51,10 @@ export class JsonKeepAlive {
       this.reply.hijack();
       this.res.statusCode = 200;
       this.res.setHeader('Content-Type', 'application/json; charset=utf-8');
-      let length = 0;
-      for (const chunk of chunks) length += Buffer.byteLength(chunk);
-      this.res.setHeader('Content-Length', length);
+      this.res.setHeader('Content-Length', chunksLength(chunks));
     }
-    if (chunks.length === 1) return void this.res.end(chunks[0]);
-    // One write to the socket for the headers and every chunk.
-    this.res.cork();
-    for (const chunk of chunks) this.res.write(chunk);
-    this.res.end();
-    this.res.uncork();
+    if (chunks.length === 1) this.res.end(chunks[0]);
+    else endWithChunks(this.res, chunks);
   }
 
   stop(): void {

@@ -1,6 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import { Readable } from 'node:stream';
+import { chunksLength, endWithChunks } from '@drydock/core';
 
 // Status codes whose response has no body (a Response made with one throws).
 const NULL_BODY = new Set([101, 103, 204, 205, 304]);
@@ -67,14 +68,8 @@ export function keepAliveFetch(): typeof fetch {
       signal?.addEventListener('abort', onAbort, { once: true });
       request.on('error', fail);
       if (!Array.isArray(body)) return void request.end(body);
-      // Chunks: their total length up front, and one write to the socket for them all.
-      let length = 0;
-      for (const chunk of body) length += chunk.byteLength;
-      request.setHeader('content-length', length);
-      request.cork();
-      for (const chunk of body) request.write(chunk);
-      request.end();
-      request.uncork();
+      request.setHeader('content-length', chunksLength(body));
+      endWithChunks(request, body);
     });
   return Object.assign(send, { [SENDS_CHUNKED_BODIES]: true });
 }

@@ -8,10 +8,18 @@ describe(JsonListBytes.name, () => {
   // Counts the items whose bytes were asked for: what was written again.
   function lists() {
     const asked: number[] = [];
-    const bytes = new JsonListBytes<Item>((it) => {
+    const lists = new JsonListBytes<Item>((it) => {
       asked.push(it.n);
       return it.n < 0 ? undefined : Buffer.from(JSON.stringify(it));
     });
+    // The chunks joined (undefined when the list cannot be written), as a caller sends them.
+    const bytes = {
+      chunks: (items: readonly unknown[]) => lists.chunks(items),
+      of: (items: readonly unknown[]) => {
+        const chunks = lists.chunks(items);
+        return chunks && Buffer.concat(chunks);
+      },
+    };
     return { bytes, asked };
   }
 

@@ -74,12 +74,6 @@ export class JsonListBytes<T extends object> {
     return [storage.buf.subarray(0, end), CLOSE];
   }
 
-  // The list's bytes in one buffer (a copy of the chunks), for a caller that needs one.
-  of(items: readonly unknown[]): Buffer | undefined {
-    const chunks = this.chunks(items);
-    return chunks === undefined ? undefined : chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
-  }
-
   // Where `size` more bytes go after `prefix` (nothing written yet: after a `[`): in the
   // prefix's own storage when they fit and nothing was written after it there, else in
   // new storage that starts with a copy of the prefix. (The memo forgets a prefix once a
