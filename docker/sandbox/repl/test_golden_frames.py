@@ -60,7 +60,7 @@ class TestGoldenFrames(ReplTestCase, GoldenAssertions):
         for kind in ("requests", "events"):
             for name in sorted(os.listdir(os.path.join(FRAMES, kind))):
                 message = golden(kind, name[: -len(".json")])
-                self.assertEqual(FrameReader(1 << 20).feed(encode_frame(message)), [json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode()])
+                self.assertEqual(list(FrameReader(1 << 20).feed(encode_frame(message))), [json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode()])
 
     def test_the_shape_check_catches_a_missing_key_and_a_wrong_type(self) -> None:
         done = golden("events", "done-ok")
@@ -70,7 +70,7 @@ class TestGoldenFrames(ReplTestCase, GoldenAssertions):
 
     def test_ready(self) -> None:
         self.assertConforms(self.repl.ready, "ready")
-        self.assertEqual(self.repl.ready["features"], ["fs-read", "interrupt"])  # recycling needs the two users
+        self.assertEqual(self.repl.ready["features"], ["fs-read", "fs-write", "interrupt"])  # recycling needs the two users
 
     def test_ping(self) -> None:
         self.repl.send(golden("requests", "ping"))
@@ -159,6 +159,19 @@ class TestGoldenFrames(ReplTestCase, GoldenAssertions):
         self.assertEqual(header, golden("events", "fs-file"))
         self.assertEqual(self.repl.next_frame(), golden("events", "fs-file-end"))
         self.assertEqual(self.repl.next_frame(), golden("events", "fs-file-skipped"))
+
+    def test_fs_write(self) -> None:
+        request = golden("requests", "fs-write")
+        os.makedirs(os.path.join(self.repl.dir, "data"))
+        os.symlink("/etc", os.path.join(self.repl.dir, "data", "link"))
+        contents = [b"a,b\n", b""]
+        self.repl.send(request)
+        self.repl.send_raw(b"".join(contents))
+        self.assertEqual(self.repl.next_frame(), golden("events", "fs-written"))
+        with open(os.path.join(self.repl.dir, "data", "in.csv"), "rb") as f:
+            self.assertEqual(f.read(), b"a,b\n")
+        self.assertEqual(os.stat(os.path.join(self.repl.dir, "data", "in.csv")).st_mtime_ns, request["files"][0]["mtimeMs"] * 1_000_000)
+        self.assertFalse(os.path.exists("/etc/new.txt"))
 
     def test_recycle_refused_without_the_two_users(self) -> None:
         self.repl.send(golden("requests", "recycle"))

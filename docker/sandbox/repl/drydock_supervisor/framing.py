@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import struct
 import sys
+from collections.abc import Callable, Iterator
 from typing import Any
 
 PROTOCOL_VERSION = 1
@@ -44,8 +45,11 @@ def encode_frame(message: dict[str, Any]) -> bytes:
 class FrameReader:
     """Incremental decoder for length-prefixed frames.
 
-    ``feed`` returns complete frame bodies; a frame longer than ``max_len`` yields
-    ``OVERSIZE`` once and its body is skipped as it streams in.
+    ``feed`` yields complete frame bodies; a frame longer than ``max_len`` yields
+    ``OVERSIZE`` once and its body is skipped as it streams in. A frame may announce raw
+    bytes after it (``fs-write``): the caller, handed that frame, calls ``expect_raw``
+    before taking the next one, and those bytes go to its sink as they arrive, straight
+    from the chunk read (not through the buffer), never read as frames.
     """
 
     OVERSIZE = object()
@@ -54,29 +58,58 @@ class FrameReader:
         self.max_len = max_len
         self._buf = bytearray()
         self._skip = 0
+        self._raw = 0
+        self._sink: Callable[[memoryview], None] | None = None
 
-    def feed(self, data: bytes) -> list[Any]:
-        self._buf += data
-        out: list[Any] = []
+    def expect_raw(self, count: int, sink: Callable[[memoryview], None]) -> None:
+        """The next ``count`` bytes after the frame just yielded go to ``sink``."""
+        self._raw = count
+        self._sink = sink
+
+    def _to_sink(self, data: memoryview) -> None:
+        self._raw -= len(data)
+        sink = self._sink
+        if not self._raw:
+            self._sink = None
+        assert sink is not None
+        sink(data)
+
+    def feed(self, data: bytes) -> Iterator[Any]:
+        view = memoryview(data)
         while True:
+            if self._raw:
+                if self._buf:  # bytes that came in the chunk of the announcing frame
+                    take = min(self._raw, len(self._buf))
+                    chunk = bytes(self._buf[:take])
+                    del self._buf[:take]
+                    self._to_sink(memoryview(chunk))
+                    continue
+                if not view:
+                    return
+                take = min(self._raw, len(view))
+                self._to_sink(view[:take])
+                view = view[take:]
+                continue
+            if view:
+                self._buf += view
+                view = view[len(view) :]
             if self._skip:
                 dropped = min(self._skip, len(self._buf))
                 del self._buf[:dropped]
                 self._skip -= dropped
                 if self._skip:
-                    break
+                    return
             if len(self._buf) < HEADER.size:
-                break
+                return
             (length,) = HEADER.unpack_from(self._buf)
             if length > self.max_len:
                 del self._buf[: HEADER.size]
                 self._skip = length
-                out.append(self.OVERSIZE)
+                yield self.OVERSIZE
                 continue
             end = HEADER.size + length
             if len(self._buf) < end:
-                break
-            out.append(bytes(self._buf[HEADER.size : end]))
+                return
+            frame = bytes(self._buf[HEADER.size : end])
             del self._buf[:end]
-        return out
-
+            yield frame

@@ -1,6 +1,6 @@
 """The host side of the supervisor: reading and answering the requests that arrive on
-the host channel (exec, fs-delete, fs-read, recycle, ping, shutdown), and writing frames
-back."""
+the host channel (exec, fs-delete, fs-read, fs-write, recycle, ping, shutdown), and
+writing frames back."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from typing import Any
 from .artifacts import empty_artifacts_report
 from .capture import Capture
 from .execs import Exec, interrupted_error, is_number
-from .file_ops import delete_session_path, open_session_file, split_session_path
+from .file_ops import IncomingFile, delete_session_path, open_session_file, split_session_path
 from .framing import (
     DEFAULT_MAX_OUTPUT_BYTES,
     DEFAULT_TIMEOUT_MS,
@@ -90,6 +90,8 @@ class HostChannelMixin:
             self.on_fs_delete(message)
         elif op == "fs-read":
             self.on_fs_read(message)
+        elif op == "fs-write":
+            self.on_fs_write(message)
         elif op == "interrupt":
             self.on_interrupt(message)
         elif op == "recycle":
@@ -241,6 +243,32 @@ class HostChannelMixin:
             if root_fd is not None:
                 os.close(root_fd)
 
+    def on_fs_write(self, message: dict[str, Any]) -> None:
+        """Puts files below the session dir: the request lists each file's path, size and
+        mtime, and exactly the sum of the sizes in raw bytes follows it on the channel
+        (not frames), the files' contents in order. Each file is made under a new name in
+        its folder and renamed over its path once whole (file_ops.IncomingFile), every
+        folder on the way opened without following a symlink, as the sandbox user: a
+        link swapped in by code at any moment is refused, never followed. One
+        `fs-written` frame answers once the last byte is in."""
+        request_id = message.get("id")
+        files = message.get("files")
+        specs = files if isinstance(files, list) else []
+        sizes = [f.get("size") if isinstance(f, dict) else None for f in specs]
+        if (
+            not isinstance(request_id, str)
+            or not isinstance(files, list)
+            or not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in sizes)
+        ):
+            # Without the sizes the raw bytes after this frame cannot be told from frames.
+            log("fs-write needs a string id and files with whole sizes; the channel is out of step")
+            raise Exit(1)
+        write = _FsWrite(self, request_id, specs, busy=self.current is not None)
+        total = sum(sizes)
+        if total:
+            self.host_frames.expect_raw(total, write.on_bytes)
+        write.advance()
+
     def send_file(self, fd: int, size: int) -> bool:
         """Exactly `size` bytes of fd onto the channel; whether they are the file's bytes.
 
@@ -332,3 +360,81 @@ class HostChannelMixin:
                 "durationMs": round((time.perf_counter() - started) * 1000.0, 3),
             }
         )
+
+
+class _FsWrite:
+    """One fs-write whose bytes are arriving: the file being written and what is left of it."""
+
+    def __init__(self, supervisor: HostChannelMixin, request_id: str, specs: list[dict[str, Any]], busy: bool) -> None:
+        self.supervisor = supervisor
+        self.id = request_id
+        self.specs = specs
+        self.busy = busy
+        self.index = -1
+        self.current: IncomingFile | None = None
+        self.left = 0
+        self.written = 0
+        self.refused: list[dict[str, Any]] = []
+        self.root_fd: int | None = None
+        if not busy:
+            try:
+                self.root_fd = os.open(supervisor.session_dir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+            except OSError as exc:
+                log(f"fs-write: cannot open the session dir: {exc}")
+
+    def on_bytes(self, data: memoryview) -> None:
+        while data:
+            take = min(self.left, len(data))
+            if self.current is not None:
+                self.current.write(data[:take])
+            self.left -= take
+            data = data[take:]
+            if not self.left:
+                self.advance()
+
+    def advance(self) -> None:
+        """Ends the file whose bytes are all in, and starts the next ones (an empty file
+        ends at once); after the last, answers."""
+        while not self.left:
+            if self.index >= 0:
+                self._end_file()
+            self.index += 1
+            if self.index == len(self.specs):
+                self._answer()
+                return
+            self._start_file(self.specs[self.index])
+
+    def _start_file(self, spec: dict[str, Any]) -> None:
+        self.left = spec["size"]
+        path = spec.get("path")
+        mtime_ms = spec.get("mtimeMs")
+        parts = split_session_path(path)
+        if self.busy:
+            why = "busy"
+        elif parts is None or not is_number(mtime_ms):
+            why = "invalid"
+        elif self.root_fd is None:
+            why = "error"
+        else:
+            self.current = IncomingFile(self.root_fd, parts, int(mtime_ms * 1_000_000))
+            return
+        self.current = None
+        self.refused.append({"path": str(path), "reason": why})
+
+    def _end_file(self) -> None:
+        incoming, self.current = self.current, None
+        if incoming is None:
+            return
+        refusal = incoming.finish()
+        if refusal is None:
+            self.written += 1
+        else:
+            self.refused.append({"path": self.specs[self.index]["path"], "reason": refusal})
+
+    def _answer(self) -> None:
+        if self.root_fd is not None:
+            os.close(self.root_fd)
+            self.root_fd = None
+        if self.written:
+            self.supervisor.last_snapshot = None  # the host's writes are not the code's
+        self.supervisor.send({"ev": "fs-written", "id": self.id, "written": self.written, "refused": self.refused})

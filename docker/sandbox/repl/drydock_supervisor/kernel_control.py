@@ -269,7 +269,7 @@ class KernelMixin:
                         "python": "%d.%d.%d" % sys.version_info[:3],
                         "pid": os.getpid(),
                         # Optional requests this supervisor can serve.
-                        "features": ["recycle", "fs-read", "interrupt"] if self.identity.separated else ["fs-read", "interrupt"],
+                        "features": ["recycle", "fs-read", "fs-write", "interrupt"] if self.identity.separated else ["fs-read", "fs-write", "interrupt"],
                     }
                 )
             if cur is not None and cur.started is None:
