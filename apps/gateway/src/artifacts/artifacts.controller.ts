@@ -11,6 +11,7 @@ import { ArtifactListResponse, ArtifactResponse, SignedUrlResponse } from './art
 
 const BYTES = { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } } as const;
 import { ArtifactLinks } from './artifact-links.service.js';
+import { contentDisposition } from './content-disposition.js';
 
 // Artifacts (API.md "Artifacts"): listing, descriptors, downloads with the tenant key
 // and signed links that work without it. Another tenant's artifact is a 404.
@@ -146,11 +147,4 @@ async function sendArtifact(artifacts: ArtifactsService, record: ArtifactRecord,
       ...(range ? { 'Content-Range': `bytes ${range.start}-${range.end}/${record.size}` } : {}),
     })
     .send(stream);
-}
-
-// attachment; filename="plot.png"; filename*=UTF-8''plot.png (RFC 6266), with quotes and
-// control characters kept out of the plain form.
-function contentDisposition(name: string): string {
-  const plain = name.replace(/[^\x20-\x7e]|["\\]/g, '_');
-  return `attachment; filename="${plain}"; filename*=UTF-8''${encodeURIComponent(name)}`;
 }
