@@ -137,12 +137,14 @@ export class BatchesController {
     res.statusCode = 200;
     res.setHeader('Content-Type', 'application/x-ndjson; charset=utf-8');
     let closed = false;
-    req.raw.on('close', () => (closed = true));
+    const onClose = () => (closed = true);
+    req.raw.on('close', onClose);
     try {
       for (let next = first; !next.done && !closed; next = await lines.next()) {
-        if (!res.write(next.value)) await new Promise<void>((resolve) => res.once('drain', resolve).once('close', resolve));
+        if (!res.write(next.value)) await roomOrClose(res);
       }
     } finally {
+      req.raw.off('close', onClose);
       await lines.return(undefined);
       res.end();
     }
@@ -181,4 +183,19 @@ export class BatchesController {
   cancel(@Principal() principal: TenantPrincipal, @Param('id') id: string, @Body() dto: CancelBatchDto): Promise<BatchView> {
     return this.batches.cancel(principal.tenantId, id, { kill: dto.kill });
   }
+}
+
+// Resolves when the response can take more (`drain`) or is gone (`close`), and takes
+// both listeners off again: a slowly read stream waits once per write.
+function roomOrClose(res: FastifyReply['raw']): Promise<void> {
+  if (res.destroyed) return Promise.resolve();
+  return new Promise<void>((resolve) => {
+    const done = () => {
+      res.off('drain', done);
+      res.off('close', done);
+      resolve();
+    };
+    res.on('drain', done);
+    res.on('close', done);
+  });
 }
