@@ -1,6 +1,7 @@
 import { Global, Inject, Logger, Module, type OnApplicationShutdown } from '@nestjs/common';
 import { Redis, type RedisOptions } from 'ioredis';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+import { recordServiceEndpoint } from '../errors/service-unavailable.js';
 
 export const REDIS = Symbol('REDIS');
 
@@ -36,8 +37,11 @@ export const REQUEST_COMMAND_TIMEOUT_MS = 3_000;
 // host, `unix:///path/to/redis.sock[?db=N][&password=…]`.
 export function redisOptions(url: string, name: string): RedisOptions {
   const parsed = new URL(url);
+  const endpoint = parsed.protocol === 'unix:' ? socketOf(parsed) : hostOf(parsed);
+  // So that a failed connect to it is known for an outage of Redis (outageOf).
+  recordServiceEndpoint('redis', endpoint.path ? { path: endpoint.path } : { port: endpoint.port! });
   return {
-    ...(parsed.protocol === 'unix:' ? socketOf(parsed) : hostOf(parsed)),
+    ...endpoint,
     // What BullMQ requires of the connections it uses.
     maxRetriesPerRequest: null,
     // Reconnect within a second of Redis coming back. BullMQ's own default waits up to
