@@ -8,14 +8,23 @@ import { runMigrations } from '../../migrations/index.js';
 // one JSON object per line, one request id from the gateway's request to the worker's
 // job, and not one secret (API key, admin key, signing secret, database credentials,
 // a signed link's signature) anywhere.
+// On SIGUSR2 a process adds an 11th listener to an EventEmitter: Node's own
+// MaxListenersExceededWarning, which Node prints as plain text unless the app logs it.
+const WARN_ON_SIGNAL = [
+  '--import',
+  `data:text/javascript,process.on('SIGUSR2', async () => { const { EventEmitter } = await import('node:events'); const e = new EventEmitter(); for (let i = 0; i < 11; i++) e.on('tick', () => {}); })`,
+];
+// Not jest's --no-warnings, which would take Node's printer off and hide the defect.
+const WITH_NODE_WARNINGS = { NODE_OPTIONS: '' };
+
 describe('Structured logs', () => {
   let gateway: GatewayProcess;
   let worker: WorkerProcess;
 
   beforeAll(async () => {
     await runMigrations(process.env.DATABASE_URL ?? 'postgres://drydock:drydock@127.0.0.1:5432/drydock_test');
-    worker = await startWorkerProcess({ LOG_LEVEL: 'debug' });
-    gateway = await startGatewayProcess({ LOG_LEVEL: 'debug' });
+    worker = await startWorkerProcess({ LOG_LEVEL: 'debug', ...WITH_NODE_WARNINGS }, WARN_ON_SIGNAL);
+    gateway = await startGatewayProcess({ LOG_LEVEL: 'debug', ...WITH_NODE_WARNINGS }, WARN_ON_SIGNAL);
   });
 
   afterAll(async () => {
@@ -67,6 +76,35 @@ describe('Structured logs', () => {
     const everything = gateway.output() + worker.output();
     for (const secret of [apiKey, process.env.DRYDOCK_ADMIN_KEY!, process.env.ARTIFACTS_SIGNING_SECRET!, signature, process.env.DATABASE_URL!]) {
       expect(everything.includes(secret)).toBe(false);
+    }
+  });
+
+  it("should write Node's own warnings as JSON lines of the log", async () => {
+    for (const [name, proc] of [['gateway', gateway], ['worker', worker]] as const) {
+      process.kill('pid' in proc ? proc.pid : proc.child.pid!, 'SIGUSR2');
+      const deadline = Date.now() + 10_000;
+      while (!proc.output().includes('MaxListenersExceededWarning') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      const lines = proc
+        .output()
+        .split('\n')
+        .filter((l) => l.trim() !== '');
+      const notJson = lines.filter((line) => {
+        try {
+          JSON.parse(line);
+          return false;
+        } catch {
+          return true;
+        }
+      });
+      expect([name, notJson]).toEqual([name, []]);
+      expect(lines.map((l) => JSON.parse(l))).toContainEqual(
+        expect.objectContaining({
+          level: 'warn',
+          service: name,
+          warning: expect.objectContaining({ name: 'MaxListenersExceededWarning', stack: expect.any(String) }),
+          msg: expect.stringContaining('MaxListenersExceededWarning: Possible EventEmitter memory leak detected'),
+        }),
+      );
     }
   });
 });

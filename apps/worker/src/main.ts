@@ -1,8 +1,10 @@
 import { PinoLogger } from 'nestjs-pino';
-import { applyHeapGrowingPolicy, logFatalErrors, startupFailure } from '@drydock/core';
+import { applyHeapGrowingPolicy, logFatalErrors, routeProcessWarnings, startupFailure } from '@drydock/core';
 import { composeReplicaIdFromEngine } from '@drydock/docker-sandbox';
 import { createWorker } from './bootstrap.js';
 
+// Node's warnings become lines of the JSON log, not plain text beside them.
+const warnings = routeProcessWarnings();
 try {
   // V8's heap growing (DRYDOCK_HEAP_GROWING_PERCENT; docs/operations.md, "Memory").
   applyHeapGrowingPolicy();
@@ -16,7 +18,9 @@ try {
   // From here an error nothing caught is a fatal line of the app's logger (nestjs-pino's
   // root) before the process stops.
   logFatalErrors(PinoLogger.root);
+  warnings.to(PinoLogger.root);
 } catch (error) {
+  warnings.release();
   const failure = startupFailure('worker', error);
   if (failure === null) throw error;
   console.error(failure);

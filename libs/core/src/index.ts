@@ -23,6 +23,7 @@ export * from './logging/log-context.js';
 export * from './logging/repeated-errors.js';
 export * from './logging/pino-options.js';
 export * from './logging/fatal-errors.js';
+export * from './logging/process-warnings.js';
 export * from './json/list-prefix-memo.js';
 export * from './json/json-list-bytes.js';
 export * from './json/utf8-builder.js';
