@@ -70,24 +70,53 @@ ensure_docker() {
 
 # Redis as BullMQ requires it (docs/operations.md): append-only persistence (a restart
 # keeps queued jobs; fsync every second) and no eviction (an evicted job key is a lost
-# job; a full Redis refuses writes instead). A Redis already running is checked and
-# those two settings applied to it. One started here also listens on a Unix socket
-# ($REDIS_SOCKET, root only), which processes on this host use (redis_url).
+# job; a full Redis refuses writes instead). Ours is the one that answers on our socket,
+# $REDIS_SOCKET (root only), which processes on this host use (redis_url); it is started
+# when that socket does not answer, also on 127.0.0.1:$REDIS_PORT (6379) for TCP clients
+# (scripts/test.sh) unless something else listens there: a Redis of its own or of
+# another checkout, which is left alone, and ours then listens on the socket only.
 REDIS_SOCKET="$DRYDOCK_VAR/redis/redis.sock"
+redis_ours() { [[ -S "$REDIS_SOCKET" ]] && redis-cli -s "$REDIS_SOCKET" ping >/dev/null 2>&1; }
+
+# What listens on 127.0.0.1:<port>, in words; nothing (and status 1) when nothing does.
+listener_on() { # listener_on <port>
+  (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null || return 1
+  local info pid
+  info=$(redis-cli -p "$1" info server 2>&1 | tr -d '\r')
+  pid=$(ss -Hltnp "sport = :$1" 2>/dev/null | sed -n 's/.*pid=\([0-9]*\).*/\1/p' | head -1)
+  local args=""; [[ -n "$pid" ]] && args=$(ps -o args= -p "$pid" 2>/dev/null)
+  if ! grep -q '^redis_version:' <<<"$info" && grep -qE 'NOAUTH|DENIED' <<<"$info"; then
+    echo "a Redis that asks for a password, which we did not start (pid ${pid:-?}${args:+: $args})"
+  elif grep -q '^redis_version:' <<<"$info"; then
+    local dir config
+    dir=$(redis-cli -p "$1" config get dir 2>/dev/null | sed -n 2p)
+    config=$(sed -n 's/^config_file://p' <<<"$info")
+    echo "a Redis $(sed -n 's/^redis_version://p' <<<"$info") we did not start (pid ${pid:-?}${args:+: $args}${dir:+, data in $dir}${config:+, config $config})"
+  else
+    echo "a process that is not a Redis (pid ${pid:-?}${args:+: $args})"
+  fi
+}
+
 ensure_redis() {
   local port=${REDIS_PORT:-6379}
-  if ! { command -v redis-cli >/dev/null && redis-cli -p "$port" ping >/dev/null 2>&1; }; then
+  if ! { command -v redis-cli >/dev/null && redis_ours; }; then
     command -v redis-server >/dev/null || apt_install redis-server
     mkdir -p "$DRYDOCK_VAR/redis"
-    log "starting redis on :$port and $REDIS_SOCKET (append-only, noeviction)"
-    redis-server --port "$port" --bind 127.0.0.1 --daemonize yes --dir "$DRYDOCK_VAR/redis" \
+    local listen=(--port "$port" --bind 127.0.0.1) where=":$port and $REDIS_SOCKET" other
+    if other=$(listener_on "$port"); then
+      listen=(--port 0)
+      where="$REDIS_SOCKET only"
+      log "port $port is taken by $other, which does not serve $REDIS_SOCKET: it is left alone"
+    fi
+    log "starting redis on $where (append-only, noeviction)"
+    redis-server "${listen[@]}" --daemonize yes --dir "$DRYDOCK_VAR/redis" \
       --unixsocket "$REDIS_SOCKET" --unixsocketperm 700 \
       --appendonly yes --appendfsync everysec --save '' --maxmemory-policy noeviction \
       --logfile "$DRYDOCK_VAR/log/redis.log"
-    wait_for 20 "redis" redis-cli -p "$port" ping
+    wait_for 20 "redis on $REDIS_SOCKET (see $DRYDOCK_VAR/log/redis.log)" redis_ours
   fi
-  redis-cli -p "$port" config set maxmemory-policy noeviction >/dev/null
-  redis-cli -p "$port" config set appendonly yes >/dev/null
+  redis-cli -s "$REDIS_SOCKET" config set maxmemory-policy noeviction >/dev/null
+  redis-cli -s "$REDIS_SOCKET" config set appendonly yes >/dev/null
 }
 
 pg_version() { ls /usr/lib/postgresql 2>/dev/null | sort -n | tail -1; }
