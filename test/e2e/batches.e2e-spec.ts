@@ -162,7 +162,7 @@ describe('Batches', () => {
     await until(async () => (await api.get(`/v1/batches/${batch.id}`)).body.counts.ok >= 2);
     const cancel = await api.post(`/v1/batches/${batch.id}/cancel`, {});
     expect(cancel.status).toBe(202);
-    expect(cancel.body.status).toBe('cancelled');
+    expect(['cancelling', 'cancelled']).toContain(cancel.body.status);
     const cancelledAt = Date.now();
     const done = await finished(api, batch.id);
     expect(done.status).toBe('cancelled');
@@ -185,6 +185,42 @@ describe('Batches', () => {
     expect(done.counts).toMatchObject({ killed: 2, cancelled: 2, running: 0, queued: 0 });
     const killed = (await api.get(`/v1/batches/${batch.id}/items?status=killed`)).body.items;
     expect(killed[0].error).toMatchObject({ name: 'Cancelled' });
+  });
+
+  it('should keep a cancelled batch cancelling, not final, until the items it had started have ended', async () => {
+    const api = await platform.newTenant();
+    // Two items run long enough to be cancelled mid-run; two wait behind them.
+    const items = Array.from({ length: 4 }, (_, i) => ({ code: `import time\ntime.sleep(3)\nprint(${i})`, id: `c${i}` }));
+    const batch = await submit(api, { items, concurrency: 2 });
+    await until(async () => (await api.get(`/v1/batches/${batch.id}`)).body.counts.running === 2);
+    // Follow the events from before the cancel, to see the transition.
+    const stream = await fetch(`${platform.url}/v1/batches/${batch.id}/events`, { headers: { authorization: `Bearer ${keyOf(api)}` } });
+    const text = stream.text();
+
+    const cancel = await api.post(`/v1/batches/${batch.id}/cancel`, {});
+    expect(cancel.status).toBe(202);
+    expect(cancel.body).toMatchObject({ status: 'cancelling', finishedAt: null, counts: { running: 2, cancelled: 2, queued: 0 } });
+    expect((await api.get(`/v1/batches/${batch.id}`)).body.status).toBe('cancelling');
+
+    // A client that stops at the first final status it reads misses nothing.
+    let final;
+    for (;;) {
+      final = (await api.get(`/v1/batches/${batch.id}`)).body;
+      if (final.status === 'completed' || final.status === 'cancelled') break;
+      expect(final.status).toBe('cancelling');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(final).toMatchObject({ status: 'cancelled', counts: { queued: 0, running: 0, ok: 2, cancelled: 2 } });
+    expect(final.finishedAt).not.toBeNull();
+    const results = String((await api.get(`/v1/batches/${batch.id}/results`)).body).trimEnd().split('\n').map((l) => JSON.parse(l));
+    expect(results.map((r) => r.status)).toEqual(['ok', 'ok', 'cancelled', 'cancelled']);
+
+    const events = parseSse(await text);
+    const progress = events.filter((e) => e.event === 'progress').map((e) => e.data);
+    expect(progress.map((b) => b.status)).toContain('cancelling');
+    for (const b of progress) if (b.status === 'cancelled') expect(b.counts.running).toBe(0);
+    expect(events.filter((e) => e.event === 'item' && e.data.status === 'ok').map((e) => e.data.id).sort()).toEqual(['c0', 'c1']);
+    expect(events[events.length - 1]).toMatchObject({ event: 'done', data: { status: 'cancelled', counts: { ok: 2, running: 0 } } });
   });
 
   it('should answer 404 for another tenant\'s batch on every route', async () => {

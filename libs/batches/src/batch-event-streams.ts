@@ -2,6 +2,7 @@ import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
 import type { Redis } from 'ioredis';
 import { APP_CONFIG, createRedis, type AppConfig } from '@drydock/core';
 import { batchEventsChannel, type BatchEvent } from './batch-events.js';
+import { FINAL_BATCH_STATUSES } from './batch.types.js';
 import { toBatchView, type BatchView } from './batch.view.js';
 import { BATCHES_REPOSITORY, type BatchesRepository } from './batches.repository.js';
 import { BatchesError } from './batches.errors.js';
@@ -132,5 +133,5 @@ export class BatchEventStreams implements OnApplicationShutdown {
 }
 
 function isDone(view: BatchView): boolean {
-  return (view.status === 'completed' || view.status === 'cancelled') && view.counts.running === 0 && view.counts.queued === 0;
+  return FINAL_BATCH_STATUSES.includes(view.status) && view.counts.running === 0 && view.counts.queued === 0;
 }

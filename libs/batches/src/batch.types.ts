@@ -1,6 +1,9 @@
 import type { BatchItemJobData, EffectiveLimits, ExecutionFiles, RichResult } from '@drydock/execution';
 
-export type BatchStatus = 'queued' | 'running' | 'completed' | 'cancelled';
+// `cancelling`: cancelled while items were running; it becomes `cancelled` when the
+// last of them ends. Only `completed` and `cancelled` are final.
+export type BatchStatus = 'queued' | 'running' | 'completed' | 'cancelling' | 'cancelled';
+export const FINAL_BATCH_STATUSES: readonly BatchStatus[] = ['completed', 'cancelled'];
 
 // `admitted` is internal: the item is in the run queue (BullMQ) and counts as queued
 // to clients.

@@ -38,7 +38,8 @@ export interface BatchesRepository {
   // Records how a running item ended, once: a second outcome for the same item (a
   // redelivered job) changes nothing and returns false.
   finish(ref: BatchItemRef, outcome: ItemOutcome, retentionSeconds: number): Promise<boolean>;
-  // Queued and admitted items become cancelled; running ones are left to finish.
+  // Queued and admitted items become cancelled; running ones are left to finish. The
+  // batch is `cancelling` until they have, then `cancelled` (finish moves it).
   cancel(tenantId: string, batchId: string, retentionSeconds: number): Promise<BatchRecord | null>;
   // Where an item stands, for a worker whose start() found nothing to run.
   runState(ref: BatchItemRef): Promise<{ status: string; attempts: number; batchStatus: string } | null>;

@@ -43,7 +43,9 @@ function finishStatement(status: Exclude<FinishedItemStatus, 'cancelled'>) {
       UPDATE batches SET
         n_running = n_running - 1,
         n_${status} = n_${status} + 1,
-        status = CASE WHEN status IN ('queued', 'running') AND ${FINISHED_WHEN('n_queued', 'n_running - 1')} THEN 'completed' ELSE status END,
+        status = CASE WHEN NOT (${FINISHED_WHEN('n_queued', 'n_running - 1')}) THEN status
+                      WHEN status IN ('queued', 'running') THEN 'completed'
+                      WHEN status = 'cancelling' THEN 'cancelled' ELSE status END,
         finished_at = CASE WHEN ${FINISHED_WHEN('n_queued', 'n_running - 1')} THEN now() ELSE finished_at END,
         expires_at = CASE WHEN ${FINISHED_WHEN('n_queued', 'n_running - 1')} AND $12::integer > 0
                           THEN now() + make_interval(secs => $12::integer) ELSE expires_at END
@@ -60,7 +62,7 @@ const START = {
     WITH old AS (
       SELECT i.status, i.attempts FROM batch_items i JOIN batches b ON b.id = i.batch_id
        WHERE i.batch_id = $1 AND i.tenant_id = $2 AND i.item_index = $3
-         AND i.status IN ('admitted', 'running') AND i.attempts < $5 AND b.status <> 'cancelled'
+         AND i.status IN ('admitted', 'running') AND i.attempts < $5 AND b.status NOT IN ('cancelling', 'cancelled')
        FOR UPDATE OF i
     ), item AS (
       UPDATE batch_items i SET status = 'running', attempts = i.attempts + 1, worker_id = $4, started_at = now()
@@ -407,7 +409,9 @@ export class TypeOrmBatchesRepository implements BatchesRepository {
           RETURNING 1
         ), n AS (SELECT count(*)::int AS n FROM c)
         UPDATE batches SET
-          status = CASE WHEN status IN ('queued', 'running') THEN 'cancelled' ELSE status END,
+          -- Items still running keep the batch from its final status until they end.
+          status = CASE WHEN status NOT IN ('queued', 'running') THEN status
+                        WHEN n_running > 0 THEN 'cancelling' ELSE 'cancelled' END,
           n_queued = n_queued - n.n,
           n_cancelled = n_cancelled + n.n,
           finished_at = CASE WHEN finished_at IS NULL AND n_running = 0 THEN now() ELSE finished_at END,

@@ -11,6 +11,7 @@ export interface WaitOptions {
   signal?: AbortSignal;
 }
 
+// The final statuses: `cancelling` is not one (items it had started still run).
 const FINISHED: readonly string[] = ['completed', 'cancelled'];
 
 // One batch: thousands of independent runs, each in a clean sandbox.

@@ -195,8 +195,10 @@ describe('@drydock/client', () => {
 
     const queued = await client.batches.submit([{ code: 'import time\ntime.sleep(30)' }, { code: 'print(1)' }], { concurrency: 1 });
     const cancelled = await queued.cancel({ kill: true });
-    expect(['running', 'completed', 'cancelled']).toContain(cancelled.status);
+    expect(['cancelling', 'cancelled']).toContain(cancelled.status);
     const final = await queued.wait();
+    // wait() goes on through `cancelling` until the killed item has ended.
+    expect(final).toMatchObject({ status: 'cancelled', counts: { running: 0 } });
     expect(final.counts.cancelled + final.counts.killed).toBe(2);
   });
 

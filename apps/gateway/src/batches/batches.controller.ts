@@ -178,7 +178,7 @@ export class BatchesController {
   @HttpCode(202)
   @ApiOperation({ summary: 'Cancel a batch: queued items never run; running ones finish, or are killed with kill: true' })
   @ApiBody({ type: CancelBatchDto, required: false, description: 'May be left out: the running items finish.' })
-  @ApiAcceptedResponse({ type: BatchResponse, description: 'The batch, now cancelled.' })
+  @ApiAcceptedResponse({ type: BatchResponse, description: 'The batch: cancelled, or cancelling until the items still running end.' })
   @ApiErrors({ ...VALIDATION_ERRORS, 404: ['BATCH_NOT_FOUND'] })
   cancel(@Principal() principal: TenantPrincipal, @Param('id') id: string, @Body() dto: CancelBatchDto): Promise<BatchView> {
     return this.batches.cancel(principal.tenantId, id, { kill: dto.kill });

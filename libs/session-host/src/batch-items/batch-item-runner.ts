@@ -126,7 +126,7 @@ export class BatchItemRunner {
   private async settle(ref: BatchItemRef): Promise<boolean> {
     const state = await this.ledger.runState(ref);
     if (state?.status !== 'running') return false;
-    if (state.batchStatus === 'cancelled') return this.ledger.abandon(ref, 'cancelled', state.attempts);
+    if (state.batchStatus === 'cancelling' || state.batchStatus === 'cancelled') return this.ledger.abandon(ref, 'cancelled', state.attempts);
     if (state.attempts >= this.config.batches.maxAttempts) return this.ledger.abandon(ref, 'attempts', state.attempts);
     return false;
   }

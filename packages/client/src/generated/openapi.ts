@@ -1731,7 +1731,7 @@ export interface components {
              * @description queued for a new batch; for a repeated idempotencyKey, the existing batch's status now.
              * @enum {string}
              */
-            status: "queued" | "running" | "completed" | "cancelled";
+            status: "queued" | "running" | "completed" | "cancelling" | "cancelled";
             /** @description Items in the batch. */
             total: number;
         };
@@ -1749,10 +1749,10 @@ export interface components {
             /** @example bat_01J… */
             id: string;
             /**
-             * @description completed once every item has ended; cancelled from the cancel on (its running items still count until they end).
+             * @description completed once every item has ended. After a cancel: cancelling while items it had started still run (they end as they would, or killed with kill: true), then cancelled. Only completed and cancelled are final; nothing changes after them.
              * @enum {string}
              */
-            status: "queued" | "running" | "completed" | "cancelled";
+            status: "queued" | "running" | "completed" | "cancelling" | "cancelled";
             total: number;
             /** @description Items by status. */
             counts: components["schemas"]["BatchCountsResponse"];
@@ -7389,7 +7389,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The batch, now cancelled. */
+            /** @description The batch: cancelled, or cancelling until the items still running end. */
             202: {
                 headers: {
                     [name: string]: unknown;

@@ -6,7 +6,7 @@ import { EffectiveLimitsResponse } from '../../sessions/dto/session.response.js'
 // The response shapes of /v1/batches (docs/api.md "Batches"), for the OpenAPI document.
 // Each implements the view the routes return, so the compiler keeps them in step.
 
-const BATCH_STATUSES = ['queued', 'running', 'completed', 'cancelled'];
+const BATCH_STATUSES = ['queued', 'running', 'completed', 'cancelling', 'cancelled'];
 const ITEM_VIEW_STATUSES = ['queued', 'running', 'ok', 'error', 'timeout', 'memory', 'killed', 'cancelled'];
 
 export class SubmittedBatchResponse implements SubmittedBatch {
@@ -31,7 +31,9 @@ export class BatchResponse implements BatchView {
   @ApiProperty({ example: 'bat_01J…' }) id: string;
   @ApiProperty({
     enum: BATCH_STATUSES,
-    description: 'completed once every item has ended; cancelled from the cancel on (its running items still count until they end).',
+    description:
+      'completed once every item has ended. After a cancel: cancelling while items it had started still run (they end as they ' +
+      'would, or killed with kill: true), then cancelled. Only completed and cancelled are final; nothing changes after them.',
   })
   status: BatchView['status'];
   @ApiProperty({ type: 'integer' }) total: number;
