@@ -31,14 +31,14 @@ export class BatchEventStreams implements OnApplicationShutdown {
   ) {}
 
   async *follow(tenantId: string, batchId: string, signal: AbortSignal): AsyncGenerator<BatchStreamEvent> {
-    const first = await this.batches.findById(tenantId, batchId);
-    if (!first) throw BatchesError.notFound(batchId);
     const pending: BatchEvent[] = [];
     let wake: (() => void) | null = null;
     const notify = () => {
       wake?.();
       wake = null;
     };
+    // Subscribed before the first read: an item that ends in between is then in its
+    // counts or an `item` event (or both), never in neither.
     const unsubscribe = await this.listen(batchId, (event) => {
       pending.push(event);
       notify();
@@ -46,6 +46,8 @@ export class BatchEventStreams implements OnApplicationShutdown {
     const onAbort = () => notify();
     signal.addEventListener('abort', onAbort);
     try {
+      const first = await this.batches.findById(tenantId, batchId);
+      if (!first) throw BatchesError.notFound(batchId);
       let view = toBatchView(first);
       yield { event: 'progress', data: view };
       let lastProgress = Date.now();
