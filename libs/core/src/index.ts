@@ -27,6 +27,7 @@ export * from './logging/process-warnings.js';
 export * from './json/list-prefix-memo.js';
 export * from './json/json-list-bytes.js';
 export * from './json/utf8-builder.js';
+export * from './json/json-depth.js';
 export * from './http/end-with-chunks.js';
 import { TenantApiKeyEntity, TenantEntity } from './tenancy/tenant.entity.js';
 export const CORE_ENTITIES = [TenantEntity, TenantApiKeyEntity];

@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import getRawBody from 'raw-body';
 import secureJson from 'secure-json-parse';
-import type { AppConfig } from '@drydock/core';
+import { MAX_JSON_DEPTH, nestsDeeperThan, type AppConfig } from '@drydock/core';
 
 const FILE_CONTENT_ROUTE = /^\/v1\/threads\/[^/]+\/files\/content(\?|$)/;
 const BATCH_SUBMIT_ROUTE = /^\/v1\/batches\/?(\?|$)/;
@@ -21,7 +21,9 @@ function readError(status: number, type: string, message: string, extra: Record<
 // - JSON (`application/json`, `…+json`): parsed, up to the request body limit (a batch
 //   submitted as JSON: the batch body limit). An empty body is `{}`; a body that is not
 //   an object or an array is refused, as body-parser's strict mode did, and so is one
-//   with a `__proto__` key (secure-json-parse, as Fastify's own parser);
+//   with a `__proto__` key (secure-json-parse, as Fastify's own parser), and one nested
+//   deeper than MAX_JSON_DEPTH (JSON_TOO_DEEP: found before parsing, so no recursive walk
+//   of the value, class-transformer's or JSON.stringify's, can run out of stack);
 // - anything else (a tar archive, an NDJSON batch, the MCP route's own types): not read
 //   here; the controller reads `request.raw` as it streams.
 export function registerBodyParsers(instance: FastifyInstance, config: AppConfig): void {
@@ -49,6 +51,9 @@ export function registerBodyParsers(instance: FastifyInstance, config: AppConfig
     }
     const limit = request.method === 'POST' && BATCH_SUBMIT_ROUTE.test(url) ? config.batches.maxBodyBytes : config.gateway.maxBodyBytes;
     readBody(payload, limit).then((bytes) => {
+      if (nestsDeeperThan(bytes, MAX_JSON_DEPTH)) {
+        return done(readError(400, 'entity.too.deep', `the body nests JSON deeper than ${MAX_JSON_DEPTH} levels`, { maxDepth: MAX_JSON_DEPTH }));
+      }
       const text = bytes.toString('utf8');
       const first = /\S/.exec(text)?.[0];
       if (first === undefined) return done(null, {});

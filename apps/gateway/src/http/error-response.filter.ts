@@ -1,6 +1,6 @@
 import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
-import { DrydockError, outageOf, ServiceUnavailableError } from '@drydock/core';
+import { DrydockError, MAX_JSON_DEPTH, outageOf, ServiceUnavailableError } from '@drydock/core';
 
 export interface ErrorBody {
   error: { code: string; message: string; details?: Record<string, unknown> };
@@ -81,6 +81,11 @@ export class ErrorResponseFilter implements ExceptionFilter {
     }
     if (parser?.type === 'entity.too.large') {
       return error(413, 'BODY_TOO_LARGE', `The request body is larger than the ${parser.limit} bytes allowed.`);
+    }
+    if (parser?.type === 'entity.too.deep') {
+      return error(400, 'JSON_TOO_DEEP', `The request body nests JSON objects and arrays more than ${MAX_JSON_DEPTH} levels deep.`, {
+        maxDepth: MAX_JSON_DEPTH,
+      });
     }
     if (parser?.type === 'entity.parse.failed') {
       return error(400, 'INVALID_JSON', 'The request body is not valid JSON.');
