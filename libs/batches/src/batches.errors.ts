@@ -26,6 +26,12 @@ export class BatchesError extends DrydockError {
       ...(index === null ? {} : { index }),
     });
   }
+  static lineTooLong(line: number, max: number) {
+    return new BatchesError('NDJSON_LINE_TOO_LONG', `Line ${line} of the NDJSON body is longer than the ${max} bytes a line may hold.`, 413, {
+      line,
+      maxLineBytes: max,
+    });
+  }
   static bodyTooLarge(max: number) {
     return new BatchesError('BODY_TOO_LARGE', `The batch body is larger than the ${max} bytes allowed.`, 413);
   }
