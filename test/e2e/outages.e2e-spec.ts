@@ -6,17 +6,22 @@ import { redisOptions } from '@drydock/core';
 import { closeQueueWorker } from '../../apps/worker/src/processors/close-queue-worker.js';
 import type { ApiResponse } from './support/api-client.js';
 import { startPlatform, type Platform } from './support/platform.js';
-import { postgres, redis } from './support/services.js';
+import { postgres, redis, unixSocketSettings } from './support/services.js';
 
 // PostgreSQL and Redis stopped under a running platform, as an operator's restart would:
 // requests answer 503 SERVICE_UNAVAILABLE with Retry-After, never a 500, and everything
 // works again once the service is back. Needs root (it stops and starts the services
 // scripts/lib/services.sh started); each test brings its service back even when it fails.
-describe('Outages of PostgreSQL and Redis', () => {
+// Over TCP (scripts/test.sh's settings) and over the Unix sockets scripts/start.sh
+// configures, where a stopped server is a missing socket file (ENOENT), not a refused port.
+describe.each([
+  ['TCP', () => ({})],
+  ['Unix sockets', unixSocketSettings],
+])('Outages of PostgreSQL and Redis over %s', (_transport, settings: () => Record<string, string>) => {
   let platform: Platform;
 
   beforeAll(async () => {
-    platform = await startPlatform({ AUTH_CACHE_TTL_MS: '0' });
+    platform = await startPlatform({ AUTH_CACHE_TTL_MS: '0', ...settings() });
   });
 
   afterAll(async () => {
@@ -65,7 +70,9 @@ describe('Outages of PostgreSQL and Redis', () => {
     const back = await eventually(() => api.execute(session.id, 'y += 1\ny'));
     expect(back.body).toMatchObject({ status: 'ok', result: { text: '2' } });
   });
+});
 
+describe('Queue workers across a Redis restart', () => {
   // ioredis never ends a connection closed while it waits to reconnect, and BullMQ's
   // close waits for that end: a worker stopped just as Redis came back hung for ever.
   it('should close an idle queue worker stopped right after a Redis restart', async () => {

@@ -4,7 +4,7 @@ import Docker from 'dockerode';
 import { runMigrations } from '../../migrations/index.js';
 import { ApiClient, type ApiResponse } from '../e2e/support/api-client.js';
 import { startGatewayProcess, type GatewayProcess } from '../e2e/support/gateway-process.js';
-import { postgres, redis } from '../e2e/support/services.js';
+import { postgres, redis, unixSocketSettings } from '../e2e/support/services.js';
 import { startWorkerProcess, type WorkerProcess } from '../e2e/support/worker-process.js';
 
 // Fault injection against the real deployment: a gateway and two workers as processes,
@@ -18,6 +18,13 @@ import { startWorkerProcess, type WorkerProcess } from '../e2e/support/worker-pr
 // service back) the first and then every client succeeded. At the end, containers left
 // by the dead worker (orphaned). The table goes to the test output and
 // var/faults-report.txt.
+//
+// The gateway and the workers run on the settings scripts/start.sh writes, the
+// deployment users run: PostgreSQL and Redis over their Unix sockets, where a stopped
+// server is a missing socket file (ENOENT), not a refused port. Over TCP (scripts/test.sh's
+// settings) with DRYDOCK_FAULTS_TRANSPORT=tcp; test/e2e/outages.e2e-spec.ts checks each
+// outage's answers on both.
+const TRANSPORT = process.env.DRYDOCK_FAULTS_TRANSPORT === 'tcp' ? 'tcp' : 'unix';
 const CLIENTS = 4;
 const PATIENCE_MS = 45_000;
 const REQUEST_TIMEOUT_MS = 20_000;
@@ -52,10 +59,12 @@ describe('Fault injection', () => {
   const docker = new Docker({ socketPath: process.env.DOCKER_SOCKET ?? '/var/run/docker.sock' });
   const fast = { WORKER_HEARTBEAT_MS: '500', WORKER_HEARTBEAT_TTL_MS: '3000', WORKER_ORPHAN_SWEEP_MS: '1000', WORKER_POOL_SIZE: '1' };
 
+  const settings: Record<string, string> = TRANSPORT === 'unix' ? unixSocketSettings() : {};
+
   beforeAll(async () => {
     await runMigrations(process.env.DATABASE_URL ?? 'postgres://drydock:drydock@127.0.0.1:5432/drydock_test');
-    workers.push(await startWorkerProcess(fast), await startWorkerProcess(fast));
-    gateway = await startGatewayProcess(fast);
+    workers.push(await startWorkerProcess({ ...fast, ...settings }), await startWorkerProcess({ ...fast, ...settings }));
+    gateway = await startGatewayProcess({ ...fast, ...settings });
   });
 
   afterAll(async () => {
@@ -200,7 +209,10 @@ describe('Fault injection', () => {
     const orphaned = await leftOf();
 
     const codes = (m: Map<string, number>) => [...m].map(([c, n]) => `${c}×${n}`).join(' ') || '-';
+    const transport =
+      TRANSPORT === 'unix' ? `Unix sockets (${settings.DATABASE_URL!.replace(/:[^:@/]*@/, ':***@')}, ${settings.REDIS_URL})` : 'TCP (scripts/test.sh)';
     const lines = [
+      `PostgreSQL and Redis over ${transport}`,
       'fault                attempted    ok  failed                      lost  retried (by code)                          first ok     all ok',
       '                                                                                   (after the fault ended)',
       ...phases.map((p) =>

@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
-import { readdirSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { existsSync, readdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { applyTestEnv } from './test-env.js';
 
 // Stops and starts the PostgreSQL and Redis that scripts/lib/services.sh started, as an
 // operator's restart would. Needs root.
@@ -12,11 +13,35 @@ export function postgres(action: 'stop' | 'start' | 'crash'): void {
   execFileSync('pg_ctlcluster', [version, 'main', ...args], { stdio: 'ignore' });
 }
 
+// Ours: the Redis that answers on scripts/lib/services.sh's socket (also on 6379 when it
+// started there), which `start` starts again; a Redis of someone else's on 6379 is not
+// stopped when ours answers on the socket.
 export function redis(action: 'stop' | 'start'): void {
   if (action === 'stop') {
-    execFileSync('redis-cli', ['-p', '6379', 'shutdown'], { stdio: 'ignore' });
+    const socket = join(process.env.DRYDOCK_VAR ?? resolve('var'), 'redis', 'redis.sock');
+    execFileSync('redis-cli', [...(existsSync(socket) ? ['-s', socket] : ['-p', '6379']), 'shutdown'], { stdio: 'ignore' });
     return;
   }
   // Started again exactly as the test script starts it.
   execFileSync('bash', ['-c', `ROOT=${resolve('.')}; source scripts/lib/services.sh; ensure_redis`], { stdio: 'ignore' });
+}
+
+// DATABASE_URL and REDIS_URL as scripts/start.sh writes them to var/drydock.env (pg_url,
+// redis_url: PostgreSQL and Redis over their Unix sockets), for the database and Redis
+// database this test run uses over TCP. Throws when a socket does not answer.
+export function unixSocketSettings(): { DATABASE_URL: string; REDIS_URL: string } {
+  applyTestEnv();
+  const database = new URL(process.env.DATABASE_URL!).pathname.slice(1);
+  const db = new URL(process.env.REDIS_URL!).pathname.slice(1) || '0';
+  const [DATABASE_URL = '', REDIS_URL = ''] = execFileSync(
+    'bash',
+    ['-c', `ROOT=${resolve('.')}; source scripts/lib/services.sh; pg_url "$1"; redis_url "$2"`, 'settings', database, db],
+    { encoding: 'utf8' },
+  )
+    .trim()
+    .split('\n');
+  if (!/\?host=\//.test(DATABASE_URL) || !REDIS_URL.startsWith('unix://')) {
+    throw new Error(`PostgreSQL's or Redis's Unix socket does not answer (pg_url: ${DATABASE_URL}, redis_url: ${REDIS_URL}); scripts/test.sh sets them up`);
+  }
+  return { DATABASE_URL, REDIS_URL };
 }

@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import { Redis } from 'ioredis';
+import { redisOptions } from '@drydock/core';
 import { applyTestEnv } from './test-env.js';
 
 const WORKER_MAIN = resolve('dist/apps/worker/src/main.js');
@@ -31,7 +32,7 @@ export async function startWorkerProcess(env: Record<string, string> = {}, nodeA
   child.stderr!.on('data', (chunk: Buffer) => (log += chunk.toString()));
   const exited = new Promise<void>((resolveExit) => child.once('exit', () => resolveExit()));
   // Ready once it is registered (its heartbeat key exists) and its processors run.
-  const redis = new Redis(process.env.REDIS_URL!);
+  const redis = new Redis({ ...redisOptions(env.REDIS_URL ?? process.env.REDIS_URL!, 'test-worker-process'), maxRetriesPerRequest: 20 });
   try {
     const deadline = Date.now() + 30_000;
     while (!log.includes(`worker ${id} ready`)) {
