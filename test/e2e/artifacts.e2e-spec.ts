@@ -98,6 +98,21 @@ describe('Artifacts', () => {
     ]);
   });
 
+  it("should name a download \"plot (1).png\" in a filename* that strict RFC 8187 parsers read, on both download routes", async () => {
+    const session = await api.createSession({ threadId: 'art-disposition' });
+    const write = "import os\nos.makedirs('/session/artifacts', exist_ok=True)\nopen('/session/artifacts/plot (1).png', 'wb').write(b'x')";
+    const [artifact] = (await run(api, session.id, write)).artifacts;
+    expect(artifact).toMatchObject({ name: 'plot (1).png' });
+    // encodeURIComponent leaves ' ( ) * as they are; RFC 8187's attr-char does not allow them.
+    const expected = `attachment; filename="plot (1).png"; filename*=UTF-8''plot%20%281%29.png`;
+    const direct = await download(`/v1/artifacts/${artifact.id}/content`, { authorization: `Bearer ${key(api)}` });
+    expect(direct.headers.get('content-disposition')).toBe(expected);
+    const { url } = (await api.post(`/v1/artifacts/${artifact.id}/url`, {})).body as { url: string };
+    const signed = await download(url);
+    expect(signed.status).toBe(200);
+    expect(signed.headers.get('content-disposition')).toBe(expected);
+  });
+
   it('should store the same bytes once for two artifacts and collect them only when both are deleted', async () => {
     const session = await api.createSession({ threadId: 'art-dedup' });
     // Bytes no other run ever stored: the test database outlives a run, and a blob some
