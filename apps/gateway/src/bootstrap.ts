@@ -7,6 +7,7 @@ import { APP_CONFIG, SHUTDOWN_SIGNALS, type AppConfig } from '@drydock/core';
 import { Logger } from 'nestjs-pino';
 import { GatewayModule, type GatewayOptions } from './gateway.module.js';
 import { registerBodyParsers } from './http/body-parsing.js';
+import { drainRefusedBodies } from './http/refused-body.js';
 import { ErrorResponseFilter } from './http/error-response.filter.js';
 import { requestLogging } from './http/request-logging.js';
 import { requestMetrics } from './metrics/request-metrics.js';
@@ -51,6 +52,7 @@ export async function createGateway(options: { logger?: false } & GatewayOptions
   fastify.addHook('onRequest', (request, reply, done) => logging(request.raw, reply.raw, done));
   fastify.addHook('onResponse', requestMetrics(app.get(PlatformMetrics)));
   registerBodyParsers(fastify, config);
+  drainRefusedBodies(fastify);
   app.useGlobalPipes(new ValidationPipe({ whitelist: true, transform: true }));
   await app.get(QueueDashboard).mount(app);
   mountOpenApiDocs(app);
