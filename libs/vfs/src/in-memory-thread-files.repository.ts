@@ -126,6 +126,7 @@ export class InMemoryThreadFilesRepository implements ThreadFilesRepository {
     const liveFiles = new Set(this.live(tenantId, threadId).map((r) => r.record.path));
     const state: WriteState = {
       storageBytes: this.storedBytes(tenantId),
+      threadFiles: liveFiles.size,
       existing: new Map(),
       fileAncestors: new Set(),
       directories: new Set(),
@@ -136,10 +137,11 @@ export class InMemoryThreadFilesRepository implements ThreadFilesRepository {
       for (const a of ancestorsOf(file.path)) if (liveFiles.has(a)) state.fileAncestors.add(a);
       for (const p of liveFiles) if (p.startsWith(`${file.path}/`)) state.directories.add(file.path);
     }
-    const delta = planWrite(files, state, policy);
-    this.storage.set(tenantId, state.storageBytes + delta);
+    const plan = planWrite(files, state, policy);
+    if (plan.files.length === 0) return [];
+    this.storage.set(tenantId, state.storageBytes + plan.bytes);
     const revision = this.bump(tenantId, threadId);
-    return files.map((file) => {
+    return plan.files.map((file) => {
       const old = rows.get(file.path);
       const created = !old || old.deleted;
       this.put(rows, file, revision, old, created);
@@ -172,7 +174,7 @@ export class InMemoryThreadFilesRepository implements ThreadFilesRepository {
     threadId: string,
     path: string,
     edit: TextEdit,
-    policy: Omit<WritePolicy, 'overwrite'>,
+    policy: Omit<WritePolicy, 'overwrite' | 'maxThreadFiles' | 'pastFileLimit'>,
   ): Promise<ThreadFileRecord | null> {
     const rows = this.rows(tenantId, threadId);
     const row = rows.get(path);
@@ -181,12 +183,14 @@ export class InMemoryThreadFilesRepository implements ThreadFilesRepository {
     if (!body) return { ...row.record };
     const state: WriteState = {
       storageBytes: this.storedBytes(tenantId),
+      // An edit replaces a live file: it never adds one.
+      threadFiles: 0,
       existing: new Map([[path, { size: row.record.size, deleted: false }]]),
       fileAncestors: new Set(),
       directories: new Set(),
     };
-    const delta = planWrite([body], state, { ...policy, overwrite: true });
-    this.storage.set(tenantId, state.storageBytes + delta);
+    const { bytes } = planWrite([body], state, { ...policy, overwrite: true, maxThreadFiles: Number.POSITIVE_INFINITY });
+    this.storage.set(tenantId, state.storageBytes + bytes);
     this.put(rows, body, this.bump(tenantId, threadId), row, false);
     return { ...rows.get(path)!.record };
   }

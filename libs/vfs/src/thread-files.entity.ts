@@ -61,6 +61,10 @@ export class ThreadRevisionEntity {
 
   @Column({ type: 'bigint' })
   revision: string;
+
+  // Live files of the thread, for the per-thread file limit.
+  @Column({ type: 'integer', default: 0 })
+  files: number;
 }
 
 // Running total of a tenant's thread-file bytes, for the quota. Its row is also the

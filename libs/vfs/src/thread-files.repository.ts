@@ -34,6 +34,11 @@ export interface WritePolicy {
   overwrite: boolean;
   maxFileBytes: number;
   maxTenantBytes: number;
+  // Live files one thread may hold (TOO_MANY_FILES past it).
+  maxThreadFiles: number;
+  // 'skip': new files past maxThreadFiles are left out (absent from the answer) instead
+  // of refusing the write, for the container sync, which reports them one by one.
+  pastFileLimit?: 'refuse' | 'skip';
 }
 
 export interface DirectoryEntryRecord {
@@ -95,7 +100,9 @@ export interface ThreadFilesRepository {
   readContent(tenantId: string, threadId: string, path: string): Promise<{ file: ThreadFileRecord; content: Buffer } | null>;
 
   // Writes all files in one transaction and one thread revision, or none of them: a
-  // conflict, a file over the size limit or a tenant over its quota changes nothing.
+  // conflict, a file over the size limit, a tenant over its quota or a thread over its
+  // file count changes nothing (with `pastFileLimit: 'skip'`, the new files past the
+  // count are left out of the write and of the answer).
   write(
     tenantId: string,
     threadId: string,
@@ -109,7 +116,7 @@ export interface ThreadFilesRepository {
     threadId: string,
     path: string,
     edit: TextEdit,
-    policy: Omit<WritePolicy, 'overwrite'>,
+    policy: Omit<WritePolicy, 'overwrite' | 'maxThreadFiles' | 'pastFileLimit'>,
   ): Promise<ThreadFileRecord | null>;
   // Tombstones the file at `path` or everything beneath it; returns the deleted paths
   // (sorted), empty when there was nothing.

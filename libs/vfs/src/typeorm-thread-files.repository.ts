@@ -31,7 +31,7 @@ import { VfsError } from './vfs.errors.js';
 
 const INVALID_REGULAR_EXPRESSION = '2201B';
 const QUERY_CANCELED = '57014';
-// Rows per INSERT of a batch (each statement's parameters stay a few MB; 3 + 6 per row,
+// Rows per INSERT of a batch (each statement's parameters stay a few MB; 4 + 6 per row,
 // far under PostgreSQL's 65,535).
 const BATCH_ROWS = 500;
 const BATCH_BYTES = 8 * 1024 * 1024;
@@ -258,8 +258,9 @@ export class TypeOrmThreadFilesRepository implements ThreadFilesRepository {
     return this.transaction(async (run) => {
       const storageBytes = await this.lockStorage(run, tenantId);
       const state = await this.writeState(run, tenantId, threadId, files, storageBytes);
-      const delta = planWrite(files, state, policy);
-      const rows = await this.upsert(run, tenantId, threadId, files, delta);
+      const plan = planWrite(files, state, policy);
+      if (plan.files.length === 0) return [];
+      const rows = await this.upsert(run, tenantId, threadId, plan.files, plan.bytes, plan.created);
       return rows.map((row) => {
         const old = state.existing.get(row.path);
         return { file: toRecord(row), created: !old || old.deleted };
@@ -272,7 +273,7 @@ export class TypeOrmThreadFilesRepository implements ThreadFilesRepository {
     threadId: string,
     path: string,
     edit: TextEdit,
-    policy: Omit<WritePolicy, 'overwrite'>,
+    policy: Omit<WritePolicy, 'overwrite' | 'maxThreadFiles' | 'pastFileLimit'>,
   ): Promise<ThreadFileRecord | null> {
     assertTenant(tenantId);
     assertThread(threadId);
@@ -290,12 +291,14 @@ export class TypeOrmThreadFilesRepository implements ThreadFilesRepository {
       // A live file has no live file above or beneath it, so only size rules apply.
       const state: WriteState = {
         storageBytes,
+        // An edit replaces a live file: it never adds one.
+        threadFiles: 0,
         existing: new Map([[path, { size: current.size, deleted: false }]]),
         fileAncestors: new Set(),
         directories: new Set(),
       };
-      const delta = planWrite([body], state, { ...policy, overwrite: true });
-      const [updated] = await this.upsert(run, tenantId, threadId, [body], delta);
+      const { bytes } = planWrite([body], state, { ...policy, overwrite: true, maxThreadFiles: Number.POSITIVE_INFINITY });
+      const [updated] = await this.upsert(run, tenantId, threadId, [body], bytes, 0);
       return toRecord(updated);
     });
   }
@@ -470,9 +473,9 @@ export class TypeOrmThreadFilesRepository implements ThreadFilesRepository {
       if (!found || found.files === 0) return { deleted: [], revision: null };
       const [rev] = await run<{ revision: string }>(
         `INSERT INTO thread_revisions AS r (tenant_id, thread_id, revision) VALUES ($1, $2, 1)
-         ON CONFLICT (tenant_id, thread_id) DO UPDATE SET revision = r.revision + 1
+         ON CONFLICT (tenant_id, thread_id) DO UPDATE SET revision = r.revision + 1, files = greatest(r.files - $3, 0)
          RETURNING revision`,
-        [tenantId, threadId],
+        [tenantId, threadId, found.files],
       );
       const rows = await run<{ path: string }>(
         `UPDATE thread_files
@@ -548,7 +551,19 @@ export class TypeOrmThreadFilesRepository implements ThreadFilesRepository {
       [tenantId, threadId, paths, ancestors],
     );
     await run(`SELECT set_config('enable_sort', 'on', true)`);
-    const state: WriteState = { storageBytes, existing: new Map(), fileAncestors: new Set(), directories: new Set() };
+    // Kept beside the revision (moved by every write and delete, under the tenant's lock),
+    // so a write to a large thread does not count its files.
+    const [count] = await run<{ files: number }>(
+      `SELECT files FROM thread_revisions WHERE tenant_id = $1 AND thread_id = $2`,
+      [tenantId, threadId],
+    );
+    const state: WriteState = {
+      storageBytes,
+      threadFiles: count?.files ?? 0,
+      existing: new Map(),
+      fileAncestors: new Set(),
+      directories: new Set(),
+    };
     for (const row of rows) {
       if (row.kind === 'self') state.existing.set(row.path, { size: Number(row.size), deleted: row.deleted });
       else if (row.kind === 'ancestor') state.fileAncestors.add(row.path);
@@ -557,22 +572,23 @@ export class TypeOrmThreadFilesRepository implements ThreadFilesRepository {
     return state;
   }
 
-  // Stores the bodies in chunks; the first statement also moves the thread revision and
-  // the tenant's byte total, and later chunks stamp the same revision.
-  private async upsert(run: Run, tenantId: string, threadId: string, files: FileBody[], delta: number) {
+  // Stores the bodies in chunks; the first statement also moves the thread revision, its
+  // file count (by `created`) and the tenant's byte total, and later chunks stamp the
+  // same revision.
+  private async upsert(run: Run, tenantId: string, threadId: string, files: FileBody[], delta: number, created: number) {
     const out: FileRow[] = [];
     let revision: string | null = null;
     for (const chunk of chunks(files)) {
       const rev: string =
         revision === null
           ? `rev AS (
-               INSERT INTO thread_revisions AS r (tenant_id, thread_id, revision) VALUES ($1, $2, 1)
-               ON CONFLICT (tenant_id, thread_id) DO UPDATE SET revision = r.revision + 1
+               INSERT INTO thread_revisions AS r (tenant_id, thread_id, revision, files) VALUES ($1, $2, 1, $4::int)
+               ON CONFLICT (tenant_id, thread_id) DO UPDATE SET revision = r.revision + 1, files = r.files + $4::int
                RETURNING revision
              ), storage AS (
                UPDATE tenant_storage SET bytes = bytes + $3::bigint WHERE tenant_id = $1 AND $3::bigint <> 0
              )`
-          : `rev AS (SELECT $3::bigint AS revision)`;
+          : `rev AS (SELECT $3::bigint AS revision, $4::int AS files)`;
       // Six parameters per file, not an array per column: an array parameter travels as
       // one literal that the driver builds by escaping every text (and every bytea, as
       // hex) and PostgreSQL parses back, 10 MB of it per 1,000-file archive; a text
@@ -581,11 +597,11 @@ export class TypeOrmThreadFilesRepository implements ThreadFilesRepository {
       // checks are valid UTF-8 as it would the string.
       const values = chunk
         .map((_, i) => {
-          const n = 4 + i * 6;
+          const n = 5 + i * 6;
           return `($${n}::text, $${n + 1}::text, $${n + 2}::bytea, $${n + 3}::text, $${n + 4}::bigint, $${n + 5}::text)`;
         })
         .join(', ');
-      const params: unknown[] = [tenantId, threadId, revision ?? delta];
+      const params: unknown[] = [tenantId, threadId, revision ?? delta, revision === null ? created : 0];
       for (const f of chunk) params.push(f.path, f.text, f.bytes, f.contentType, f.size, f.sha256);
       const rows: FileRow[] = await run<FileRow>(
         `WITH ${rev}

@@ -29,7 +29,15 @@ function bodyOf(bytes: Buffer, chunk = 700): PassThrough {
   return body;
 }
 
-const limits: ReadArchiveOptions = { gzip: false, under: '/', maxBytes: 1024 * 1024, maxFileBytes: 64 * 1024, maxTotalFileBytes: 512 * 1024 };
+const limits: ReadArchiveOptions = {
+  gzip: false,
+  under: '/',
+  maxBytes: 1024 * 1024,
+  maxEntries: 1000,
+  maxFileBytes: 64 * 1024,
+  maxTotalFileBytes: 512 * 1024,
+  maxFiles: 1000,
+};
 
 async function read(bytes: Buffer, options: Partial<ReadArchiveOptions> = {}) {
   const files = await readTarArchive(bodyOf(bytes), { ...limits, ...options });
@@ -136,6 +144,27 @@ describe('thread file archives', () => {
       const archive = await tarOf(Array.from({ length: 5 }, (_, i) => ({ name: `f${i}.bin`, body: Buffer.alloc(30_000) })));
       expect(await read(archive, { maxTotalFileBytes: 150_000 })).toHaveProperty(['/f4.bin']);
       expect(await errorOf(read(archive, { maxTotalFileBytes: 149_999 }))).toMatchObject({ code: 'QUOTA_EXCEEDED', status: 429 });
+    });
+
+    // Issue 57: 200,000 empty files in a 1.4 MB .tar.gz were all read, then written.
+    it('should refuse an archive of more entries than maxEntries with ARCHIVE_TOO_MANY_ENTRIES, directories counted', async () => {
+      const entries = (n: number): Entry[] => [
+        { name: 'd/', type: 'directory' },
+        ...Array.from({ length: n - 1 }, (_, i) => ({ name: `d/f${i}`, body: '' })),
+      ];
+      expect(Object.keys(await read(await tarOf(entries(100)), { maxEntries: 100 }))).toHaveLength(99);
+      const many = gzipSync(await tarOf(entries(5000)));
+      expect(await errorOf(read(many, { gzip: true, maxEntries: 100 }))).toMatchObject({
+        code: 'ARCHIVE_TOO_MANY_ENTRIES',
+        status: 413,
+        details: { max: 100 },
+      });
+    });
+
+    it('should refuse more files than one thread may hold with TOO_MANY_FILES', async () => {
+      const archive = await tarOf(Array.from({ length: 11 }, (_, i) => ({ name: `f${i}.txt`, body: 'x' })));
+      expect(Object.keys(await read(archive, { maxFiles: 11 }))).toHaveLength(11);
+      expect(await errorOf(read(archive, { maxFiles: 10 }))).toMatchObject({ code: 'TOO_MANY_FILES', status: 422, details: { max: 10 } });
     });
 
     it('should refuse a body over maxBytes with BODY_TOO_LARGE, and a gzip that inflates past it', async () => {

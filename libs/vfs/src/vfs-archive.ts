@@ -15,11 +15,16 @@ export interface ReadArchiveOptions {
   under: string;
   // Bytes of the body, and of the tar stream once gunzipped: BODY_TOO_LARGE past it.
   maxBytes: number;
+  // Entries of any type: ARCHIVE_TOO_MANY_ENTRIES as soon as one more is read.
+  maxEntries: number;
   // One file: FILE_TOO_LARGE, from its header, before its bytes are read.
   maxFileBytes: number;
   // All files together (the tenant's quota; the write checks what it already holds):
   // QUOTA_EXCEEDED as soon as the archive alone is over it.
   maxTotalFileBytes: number;
+  // Files in one thread (the write checks the files it already holds): TOO_MANY_FILES
+  // as soon as the archive alone is over it.
+  maxFiles: number;
 }
 
 export interface ArchiveFile {
@@ -74,12 +79,14 @@ export async function readTarArchive(body: Readable, options: ReadArchiveOptions
   const entries = extract[Symbol.asyncIterator]() as AsyncIterator<Entry>;
   const files: ArchiveFile[] = [];
   let total = 0;
+  let count = 0;
   let finished = false;
   try {
     for (;;) {
       const next = await archiveStep(() => entries.next());
       if (next.done) break;
       const entry = next.value;
+      if (++count > options.maxEntries) throw VfsError.archiveTooManyEntries(options.maxEntries);
       const name = entryName(entry.header);
       const type: string = entry.header.type ?? 'unknown';
       if (type === 'directory') {
@@ -97,6 +104,9 @@ export async function readTarArchive(body: Readable, options: ReadArchiveOptions
       total += size;
       if (total > options.maxTotalFileBytes) {
         throw VfsError.quotaExceeded(`the files of this archive (${path}, …)`, total, options.maxTotalFileBytes);
+      }
+      if (files.length + 1 > options.maxFiles) {
+        throw VfsError.tooManyFiles(`the files of this archive (${path}, …)`, files.length + 1, options.maxFiles);
       }
       files.push({ path, content: await archiveStep(() => contentOf(entry, size)) });
     }

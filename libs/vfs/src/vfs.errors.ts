@@ -75,6 +75,18 @@ export class VfsError extends DrydockError {
       { total, max },
     );
   }
+  // The tenant's per-thread file count (tenant limit `maxFilesPerThread`, default
+  // VFS_MAX_FILES_PER_THREAD): a sandbox mirrors every file of its thread at start, so
+  // the count is bounded where the bytes are not enough. 422, not 429 like the bytes
+  // quota: waiting does not help, deleting files does.
+  static tooManyFiles(what: string, total: number, max: number) {
+    return new VfsError(
+      'TOO_MANY_FILES',
+      `Writing ${what} would bring this thread to ${total} files, over its limit of ${max}; delete files or use another thread.`,
+      422,
+      { total, max },
+    );
+  }
   static notATextFile(path: string, contentType: string) {
     return new VfsError(
       'NOT_A_TEXT_FILE',
@@ -105,6 +117,16 @@ export class VfsError extends DrydockError {
       `The archive entry ${JSON.stringify(name)} is a ${type}; only regular files and directories can be uploaded, so nothing was written.`,
       400,
       { entry: name, type },
+    );
+  }
+  // Counted as the entries are read (directories too: each costs a header to parse),
+  // so a small body of many empty files is refused without reading the rest.
+  static archiveTooManyEntries(max: number) {
+    return new VfsError(
+      'ARCHIVE_TOO_MANY_ENTRIES',
+      `The archive holds more than ${max} entries, the most one upload may hold; nothing was written. Upload it in parts.`,
+      413,
+      { max },
     );
   }
   static archiveTooLarge(max: number) {

@@ -205,6 +205,34 @@ describe(VfsService.name, () => {
       expect(repo.storedBytes(scope.tenantId)).toBe(0);
     });
 
+    // Issue 57: a thread's files are all pushed into its sandbox at start.
+    it("should hold a thread to its file limit, the tenant's limit overriding the default, on every write", async () => {
+      const { sut } = setup({ limits: { maxFilesPerThread: 3 }, env: { VFS_MAX_FILES_PER_THREAD: '1000' } });
+      await sut.writeMany(scope, [
+        { path: '/a', content: 'a' },
+        { path: '/b', content: 'b' },
+      ]);
+      expect(await errorOf(sut.writeMany(scope, [{ path: '/c', content: 'c' }, { path: '/d', content: 'd' }]))).toMatchObject({
+        code: 'TOO_MANY_FILES',
+        status: 422,
+        details: { total: 4, max: 3 },
+      });
+      expect(await sut.exists(scope, '/c')).toBe(false);
+      await sut.write(scope, '/c', 'c');
+      const refused = await errorOf(sut.write(scope, '/d', 'd'));
+      expect(refused).toMatchObject({ code: 'TOO_MANY_FILES', status: 422 });
+      expect(refused.message).toContain('/d');
+      expect((await errorOf(sut.writeArchive(scope, await tarOf({ 'e.txt': 'e' })))).code).toBe('TOO_MANY_FILES');
+      // Replacing and editing add no file; a delete frees a place; other threads have their own.
+      await sut.write(scope, '/a', 'a2');
+      await sut.edit(scope, '/a', 'a2', 'a3');
+      await sut.write({ ...scope, threadId: 'chat-2' }, '/d', 'd');
+      await sut.delete(scope, '/b');
+      await sut.write(scope, '/d', 'd');
+      expect(await sut.glob(scope, '**')).toEqual(['/a', '/c', '/d']);
+      expect(await sut.revision(scope)).toBe(6);
+    });
+
     it('should write several files atomically in one revision', async () => {
       const { sut } = setup({ limits: { vfsBytes: 10 } });
       const written = await sut.writeMany(scope, [

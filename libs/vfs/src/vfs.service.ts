@@ -214,14 +214,16 @@ export class VfsService {
   }
 
   // Several files in one transaction and one thread revision: all are written or none
-  // (for bulk uploads and the container sync).
+  // (for bulk uploads and the container sync). With `pastFileLimit: 'skip'` (the
+  // container sync), new files past the thread's file limit are left out of the write
+  // and of the answer instead of refusing it.
   async writeMany(
     scope: ThreadScope,
     files: { path: string; content: string | Buffer; contentType?: string }[],
-    options: Pick<WriteOptions, 'overwrite'> = {},
+    options: Pick<WriteOptions, 'overwrite'> & { pastFileLimit?: 'refuse' | 'skip' } = {},
   ): Promise<{ info: VfsFileInfo; created: boolean }[]> {
     const bodies = files.map((f) => fileBody(normalizePath(f.path), f.content, f.contentType));
-    const policy = await this.policy(scope.tenantId, options.overwrite ?? true);
+    const policy = { ...(await this.policy(scope.tenantId, options.overwrite ?? true)), pastFileLimit: options.pastFileLimit };
     for (const body of bodies) {
       if (body.size > policy.maxFileBytes) throw VfsError.fileTooLarge(body.path, body.size, policy.maxFileBytes);
     }
@@ -236,13 +238,15 @@ export class VfsService {
   // when this throws, the caller drains what is left of it.
   async writeArchive(scope: ThreadScope, body: Readable, options: { under?: string; gzip?: boolean } = {}): Promise<ArchiveWriteResult> {
     const under = normalizePath(options.under ?? '/');
-    const { maxFileBytes, maxTenantBytes } = await this.policy(scope.tenantId, true);
+    const { maxFileBytes, maxTenantBytes, maxThreadFiles } = await this.policy(scope.tenantId, true);
     const files = await readTarArchive(body, {
       gzip: options.gzip ?? false,
       under,
       maxBytes: this.config.vfs.maxArchiveBytes,
+      maxEntries: this.config.vfs.maxArchiveEntries,
       maxFileBytes,
       maxTotalFileBytes: maxTenantBytes,
+      maxFiles: maxThreadFiles,
     });
     const written = await this.writeMany(scope, files);
     return {
@@ -425,6 +429,7 @@ export class VfsService {
       overwrite,
       maxFileBytes: this.config.vfs.maxFileBytes,
       maxTenantBytes: tenant?.limits?.vfsBytes ?? this.config.vfs.maxTenantBytes,
+      maxThreadFiles: tenant?.limits?.maxFilesPerThread ?? this.config.vfs.maxFilesPerThread,
     };
   }
 

@@ -80,6 +80,13 @@ export const configSchema = z.object({
     // Largest tar body of a bulk upload (POST .../files/archive), counted after gunzip:
     // the gateway holds the files of one archive in memory until they are written.
     maxArchiveBytes: int(256 * 1024 * 1024),
+    // Entries (files and directories) of one bulk upload: a 1.4 MB .tar.gz can hold
+    // 200,000 empty files, each a row written and a file pushed into the next sandbox.
+    maxArchiveEntries: int(20_000),
+    // Default live files of one thread (tenant limit `maxFilesPerThread` overrides): a
+    // session starts with all of them pushed into /session, and the sandbox tracks at
+    // most 100,000 entries of /session per run (its change report).
+    maxFilesPerThread: int(50_000),
   }),
   artifacts: z.object({
     // Where the local blob store keeps artifact bytes (shared by gateways and workers).
@@ -296,6 +303,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       maxFileBytes: env.VFS_MAX_FILE_BYTES,
       maxTenantBytes: env.VFS_MAX_TENANT_BYTES,
       maxArchiveBytes: env.VFS_MAX_ARCHIVE_BYTES,
+      maxArchiveEntries: env.VFS_MAX_ARCHIVE_ENTRIES,
+      maxFilesPerThread: env.VFS_MAX_FILES_PER_THREAD,
     },
     artifacts: {
       dir: env.ARTIFACTS_DIR,

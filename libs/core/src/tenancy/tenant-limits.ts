@@ -9,6 +9,8 @@ export interface TenantLimits {
   maxSessions?: number;
   // Total bytes of the tenant's thread files (all threads).
   vfsBytes?: number;
+  // Live files in one thread.
+  maxFilesPerThread?: number;
   // Stored artifacts: how many, how many bytes, and how long each is kept (0: forever).
   artifactCount?: number;
   artifactBytes?: number;
@@ -28,6 +30,7 @@ export const TENANT_LIMIT_KEYS = [
   'sessionDiskMb',
   'maxSessions',
   'vfsBytes',
+  'maxFilesPerThread',
   'artifactCount',
   'artifactBytes',
   'artifactRetentionSeconds',

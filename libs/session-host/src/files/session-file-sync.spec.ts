@@ -192,5 +192,31 @@ describe(SessionFileSync.name, () => {
       expect(result.changed).toEqual(['/a.txt']);
       expect(result.skipped).toEqual([{ path: '/b.txt', reason: 'quota' }]);
     });
+
+    // Issue 57: a run can make up to 100,000 files; the thread keeps at most its limit.
+    it('should mirror new files up to the thread file limit, changes to existing ones always, and list the rest as too-many-files', async () => {
+      setup({ VFS_MAX_FILES_PER_THREAD: '3' });
+      await files.vfs.writeMany(scope, [
+        { path: '/a.txt', content: 'a' },
+        { path: '/b.txt', content: 'b' },
+      ]);
+      await sut.push(scope, sandbox, state);
+      const made = ['/n1.txt', '/n2.txt', '/n3.txt', '/n4.txt'];
+      for (const path of [...made, '/a.txt']) sandbox.session.set(path, Buffer.from(`new ${path}`));
+      const writes = jest.spyOn(files.vfs, 'writeMany');
+      const result = await sut.pull(scope, sandbox, state, report({ changed: [...made, '/a.txt'] }));
+      expect(result.changed).toEqual(['/a.txt', '/n1.txt']);
+      expect(result.skipped).toEqual([
+        { path: '/n2.txt', reason: 'too-many-files' },
+        { path: '/n3.txt', reason: 'too-many-files' },
+        { path: '/n4.txt', reason: 'too-many-files' },
+      ]);
+      // One transaction, not one per refused file.
+      expect(writes).toHaveBeenCalledTimes(1);
+      expect(await files.vfs.read(scope, '/a.txt')).toContain('new /a.txt');
+      expect((await files.vfs.glob(scope, '**')).length).toBe(3);
+      // Nothing left pending: the next run does not try them again.
+      expect((await sut.pull(scope, sandbox, state, report())).skipped).toEqual([]);
+    });
   });
 });

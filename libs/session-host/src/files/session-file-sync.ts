@@ -135,7 +135,10 @@ export class SessionFileSync {
   }
 
   // Writes a batch in one transaction; when the batch is refused as a whole, file by
-  // file, so one bad file does not keep the others out. Returns the paths handled.
+  // file, so one bad file does not keep the others out. New files past the thread's file
+  // limit are left out of the write (not refused one by one: a run can make 100,000) and
+  // reported as `too-many-files`; they stay in the container only. Returns the paths
+  // handled.
   private async write(
     scope: ThreadScope,
     state: FileSyncState,
@@ -143,9 +146,13 @@ export class SessionFileSync {
     files: ExecutionFiles,
   ): Promise<string[]> {
     try {
-      const written = await this.vfs.writeMany(scope, batch);
+      const written = await this.vfs.writeMany(scope, batch, { pastFileLimit: 'skip' });
       if (written.length > 0) state.own.add(written[0]!.info.revision);
       files.changed.push(...written.map((w) => w.info.path));
+      if (written.length < batch.length) {
+        const kept = new Set(written.map((w) => w.info.path));
+        for (const f of batch) if (!kept.has(f.path)) files.skipped.push({ path: f.path, reason: 'too-many-files' });
+      }
       return batch.map((f) => f.path);
     } catch (error) {
       if (!(error instanceof VfsError)) throw error;
@@ -177,6 +184,8 @@ function skipReasonOf(error: VfsError): string {
       return 'too-large';
     case 'QUOTA_EXCEEDED':
       return 'quota';
+    case 'TOO_MANY_FILES':
+      return 'too-many-files';
     default:
       return error.code.toLowerCase().replaceAll('_', '-');
   }

@@ -1089,6 +1089,8 @@ export interface components {
             maxSessions?: number;
             /** @description Total bytes of the tenant's thread files (default VFS_MAX_TENANT_BYTES). */
             vfsBytes?: number;
+            /** @description Live files in one thread (default VFS_MAX_FILES_PER_THREAD); 422 TOO_MANY_FILES past it. */
+            maxFilesPerThread?: number;
             /** @description Stored artifacts at most (replaces ARTIFACTS_MAX_COUNT_PER_TENANT). */
             artifactCount?: number;
             /** @description Bytes of stored artifacts at most (replaces ARTIFACTS_MAX_BYTES_PER_TENANT). */

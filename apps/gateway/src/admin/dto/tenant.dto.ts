@@ -27,6 +27,9 @@ export class TenantLimitsDto implements TenantLimits {
   @ApiPropertyOptional({ type: 'integer', minimum: 0, description: "Total bytes of the tenant's thread files (default VFS_MAX_TENANT_BYTES)." })
   @IsOptional() @IsInt() @Min(0) vfsBytes?: number;
 
+  @ApiPropertyOptional({ type: 'integer', minimum: 0, description: 'Live files in one thread (default VFS_MAX_FILES_PER_THREAD); 422 TOO_MANY_FILES past it.' })
+  @IsOptional() @IsInt() @Min(0) maxFilesPerThread?: number;
+
   @ApiPropertyOptional({ type: 'integer', minimum: 0, description: 'Stored artifacts at most (replaces ARTIFACTS_MAX_COUNT_PER_TENANT).' })
   @IsOptional() @IsInt() @Min(0) artifactCount?: number;
 
