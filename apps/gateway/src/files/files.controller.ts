@@ -104,7 +104,7 @@ export class FilesController {
   @ApiBody({ description: 'The file bytes, any Content-Type.', schema: { type: 'string', format: 'binary' } })
   @ApiCreatedResponse({ type: FileInfoResponse, description: 'A new file.' })
   @ApiOkResponse({ type: FileInfoResponse, description: 'An existing file replaced.' })
-  @ApiErrors({ 409: ['IS_A_DIRECTORY'], 413: ['FILE_TOO_LARGE'], 429: ['QUOTA_EXCEEDED'] })
+  @ApiErrors({ 409: ['IS_A_DIRECTORY'], 413: ['FILE_TOO_LARGE'], 422: ['TOO_MANY_FILES'], 429: ['QUOTA_EXCEEDED'] })
   async upload(
     @Principal() p: TenantPrincipal,
     @Param('threadId', ThreadIdPipe) threadId: string,
@@ -132,8 +132,9 @@ export class FilesController {
   @ApiErrors({
     400: ['INVALID_ARCHIVE', 'UNSUPPORTED_ARCHIVE_ENTRY'],
     409: ['FILE_EXISTS', 'IS_A_DIRECTORY'],
-    413: ['FILE_TOO_LARGE', 'BODY_TOO_LARGE'],
+    413: ['FILE_TOO_LARGE', 'BODY_TOO_LARGE', 'ARCHIVE_TOO_MANY_ENTRIES'],
     415: ['UNSUPPORTED_MEDIA_TYPE'],
+    422: ['TOO_MANY_FILES'],
     429: ['QUOTA_EXCEEDED'],
   })
   async uploadArchive(
