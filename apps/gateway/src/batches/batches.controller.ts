@@ -74,8 +74,8 @@ export class BatchesController {
   @ApiAcceptedResponse({ type: SubmittedBatchResponse, description: 'A new batch, queued.' })
   @ApiOkResponse({ type: SubmittedBatchResponse, description: 'The tenant already used this idempotencyKey: its batch (nothing new is recorded).' })
   @ApiErrors({
-    400: ['BATCH_EMPTY', 'INVALID_BATCH_ITEM', 'INVALID_BATCH_OPTIONS', 'INVALID_JSON', 'INVALID_NDJSON'],
-    413: ['BATCH_TOO_LARGE', 'BODY_TOO_LARGE'],
+    400: ['BATCH_EMPTY', 'INVALID_BATCH_ITEM', 'INVALID_BATCH_OPTIONS', 'INVALID_JSON', 'INVALID_NDJSON', 'JSON_TOO_DEEP'],
+    413: ['BATCH_TOO_LARGE', 'BODY_TOO_LARGE', 'NDJSON_LINE_TOO_LONG'],
     415: ['UNSUPPORTED_MEDIA_TYPE'],
   })
   async submit(@Principal() principal: TenantPrincipal, @Req() req: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {

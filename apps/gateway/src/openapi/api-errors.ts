@@ -58,4 +58,4 @@ export const ADMIN_AUTH_ERRORS: ErrorCodes = {
 };
 
 // A body or query the ValidationPipe checks.
-export const VALIDATION_ERRORS: ErrorCodes = { 400: ['VALIDATION_FAILED', 'INVALID_JSON'], 413: ['BODY_TOO_LARGE'] };
+export const VALIDATION_ERRORS: ErrorCodes = { 400: ['VALIDATION_FAILED', 'INVALID_JSON', 'JSON_TOO_DEEP'], 413: ['BODY_TOO_LARGE'] };

@@ -2620,7 +2620,7 @@ export interface operations {
                     "application/json": components["schemas"]["TenantWithKeyResponse"];
                 };
             };
-            /** @description `INVALID_JSON`, `VALIDATION_FAILED` */
+            /** @description `INVALID_JSON`, `JSON_TOO_DEEP`, `VALIDATION_FAILED` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2629,7 +2629,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         error?: {
                             /** @enum {string} */
-                            code?: "INVALID_JSON" | "VALIDATION_FAILED";
+                            code?: "INVALID_JSON" | "JSON_TOO_DEEP" | "VALIDATION_FAILED";
                         };
                     };
                 };
@@ -2834,7 +2834,7 @@ export interface operations {
                     "application/json": components["schemas"]["TenantResponse"];
                 };
             };
-            /** @description `INVALID_JSON`, `VALIDATION_FAILED` */
+            /** @description `INVALID_JSON`, `JSON_TOO_DEEP`, `VALIDATION_FAILED` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2843,7 +2843,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         error?: {
                             /** @enum {string} */
-                            code?: "INVALID_JSON" | "VALIDATION_FAILED";
+                            code?: "INVALID_JSON" | "JSON_TOO_DEEP" | "VALIDATION_FAILED";
                         };
                     };
                 };
@@ -3410,7 +3410,7 @@ export interface operations {
                     "application/json": components["schemas"]["AdminExecutionListResponse"];
                 };
             };
-            /** @description `INVALID_CURSOR`, `INVALID_JSON`, `VALIDATION_FAILED` */
+            /** @description `INVALID_CURSOR`, `INVALID_JSON`, `JSON_TOO_DEEP`, `VALIDATION_FAILED` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3419,7 +3419,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         error?: {
                             /** @enum {string} */
-                            code?: "INVALID_CURSOR" | "INVALID_JSON" | "VALIDATION_FAILED";
+                            code?: "INVALID_CURSOR" | "INVALID_JSON" | "JSON_TOO_DEEP" | "VALIDATION_FAILED";
                         };
                     };
                 };
@@ -3494,7 +3494,7 @@ export interface operations {
                     "application/json": components["schemas"]["UsageResponse"];
                 };
             };
-            /** @description `INVALID_JSON`, `INVALID_RANGE`, `VALIDATION_FAILED` */
+            /** @description `INVALID_JSON`, `INVALID_RANGE`, `JSON_TOO_DEEP`, `VALIDATION_FAILED` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3503,7 +3503,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         error?: {
                             /** @enum {string} */
-                            code?: "INVALID_JSON" | "INVALID_RANGE" | "VALIDATION_FAILED";
+                            code?: "INVALID_JSON" | "INVALID_RANGE" | "JSON_TOO_DEEP" | "VALIDATION_FAILED";
                         };
                     };
                 };
@@ -3666,7 +3666,7 @@ export interface operations {
                     "application/json": components["schemas"]["SessionResponse"];
                 };
             };
-            /** @description `DUPLICATE_DATASET`, `INVALID_DATASET_NAME`, `INVALID_JSON`, `VALIDATION_FAILED` */
+            /** @description `DUPLICATE_DATASET`, `INVALID_DATASET_NAME`, `INVALID_JSON`, `JSON_TOO_DEEP`, `VALIDATION_FAILED` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3675,7 +3675,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         error?: {
                             /** @enum {string} */
-                            code?: "DUPLICATE_DATASET" | "INVALID_DATASET_NAME" | "INVALID_JSON" | "VALIDATION_FAILED";
+                            code?: "DUPLICATE_DATASET" | "INVALID_DATASET_NAME" | "INVALID_JSON" | "JSON_TOO_DEEP" | "VALIDATION_FAILED";
                         };
                     };
                 };
@@ -3982,7 +3982,7 @@ export interface operations {
                     "application/json": components["schemas"]["StagedDatasetResponse"];
                 };
             };
-            /** @description `INVALID_JSON`, `VALIDATION_FAILED` */
+            /** @description `INVALID_JSON`, `JSON_TOO_DEEP`, `VALIDATION_FAILED` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3991,7 +3991,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         error?: {
                             /** @enum {string} */
-                            code?: "INVALID_JSON" | "VALIDATION_FAILED";
+                            code?: "INVALID_JSON" | "JSON_TOO_DEEP" | "VALIDATION_FAILED";
                         };
                     };
                 };
@@ -4235,7 +4235,7 @@ export interface operations {
                     "text/event-stream": string;
                 };
             };
-            /** @description `INVALID_JSON`, `VALIDATION_FAILED` */
+            /** @description `INVALID_JSON`, `JSON_TOO_DEEP`, `VALIDATION_FAILED` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4244,7 +4244,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         error?: {
                             /** @enum {string} */
-                            code?: "INVALID_JSON" | "VALIDATION_FAILED";
+                            code?: "INVALID_JSON" | "JSON_TOO_DEEP" | "VALIDATION_FAILED";
                         };
                     };
                 };
@@ -4689,7 +4689,7 @@ export interface operations {
                     "application/json": components["schemas"]["FileEntriesResponse"];
                 };
             };
-            /** @description `INVALID_JSON`, `INVALID_PATH`, `INVALID_THREAD_ID`, `VALIDATION_FAILED` */
+            /** @description `INVALID_JSON`, `INVALID_PATH`, `INVALID_THREAD_ID`, `JSON_TOO_DEEP`, `VALIDATION_FAILED` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4698,7 +4698,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         error?: {
                             /** @enum {string} */
-                            code?: "INVALID_JSON" | "INVALID_PATH" | "INVALID_THREAD_ID" | "VALIDATION_FAILED";
+                            code?: "INVALID_JSON" | "INVALID_PATH" | "INVALID_THREAD_ID" | "JSON_TOO_DEEP" | "VALIDATION_FAILED";
                         };
                     };
                 };
@@ -4815,7 +4815,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description `INVALID_JSON`, `INVALID_PATH`, `INVALID_THREAD_ID`, `VALIDATION_FAILED` */
+            /** @description `INVALID_JSON`, `INVALID_PATH`, `INVALID_THREAD_ID`, `JSON_TOO_DEEP`, `VALIDATION_FAILED` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4824,7 +4824,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         error?: {
                             /** @enum {string} */
-                            code?: "INVALID_JSON" | "INVALID_PATH" | "INVALID_THREAD_ID" | "VALIDATION_FAILED";
+                            code?: "INVALID_JSON" | "INVALID_PATH" | "INVALID_THREAD_ID" | "JSON_TOO_DEEP" | "VALIDATION_FAILED";
                         };
                     };
                 };
@@ -4943,7 +4943,7 @@ export interface operations {
                     "application/octet-stream": string;
                 };
             };
-            /** @description `INVALID_JSON`, `INVALID_PATH`, `INVALID_THREAD_ID`, `VALIDATION_FAILED` */
+            /** @description `INVALID_JSON`, `INVALID_PATH`, `INVALID_THREAD_ID`, `JSON_TOO_DEEP`, `VALIDATION_FAILED` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4952,7 +4952,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         error?: {
                             /** @enum {string} */
-                            code?: "INVALID_JSON" | "INVALID_PATH" | "INVALID_THREAD_ID" | "VALIDATION_FAILED";
+                            code?: "INVALID_JSON" | "INVALID_PATH" | "INVALID_THREAD_ID" | "JSON_TOO_DEEP" | "VALIDATION_FAILED";
                         };
                     };
                 };
@@ -5099,7 +5099,7 @@ export interface operations {
                     "application/json": components["schemas"]["FileInfoResponse"];
                 };
             };
-            /** @description `INVALID_JSON`, `INVALID_PATH`, `INVALID_THREAD_ID`, `VALIDATION_FAILED` */
+            /** @description `INVALID_JSON`, `INVALID_PATH`, `INVALID_THREAD_ID`, `JSON_TOO_DEEP`, `VALIDATION_FAILED` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5108,7 +5108,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         error?: {
                             /** @enum {string} */
-                            code?: "INVALID_JSON" | "INVALID_PATH" | "INVALID_THREAD_ID" | "VALIDATION_FAILED";
+                            code?: "INVALID_JSON" | "INVALID_PATH" | "INVALID_THREAD_ID" | "JSON_TOO_DEEP" | "VALIDATION_FAILED";
                         };
                     };
                 };
@@ -5165,6 +5165,20 @@ export interface operations {
                         error?: {
                             /** @enum {string} */
                             code?: "BODY_TOO_LARGE" | "FILE_TOO_LARGE";
+                        };
+                    };
+                };
+            };
+            /** @description `TOO_MANY_FILES` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "TOO_MANY_FILES";
                         };
                     };
                 };
@@ -5242,7 +5256,7 @@ export interface operations {
                     "application/json": components["schemas"]["ArchiveUploadResponse"];
                 };
             };
-            /** @description `INVALID_ARCHIVE`, `INVALID_JSON`, `INVALID_PATH`, `INVALID_THREAD_ID`, `UNSUPPORTED_ARCHIVE_ENTRY`, `VALIDATION_FAILED` */
+            /** @description `INVALID_ARCHIVE`, `INVALID_JSON`, `INVALID_PATH`, `INVALID_THREAD_ID`, `JSON_TOO_DEEP`, `UNSUPPORTED_ARCHIVE_ENTRY`, `VALIDATION_FAILED` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5251,7 +5265,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         error?: {
                             /** @enum {string} */
-                            code?: "INVALID_ARCHIVE" | "INVALID_JSON" | "INVALID_PATH" | "INVALID_THREAD_ID" | "UNSUPPORTED_ARCHIVE_ENTRY" | "VALIDATION_FAILED";
+                            code?: "INVALID_ARCHIVE" | "INVALID_JSON" | "INVALID_PATH" | "INVALID_THREAD_ID" | "JSON_TOO_DEEP" | "UNSUPPORTED_ARCHIVE_ENTRY" | "VALIDATION_FAILED";
                         };
                     };
                 };
@@ -5298,7 +5312,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BODY_TOO_LARGE`, `FILE_TOO_LARGE` */
+            /** @description `ARCHIVE_TOO_MANY_ENTRIES`, `BODY_TOO_LARGE`, `FILE_TOO_LARGE` */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -5307,7 +5321,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         error?: {
                             /** @enum {string} */
-                            code?: "BODY_TOO_LARGE" | "FILE_TOO_LARGE";
+                            code?: "ARCHIVE_TOO_MANY_ENTRIES" | "BODY_TOO_LARGE" | "FILE_TOO_LARGE";
                         };
                     };
                 };
@@ -5322,6 +5336,20 @@ export interface operations {
                         error?: {
                             /** @enum {string} */
                             code?: "UNSUPPORTED_MEDIA_TYPE";
+                        };
+                    };
+                };
+            };
+            /** @description `TOO_MANY_FILES` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "TOO_MANY_FILES";
                         };
                     };
                 };
@@ -5387,7 +5415,7 @@ export interface operations {
                     "application/json": components["schemas"]["FileTextResponse"];
                 };
             };
-            /** @description `INVALID_JSON`, `INVALID_PATH`, `INVALID_THREAD_ID`, `VALIDATION_FAILED` */
+            /** @description `INVALID_JSON`, `INVALID_PATH`, `INVALID_THREAD_ID`, `JSON_TOO_DEEP`, `VALIDATION_FAILED` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5396,7 +5424,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         error?: {
                             /** @enum {string} */
-                            code?: "INVALID_JSON" | "INVALID_PATH" | "INVALID_THREAD_ID" | "VALIDATION_FAILED";
+                            code?: "INVALID_JSON" | "INVALID_PATH" | "INVALID_THREAD_ID" | "JSON_TOO_DEEP" | "VALIDATION_FAILED";
                         };
                     };
                 };
@@ -5543,7 +5571,7 @@ export interface operations {
                     "application/json": components["schemas"]["FileInfoResponse"] | components["schemas"]["FileEntryResponse"];
                 };
             };
-            /** @description `INVALID_JSON`, `INVALID_PATH`, `INVALID_THREAD_ID`, `VALIDATION_FAILED` */
+            /** @description `INVALID_JSON`, `INVALID_PATH`, `INVALID_THREAD_ID`, `JSON_TOO_DEEP`, `VALIDATION_FAILED` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5552,7 +5580,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         error?: {
                             /** @enum {string} */
-                            code?: "INVALID_JSON" | "INVALID_PATH" | "INVALID_THREAD_ID" | "VALIDATION_FAILED";
+                            code?: "INVALID_JSON" | "INVALID_PATH" | "INVALID_THREAD_ID" | "JSON_TOO_DEEP" | "VALIDATION_FAILED";
                         };
                     };
                 };
@@ -5671,7 +5699,7 @@ export interface operations {
                     "application/json": components["schemas"]["EditResultResponse"];
                 };
             };
-            /** @description `INVALID_JSON`, `INVALID_PATH`, `INVALID_THREAD_ID`, `VALIDATION_FAILED` */
+            /** @description `INVALID_JSON`, `INVALID_PATH`, `INVALID_THREAD_ID`, `JSON_TOO_DEEP`, `VALIDATION_FAILED` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5680,7 +5708,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         error?: {
                             /** @enum {string} */
-                            code?: "INVALID_JSON" | "INVALID_PATH" | "INVALID_THREAD_ID" | "VALIDATION_FAILED";
+                            code?: "INVALID_JSON" | "INVALID_PATH" | "INVALID_THREAD_ID" | "JSON_TOO_DEEP" | "VALIDATION_FAILED";
                         };
                     };
                 };
@@ -5827,7 +5855,7 @@ export interface operations {
                     "application/json": components["schemas"]["GlobResultResponse"];
                 };
             };
-            /** @description `INVALID_JSON`, `INVALID_PATH`, `INVALID_PATTERN`, `INVALID_THREAD_ID`, `VALIDATION_FAILED` */
+            /** @description `INVALID_JSON`, `INVALID_PATH`, `INVALID_PATTERN`, `INVALID_THREAD_ID`, `JSON_TOO_DEEP`, `VALIDATION_FAILED` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5836,7 +5864,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         error?: {
                             /** @enum {string} */
-                            code?: "INVALID_JSON" | "INVALID_PATH" | "INVALID_PATTERN" | "INVALID_THREAD_ID" | "VALIDATION_FAILED";
+                            code?: "INVALID_JSON" | "INVALID_PATH" | "INVALID_PATTERN" | "INVALID_THREAD_ID" | "JSON_TOO_DEEP" | "VALIDATION_FAILED";
                         };
                     };
                 };
@@ -5969,7 +5997,7 @@ export interface operations {
                     "application/json": components["schemas"]["GrepResultResponse"];
                 };
             };
-            /** @description `INVALID_JSON`, `INVALID_PATH`, `INVALID_PATTERN`, `INVALID_THREAD_ID`, `VALIDATION_FAILED` */
+            /** @description `INVALID_JSON`, `INVALID_PATH`, `INVALID_PATTERN`, `INVALID_THREAD_ID`, `JSON_TOO_DEEP`, `VALIDATION_FAILED` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5978,7 +6006,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         error?: {
                             /** @enum {string} */
-                            code?: "INVALID_JSON" | "INVALID_PATH" | "INVALID_PATTERN" | "INVALID_THREAD_ID" | "VALIDATION_FAILED";
+                            code?: "INVALID_JSON" | "INVALID_PATH" | "INVALID_PATTERN" | "INVALID_THREAD_ID" | "JSON_TOO_DEEP" | "VALIDATION_FAILED";
                         };
                     };
                 };
@@ -6717,7 +6745,7 @@ export interface operations {
                     "application/json": components["schemas"]["BatchListResponse"];
                 };
             };
-            /** @description `INVALID_JSON`, `VALIDATION_FAILED` */
+            /** @description `INVALID_JSON`, `JSON_TOO_DEEP`, `VALIDATION_FAILED` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6726,7 +6754,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         error?: {
                             /** @enum {string} */
-                            code?: "INVALID_JSON" | "VALIDATION_FAILED";
+                            code?: "INVALID_JSON" | "JSON_TOO_DEEP" | "VALIDATION_FAILED";
                         };
                     };
                 };
@@ -6844,7 +6872,7 @@ export interface operations {
                     "application/json": components["schemas"]["SubmittedBatchResponse"];
                 };
             };
-            /** @description `BATCH_EMPTY`, `INVALID_BATCH_ITEM`, `INVALID_BATCH_OPTIONS`, `INVALID_JSON`, `INVALID_NDJSON` */
+            /** @description `BATCH_EMPTY`, `INVALID_BATCH_ITEM`, `INVALID_BATCH_OPTIONS`, `INVALID_JSON`, `INVALID_NDJSON`, `JSON_TOO_DEEP` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6853,7 +6881,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         error?: {
                             /** @enum {string} */
-                            code?: "BATCH_EMPTY" | "INVALID_BATCH_ITEM" | "INVALID_BATCH_OPTIONS" | "INVALID_JSON" | "INVALID_NDJSON";
+                            code?: "BATCH_EMPTY" | "INVALID_BATCH_ITEM" | "INVALID_BATCH_OPTIONS" | "INVALID_JSON" | "INVALID_NDJSON" | "JSON_TOO_DEEP";
                         };
                     };
                 };
@@ -6886,7 +6914,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BATCH_TOO_LARGE`, `BODY_TOO_LARGE` */
+            /** @description `BATCH_TOO_LARGE`, `BODY_TOO_LARGE`, `NDJSON_LINE_TOO_LONG` */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -6895,7 +6923,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         error?: {
                             /** @enum {string} */
-                            code?: "BATCH_TOO_LARGE" | "BODY_TOO_LARGE";
+                            code?: "BATCH_TOO_LARGE" | "BODY_TOO_LARGE" | "NDJSON_LINE_TOO_LONG";
                         };
                     };
                 };
@@ -7068,7 +7096,7 @@ export interface operations {
                     "application/json": components["schemas"]["BatchItemListResponse"];
                 };
             };
-            /** @description `INVALID_JSON`, `VALIDATION_FAILED` */
+            /** @description `INVALID_JSON`, `JSON_TOO_DEEP`, `VALIDATION_FAILED` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7077,7 +7105,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         error?: {
                             /** @enum {string} */
-                            code?: "INVALID_JSON" | "VALIDATION_FAILED";
+                            code?: "INVALID_JSON" | "JSON_TOO_DEEP" | "VALIDATION_FAILED";
                         };
                     };
                 };
@@ -7400,7 +7428,7 @@ export interface operations {
                     "application/json": components["schemas"]["BatchResponse"];
                 };
             };
-            /** @description `INVALID_JSON`, `VALIDATION_FAILED` */
+            /** @description `INVALID_JSON`, `JSON_TOO_DEEP`, `VALIDATION_FAILED` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7409,7 +7437,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         error?: {
                             /** @enum {string} */
-                            code?: "INVALID_JSON" | "VALIDATION_FAILED";
+                            code?: "INVALID_JSON" | "JSON_TOO_DEEP" | "VALIDATION_FAILED";
                         };
                     };
                 };
@@ -7681,7 +7709,7 @@ export interface operations {
                     "application/json": components["schemas"]["AgentResponse"];
                 };
             };
-            /** @description `INVALID_AGENT_DEFINITION`, `INVALID_BACKEND_CONFIG`, `INVALID_JSON`, `INVALID_TOOL_MODULE`, `UNKNOWN_TOOL`, `VALIDATION_FAILED` */
+            /** @description `INVALID_AGENT_DEFINITION`, `INVALID_BACKEND_CONFIG`, `INVALID_JSON`, `INVALID_TOOL_MODULE`, `JSON_TOO_DEEP`, `UNKNOWN_TOOL`, `VALIDATION_FAILED` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7690,7 +7718,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         error?: {
                             /** @enum {string} */
-                            code?: "INVALID_AGENT_DEFINITION" | "INVALID_BACKEND_CONFIG" | "INVALID_JSON" | "INVALID_TOOL_MODULE" | "UNKNOWN_TOOL" | "VALIDATION_FAILED";
+                            code?: "INVALID_AGENT_DEFINITION" | "INVALID_BACKEND_CONFIG" | "INVALID_JSON" | "INVALID_TOOL_MODULE" | "JSON_TOO_DEEP" | "UNKNOWN_TOOL" | "VALIDATION_FAILED";
                         };
                     };
                 };
@@ -8179,7 +8207,7 @@ export interface operations {
                     "application/json": components["schemas"]["AgentResponse"];
                 };
             };
-            /** @description `INVALID_AGENT_DEFINITION`, `INVALID_BACKEND_CONFIG`, `INVALID_JSON`, `INVALID_TOOL_MODULE`, `UNKNOWN_TOOL`, `VALIDATION_FAILED` */
+            /** @description `INVALID_AGENT_DEFINITION`, `INVALID_BACKEND_CONFIG`, `INVALID_JSON`, `INVALID_TOOL_MODULE`, `JSON_TOO_DEEP`, `UNKNOWN_TOOL`, `VALIDATION_FAILED` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8188,7 +8216,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         error?: {
                             /** @enum {string} */
-                            code?: "INVALID_AGENT_DEFINITION" | "INVALID_BACKEND_CONFIG" | "INVALID_JSON" | "INVALID_TOOL_MODULE" | "UNKNOWN_TOOL" | "VALIDATION_FAILED";
+                            code?: "INVALID_AGENT_DEFINITION" | "INVALID_BACKEND_CONFIG" | "INVALID_JSON" | "INVALID_TOOL_MODULE" | "JSON_TOO_DEEP" | "UNKNOWN_TOOL" | "VALIDATION_FAILED";
                         };
                     };
                 };
@@ -8758,7 +8786,7 @@ export interface operations {
                     "application/json": components["schemas"]["AssistantResponse"][];
                 };
             };
-            /** @description `INVALID_JSON`, `VALIDATION_FAILED` */
+            /** @description `INVALID_JSON`, `JSON_TOO_DEEP`, `VALIDATION_FAILED` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8767,7 +8795,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         error?: {
                             /** @enum {string} */
-                            code?: "INVALID_JSON" | "VALIDATION_FAILED";
+                            code?: "INVALID_JSON" | "JSON_TOO_DEEP" | "VALIDATION_FAILED";
                         };
                     };
                 };
@@ -8870,7 +8898,7 @@ export interface operations {
                     "application/json": number;
                 };
             };
-            /** @description `INVALID_JSON`, `VALIDATION_FAILED` */
+            /** @description `INVALID_JSON`, `JSON_TOO_DEEP`, `VALIDATION_FAILED` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8879,7 +8907,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         error?: {
                             /** @enum {string} */
-                            code?: "INVALID_JSON" | "VALIDATION_FAILED";
+                            code?: "INVALID_JSON" | "JSON_TOO_DEEP" | "VALIDATION_FAILED";
                         };
                     };
                 };
@@ -9076,7 +9104,7 @@ export interface operations {
                     "application/json": components["schemas"]["ThreadResponse"];
                 };
             };
-            /** @description `INVALID_JSON`, `INVALID_THREAD_ID`, `UNSUPPORTED_OPTION`, `VALIDATION_FAILED` */
+            /** @description `INVALID_JSON`, `INVALID_THREAD_ID`, `JSON_TOO_DEEP`, `UNSUPPORTED_OPTION`, `VALIDATION_FAILED` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9085,7 +9113,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         error?: {
                             /** @enum {string} */
-                            code?: "INVALID_JSON" | "INVALID_THREAD_ID" | "UNSUPPORTED_OPTION" | "VALIDATION_FAILED";
+                            code?: "INVALID_JSON" | "INVALID_THREAD_ID" | "JSON_TOO_DEEP" | "UNSUPPORTED_OPTION" | "VALIDATION_FAILED";
                         };
                     };
                 };
@@ -9202,7 +9230,7 @@ export interface operations {
                     "application/json": components["schemas"]["ThreadResponse"][];
                 };
             };
-            /** @description `INVALID_JSON`, `UNSUPPORTED_OPTION`, `VALIDATION_FAILED` */
+            /** @description `INVALID_JSON`, `JSON_TOO_DEEP`, `UNSUPPORTED_OPTION`, `VALIDATION_FAILED` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9211,7 +9239,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         error?: {
                             /** @enum {string} */
-                            code?: "INVALID_JSON" | "UNSUPPORTED_OPTION" | "VALIDATION_FAILED";
+                            code?: "INVALID_JSON" | "JSON_TOO_DEEP" | "UNSUPPORTED_OPTION" | "VALIDATION_FAILED";
                         };
                     };
                 };
@@ -9314,7 +9342,7 @@ export interface operations {
                     "application/json": number;
                 };
             };
-            /** @description `INVALID_JSON`, `UNSUPPORTED_OPTION`, `VALIDATION_FAILED` */
+            /** @description `INVALID_JSON`, `JSON_TOO_DEEP`, `UNSUPPORTED_OPTION`, `VALIDATION_FAILED` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9323,7 +9351,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         error?: {
                             /** @enum {string} */
-                            code?: "INVALID_JSON" | "UNSUPPORTED_OPTION" | "VALIDATION_FAILED";
+                            code?: "INVALID_JSON" | "JSON_TOO_DEEP" | "UNSUPPORTED_OPTION" | "VALIDATION_FAILED";
                         };
                     };
                 };
@@ -9658,7 +9686,7 @@ export interface operations {
                     "application/json": components["schemas"]["ThreadResponse"];
                 };
             };
-            /** @description `INVALID_JSON`, `INVALID_THREAD_ID`, `UNSUPPORTED_OPTION`, `VALIDATION_FAILED` */
+            /** @description `INVALID_JSON`, `INVALID_THREAD_ID`, `JSON_TOO_DEEP`, `UNSUPPORTED_OPTION`, `VALIDATION_FAILED` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9667,7 +9695,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         error?: {
                             /** @enum {string} */
-                            code?: "INVALID_JSON" | "INVALID_THREAD_ID" | "UNSUPPORTED_OPTION" | "VALIDATION_FAILED";
+                            code?: "INVALID_JSON" | "INVALID_THREAD_ID" | "JSON_TOO_DEEP" | "UNSUPPORTED_OPTION" | "VALIDATION_FAILED";
                         };
                     };
                 };
@@ -9894,7 +9922,7 @@ export interface operations {
                     "application/json": components["schemas"]["UpdateThreadStateResponse"];
                 };
             };
-            /** @description `INVALID_CHECKPOINT_ID`, `INVALID_JSON`, `INVALID_STATE_UPDATE`, `INVALID_THREAD_ID`, `VALIDATION_FAILED` */
+            /** @description `INVALID_CHECKPOINT_ID`, `INVALID_JSON`, `INVALID_STATE_UPDATE`, `INVALID_THREAD_ID`, `JSON_TOO_DEEP`, `VALIDATION_FAILED` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9903,7 +9931,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         error?: {
                             /** @enum {string} */
-                            code?: "INVALID_CHECKPOINT_ID" | "INVALID_JSON" | "INVALID_STATE_UPDATE" | "INVALID_THREAD_ID" | "VALIDATION_FAILED";
+                            code?: "INVALID_CHECKPOINT_ID" | "INVALID_JSON" | "INVALID_STATE_UPDATE" | "INVALID_THREAD_ID" | "JSON_TOO_DEEP" | "VALIDATION_FAILED";
                         };
                     };
                 };
@@ -10035,7 +10063,7 @@ export interface operations {
                     "application/json": components["schemas"]["ThreadStateResponse"];
                 };
             };
-            /** @description `INVALID_CHECKPOINT_ID`, `INVALID_JSON`, `INVALID_THREAD_ID`, `UNSUPPORTED_OPTION`, `VALIDATION_FAILED` */
+            /** @description `INVALID_CHECKPOINT_ID`, `INVALID_JSON`, `INVALID_THREAD_ID`, `JSON_TOO_DEEP`, `UNSUPPORTED_OPTION`, `VALIDATION_FAILED` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -10044,7 +10072,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         error?: {
                             /** @enum {string} */
-                            code?: "INVALID_CHECKPOINT_ID" | "INVALID_JSON" | "INVALID_THREAD_ID" | "UNSUPPORTED_OPTION" | "VALIDATION_FAILED";
+                            code?: "INVALID_CHECKPOINT_ID" | "INVALID_JSON" | "INVALID_THREAD_ID" | "JSON_TOO_DEEP" | "UNSUPPORTED_OPTION" | "VALIDATION_FAILED";
                         };
                     };
                 };
@@ -10272,7 +10300,7 @@ export interface operations {
                     "application/json": components["schemas"]["ThreadStateResponse"][];
                 };
             };
-            /** @description `INVALID_CHECKPOINT_ID`, `INVALID_JSON`, `INVALID_THREAD_ID`, `UNSUPPORTED_OPTION`, `VALIDATION_FAILED` */
+            /** @description `INVALID_CHECKPOINT_ID`, `INVALID_JSON`, `INVALID_THREAD_ID`, `JSON_TOO_DEEP`, `UNSUPPORTED_OPTION`, `VALIDATION_FAILED` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -10281,7 +10309,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         error?: {
                             /** @enum {string} */
-                            code?: "INVALID_CHECKPOINT_ID" | "INVALID_JSON" | "INVALID_THREAD_ID" | "UNSUPPORTED_OPTION" | "VALIDATION_FAILED";
+                            code?: "INVALID_CHECKPOINT_ID" | "INVALID_JSON" | "INVALID_THREAD_ID" | "JSON_TOO_DEEP" | "UNSUPPORTED_OPTION" | "VALIDATION_FAILED";
                         };
                     };
                 };
@@ -10404,7 +10432,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `INVALID_CHECKPOINT_ID`, `INVALID_INPUT`, `INVALID_JSON`, `INVALID_STREAM_MODE`, `INVALID_THREAD_ID`, `UNSUPPORTED_OPTION`, `VALIDATION_FAILED` */
+            /** @description `INVALID_CHECKPOINT_ID`, `INVALID_INPUT`, `INVALID_JSON`, `INVALID_STREAM_MODE`, `INVALID_THREAD_ID`, `JSON_TOO_DEEP`, `UNSUPPORTED_OPTION`, `VALIDATION_FAILED` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -10413,7 +10441,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         error?: {
                             /** @enum {string} */
-                            code?: "INVALID_CHECKPOINT_ID" | "INVALID_INPUT" | "INVALID_JSON" | "INVALID_STREAM_MODE" | "INVALID_THREAD_ID" | "UNSUPPORTED_OPTION" | "VALIDATION_FAILED";
+                            code?: "INVALID_CHECKPOINT_ID" | "INVALID_INPUT" | "INVALID_JSON" | "INVALID_STREAM_MODE" | "INVALID_THREAD_ID" | "JSON_TOO_DEEP" | "UNSUPPORTED_OPTION" | "VALIDATION_FAILED";
                         };
                     };
                 };
@@ -10576,7 +10604,7 @@ export interface operations {
                     "text/event-stream": string;
                 };
             };
-            /** @description `INVALID_CHECKPOINT_ID`, `INVALID_INPUT`, `INVALID_JSON`, `INVALID_STREAM_MODE`, `INVALID_THREAD_ID`, `UNSUPPORTED_OPTION`, `VALIDATION_FAILED` */
+            /** @description `INVALID_CHECKPOINT_ID`, `INVALID_INPUT`, `INVALID_JSON`, `INVALID_STREAM_MODE`, `INVALID_THREAD_ID`, `JSON_TOO_DEEP`, `UNSUPPORTED_OPTION`, `VALIDATION_FAILED` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -10585,7 +10613,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         error?: {
                             /** @enum {string} */
-                            code?: "INVALID_CHECKPOINT_ID" | "INVALID_INPUT" | "INVALID_JSON" | "INVALID_STREAM_MODE" | "INVALID_THREAD_ID" | "UNSUPPORTED_OPTION" | "VALIDATION_FAILED";
+                            code?: "INVALID_CHECKPOINT_ID" | "INVALID_INPUT" | "INVALID_JSON" | "INVALID_STREAM_MODE" | "INVALID_THREAD_ID" | "JSON_TOO_DEEP" | "UNSUPPORTED_OPTION" | "VALIDATION_FAILED";
                         };
                     };
                 };
