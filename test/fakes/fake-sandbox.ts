@@ -1,6 +1,7 @@
 import {
   SandboxFileChangedError,
   type FsDeleteOutcome,
+  type FsWriteOutcome,
   type RunOutcome,
   type RunRequest,
   type Sandbox,
@@ -72,9 +73,10 @@ export class FakeSandbox implements Sandbox {
     return true;
   }
 
-  async putFiles(files: SessionFileIn[]): Promise<void> {
+  async putFiles(files: SessionFileIn[]): Promise<FsWriteOutcome> {
     this.puts.push(files.map((f) => f.path));
     for (const file of files) this.session.set(file.path, file.content);
+    return { written: files.length, refused: [] };
   }
 
   async *readFiles(paths: string[], options: { maxFileBytes: number }): AsyncGenerator<SessionFileRead> {

@@ -7,17 +7,18 @@ import {
   type DecodedFrame,
   type DoneFrame,
   type FsDeletedEvent,
+  type FsWrittenEvent,
   type RecycledEvent,
   type ReplRequest,
 } from '@drydock/execution';
 import { ChannelFileRead } from './channel-file-read.js';
-import { SANDBOX_UID } from './container-spec.js';
-import { packSessionFiles, readSessionArchive, SESSION_ROOT, walkSessionArchive } from './session-archive.js';
+import { readSessionArchive, SESSION_ROOT, walkSessionArchive } from './session-archive.js';
 import {
   failedRunOutcome,
   outcomeFromDone,
   SandboxFileChangedError,
   type FsDeleteOutcome,
+  type FsWriteOutcome,
   type OutputListener,
   type RecycleOutcome,
   type RunOutcome,
@@ -32,6 +33,10 @@ import {
 // archive of the whole /session (one daemon round trip instead of hundreds).
 const PER_FILE_READ_LIMIT = 16;
 const FS_DELETE_TIMEOUT_MS = 10_000;
+// An fs-write is answered once its last byte is written: this long, plus a second for
+// every 16 MiB it carries (the supervisor writes far faster; only a wedged one is late).
+const FS_WRITE_TIMEOUT_MS = 30_000;
+const FS_WRITE_MS_PER_BYTE = 1_000 / (16 * 1024 * 1024);
 const RECYCLE_TIMEOUT_MS = 10_000;
 
 interface PendingRun {
@@ -52,6 +57,7 @@ export class DockerSandbox implements Sandbox {
   private isAlive = true;
   private exitReason: string | null = null;
   private readonly deletes = new Map<string, { resolve: (e: FsDeletedEvent) => void; reject: (e: Error) => void }>();
+  private readonly writes = new Map<string, { resolve: (e: FsWrittenEvent) => void; reject: (e: Error) => void }>();
   private readonly recycles = new Map<string, { resolve: (e: RecycledEvent) => void; reject: (e: Error) => void }>();
   // Optional requests the supervisor announced it knows.
   private features = new Set<string>();
@@ -162,12 +168,46 @@ export class DockerSandbox implements Sandbox {
     return true;
   }
 
-  async putFiles(files: SessionFileIn[]): Promise<void> {
-    if (files.length === 0) return;
+  // Over the host channel (fs-write): the supervisor writes the files inside the
+  // container as the sandbox user, following no link. Docker's archive API is never
+  // used for this: dockerd extracts from the host side, and a folder swapped for a
+  // symlink by code meanwhile let it write outside /session (CVE-2018-15664's class).
+  async putFiles(files: SessionFileIn[]): Promise<FsWriteOutcome> {
+    if (files.length === 0) return { written: 0, refused: [] };
     this.assertAlive();
-    this.wroteSession = true;
-    const archive = packSessionFiles(files, { uid: SANDBOX_UID, gid: SANDBOX_UID });
-    await this.container.putArchive(archive as unknown as NodeJS.ReadableStream, { path: SESSION_ROOT });
+    if (!this.features.has('fs-write')) {
+      throw new Error('this sandbox image cannot receive files safely (no fs-write): rebuild the sandbox image');
+    }
+    if (this.pending) throw new Error('files cannot be written while a run is in progress');
+    const id = randomUUID();
+    const answer = new Promise<FsWrittenEvent>((resolve, reject) => this.writes.set(id, { resolve, reject }));
+    let bytes = 0;
+    for (const file of files) bytes += file.content.length;
+    let timer: NodeJS.Timeout | undefined;
+    const timeoutMs = FS_WRITE_TIMEOUT_MS + Math.ceil(bytes * FS_WRITE_MS_PER_BYTE);
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`the sandbox did not answer fs-write in ${timeoutMs} ms`)), timeoutMs);
+    });
+    try {
+      this.wroteSession = true;
+      this.send({
+        op: 'fs-write',
+        id,
+        files: files.map((f) => ({ path: f.path, size: f.content.length, mtimeMs: f.modifiedAt.getTime() })),
+      });
+      // The contents follow the frame as they are, in order: the socket queues the
+      // buffers themselves (no copy), and nothing else is written in between.
+      for (const file of files) if (file.content.length > 0) this.channel.write(file.content);
+      const { written, refused } = await Promise.race([answer, timeout]);
+      return { written, refused };
+    } catch (error) {
+      // Unanswered, the channel may be out of step: the sandbox cannot be trusted with more.
+      if (!(error instanceof SandboxGoneError)) await this.kill((error as Error).message);
+      throw error;
+    } finally {
+      clearTimeout(timer);
+      this.writes.delete(id);
+    }
   }
 
   async *readFiles(paths: string[], options: { maxFileBytes: number }): AsyncGenerator<SessionFileRead> {
@@ -377,6 +417,9 @@ export class DockerSandbox implements Sandbox {
       case 'fs-deleted':
         this.deletes.get(event.id)?.resolve(event);
         return;
+      case 'fs-written':
+        this.writes.get(event.id)?.resolve(event);
+        return;
       case 'recycled':
         this.recycles.get(event.id)?.resolve(event);
         return;
@@ -394,6 +437,7 @@ export class DockerSandbox implements Sandbox {
     this.readyWaiter = null;
     this.pending?.reject(error);
     for (const waiter of this.deletes.values()) waiter.reject(error);
+    for (const waiter of this.writes.values()) waiter.reject(error);
     for (const waiter of this.recycles.values()) waiter.reject(error);
     for (const read of this.fileReads.values()) read.fail(error);
     this.fileReads.clear();

@@ -1,7 +1,7 @@
 import type { Readable } from 'node:stream';
 import tar from 'tar-stream';
 import type { SessionFileRead } from '@drydock/execution';
-import { packSessionFiles, readSessionArchive, sessionPathOfEntry } from './session-archive.js';
+import { readSessionArchive, sessionPathOfEntry } from './session-archive.js';
 
 type Entry = { name: string; type?: tar.Header['type']; body?: string; linkname?: string; size?: number };
 
@@ -23,49 +23,7 @@ async function collect(reads: AsyncIterable<SessionFileRead>) {
   return out;
 }
 
-async function entriesOf(archive: Readable) {
-  const extract = tar.extract();
-  archive.pipe(extract as unknown as NodeJS.WritableStream);
-  const seen: { name: string; type?: string; uid?: number; mode?: number; body: string }[] = [];
-  for await (const entry of extract) {
-    const chunks: Buffer[] = [];
-    for await (const chunk of entry as AsyncIterable<Buffer>) chunks.push(chunk);
-    const { name, type, uid, mode } = entry.header;
-    seen.push({ name, type, uid, mode, body: Buffer.concat(chunks).toString() });
-  }
-  return seen;
-}
-
 describe('session archives', () => {
-  describe(packSessionFiles.name, () => {
-    it('should give every parent directory its own entry owned by the sandbox user', async () => {
-      const archive = packSessionFiles(
-        [
-          { path: '/data/raw/in.csv', content: Buffer.from('a,b'), modifiedAt: new Date(0) },
-          { path: '/data/notes.md', content: Buffer.from('hi'), modifiedAt: new Date(0) },
-        ],
-        { uid: 10001, gid: 10001 },
-      );
-      const entries = await entriesOf(archive);
-      expect(entries.map((e) => [e.name, e.type])).toEqual([
-        ['data/', 'directory'],
-        ['data/raw/', 'directory'],
-        ['data/raw/in.csv', 'file'],
-        ['data/notes.md', 'file'],
-      ]);
-      expect(entries.every((e) => e.uid === 10001)).toBe(true);
-      expect(entries[2]).toMatchObject({ body: 'a,b', mode: 0o644 });
-    });
-
-    it('should refuse a path that would leave /session', () => {
-      for (const path of ['/../etc/passwd', '/a/../../b', '/', '/a//b']) {
-        expect(() => packSessionFiles([{ path, content: Buffer.alloc(0), modifiedAt: new Date() }], { uid: 1, gid: 1 })).toThrow(
-          /not a session path/,
-        );
-      }
-    });
-  });
-
   describe(sessionPathOfEntry.name, () => {
     it('should map names relative to the requested path and refuse escapes', () => {
       expect(sessionPathOfEntry('/session/out/a.csv', 'a.csv')).toBe('/out/a.csv');

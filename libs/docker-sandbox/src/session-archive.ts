@@ -1,50 +1,14 @@
 import { posix } from 'node:path';
 import type { Readable } from 'node:stream';
 import tar from 'tar-stream';
-import type { ReadSkipReason, SessionFileIn, SessionFileRead } from '@drydock/execution';
+import type { ReadSkipReason, SessionFileRead } from '@drydock/execution';
 
-// Tar streams for the Docker archive API on a sandbox's /session volume
-// (docs/decisions/004-session-volume-and-file-sync.md). Paths on this side are
+// Tar streams out of the Docker archive API on a sandbox's /session volume, for an
+// image whose supervisor cannot send files itself (docs/decisions/013); files go in
+// over the host channel only (fs-write). Paths on this side are
 // relative to /session with a leading slash ("/out/summary.csv").
 
 export const SESSION_ROOT = '/session';
-
-const FILE_MODE = 0o644;
-const DIR_MODE = 0o755;
-
-// A tar stream that puts `files` under /session, with an explicit entry for every
-// parent directory: the daemon would otherwise create missing parents owned by root,
-// and the sandbox user could not write in them.
-export function packSessionFiles(files: SessionFileIn[], owner: { uid: number; gid: number }): Readable {
-  const pack = tar.pack();
-  const dirs = new Set<string>();
-  for (const file of files) {
-    const rel = relativeName(file.path);
-    const parts = rel.split('/');
-    for (let i = 1; i < parts.length; i++) {
-      const dir = parts.slice(0, i).join('/');
-      if (dirs.has(dir)) continue;
-      dirs.add(dir);
-      pack.entry({ name: `${dir}/`, type: 'directory', mode: DIR_MODE, mtime: file.modifiedAt, ...owner });
-    }
-    pack.entry(
-      { name: rel, type: 'file', size: file.content.length, mode: FILE_MODE, mtime: file.modifiedAt, ...owner },
-      file.content,
-    );
-  }
-  pack.finalize();
-  return pack as unknown as Readable;
-}
-
-// "/a/b" -> "a/b", refusing anything that is not a plain relative name once inside.
-function relativeName(path: string): string {
-  const rel = path.replace(/^\/+/, '');
-  const parts = rel.split('/');
-  if (!rel || parts.some((p) => p === '' || p === '.' || p === '..' || p.includes('\0'))) {
-    throw new Error(`not a session path: ${JSON.stringify(path)}`);
-  }
-  return rel;
-}
 
 // Maps a name in an archive of `requested` (an absolute container path the daemon was
 // asked for) to a session path, or null when it is not strictly inside /session. The

@@ -111,6 +111,17 @@ export interface RecycledEvent {
   durationMs: number;
 }
 
+// Answer to an fs-write request, once every byte of it is in: how many files were put
+// in place, and the paths refused with why (`symlink` on the way or swapped in,
+// `not-a-directory`, `directory` at the path, `no-space`, `permission`, `invalid`,
+// `busy`, `error`). A refused path was not touched.
+export interface FsWrittenEvent {
+  ev: 'fs-written';
+  id: string;
+  written: number;
+  refused: { path: string; reason: string }[];
+}
+
 // Answer to an fs-read request, one per asked path and in their order: either the
 // file's size, in which case exactly `size` raw bytes of it follow this frame on the
 // channel (not a frame) and then `fs-file-end`; or why it was not read (`skipped`: a
@@ -131,12 +142,13 @@ export interface FsFileEndEvent {
 
 export type ReplEvent =
   // `features`: optional requests this supervisor knows ("recycle", "fs-read",
-  // "interrupt"); absent from older ones.
+  // "fs-write", "interrupt"); absent from older ones.
   | { ev: 'ready'; protocol: number; python: string; pid: number; features?: string[] }
   | { ev: 'pong'; id: string }
   | { ev: 'stream'; id: string; name: 'stdout' | 'stderr'; text: string }
   | DoneFrame
   | FsDeletedEvent
+  | FsWrittenEvent
   | RecycledEvent
   | FsFileEvent
   | FsFileEndEvent
@@ -161,6 +173,9 @@ export type ReplRequest =
   // Regular files of /session sent back raw (FsFileEvent); anything else, or a file over
   // maxBytes, refused unread.
   | { op: 'fs-read'; id: string; paths: string[]; maxBytes: number }
+  // Files put in /session by the supervisor itself, never through a link (FsWrittenEvent):
+  // exactly the sum of `size` raw bytes, the files' contents in order, follow this frame.
+  | { op: 'fs-write'; id: string; files: { path: string; size: number; mtimeMs: number }[] }
   | { op: 'ping'; id: string }
   | { op: 'shutdown' };
 

@@ -1,4 +1,4 @@
-import type { ArtifactListing, DoneFrame, FsDeletedEvent, RecycledEvent, RichResult, SkipReason } from '../protocol/repl-protocol.js';
+import type { ArtifactListing, DoneFrame, FsDeletedEvent, FsWrittenEvent, RecycledEvent, RichResult, SkipReason } from '../protocol/repl-protocol.js';
 
 // Limits applied to one session's container, after clamping to the tenant's maxima.
 export interface EffectiveLimits {
@@ -78,6 +78,9 @@ export interface SessionTreeEntry {
 
 export type FsDeleteOutcome = Omit<FsDeletedEvent, 'ev' | 'id'>;
 
+// What putFiles did: files put in place, and the paths it refused (untouched) with why.
+export type FsWriteOutcome = Omit<FsWrittenEvent, 'ev' | 'id'>;
+
 export type RecycleOutcome = Omit<RecycledEvent, 'ev' | 'id'>;
 
 export type OutputListener = (name: 'stdout' | 'stderr', text: string) => void;
@@ -92,9 +95,13 @@ export interface Sandbox {
   // interpreter if the code ignores it. False when that run is not in progress or the
   // sandbox's image cannot interrupt (the run then goes on to its time limit).
   interrupt(runId: string): boolean;
-  // Writes files into /session (Docker archive API), creating missing parent
-  // directories; everything is owned by the sandbox user. Overwrites what is there.
-  putFiles(files: SessionFileIn[]): Promise<void>;
+  // Writes files into /session, creating missing parent directories; everything is
+  // owned by the sandbox user. Replaces what is at each path, a symlink included, but
+  // never follows one: a path with a symlink (or a file) where a folder would be, or a
+  // folder at the path itself, is refused and left as it is. Written inside the
+  // container by the supervisor (fs-write), never by the engine from the host. Must not
+  // overlap a run.
+  putFiles(files: SessionFileIn[]): Promise<FsWriteOutcome>;
   // Reads regular files back from /session (as exportFiles does), never following a
   // symlink and never reading a host path; anything else, or a file over
   // `maxFileBytes`, comes back as skipped. Yields each asked path once.

@@ -98,7 +98,13 @@ export class BatchItemRunner {
       const files = Object.entries(item.files ?? {});
       if (files.length > 0) {
         const now = new Date();
-        await sandbox.putFiles(files.map(([path, text]) => ({ path, content: Buffer.from(text, 'utf8'), modifiedAt: now })));
+        const { refused } = await sandbox.putFiles(files.map(([path, text]) => ({ path, content: Buffer.from(text, 'utf8'), modifiedAt: now })));
+        // A fresh sandbox refuses only paths that clash with each other ("/a" and "/a/b").
+        if (refused.length > 0) {
+          reusable = sandbox.alive && !this.abandoning;
+          const list = refused.map(({ path, reason }) => `${path} (${reason})`).join(', ');
+          return failedItem('InvalidFiles', `These files could not be put in /session: ${list}`);
+        }
       }
       const outcome = await sandbox.run({
         id: `${ref.batchId}-${ref.index}-${item.attempt}`,

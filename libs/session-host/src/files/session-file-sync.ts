@@ -59,7 +59,13 @@ export class SessionFileSync {
     const upserts = changes.upserts.filter((u) => !state.own.has(u.info.revision));
     for (const batch of batches(upserts, PUSH_BATCH_FILES, PUSH_BATCH_BYTES, (u) => u.info.size)) {
       const files = await this.vfs.readMany(scope, batch.map((u) => u.path));
-      await sandbox.putFiles(files.map((f) => ({ path: f.info.path, content: f.content, modifiedAt: f.info.modifiedAt })));
+      const { refused } = await sandbox.putFiles(files.map((f) => ({ path: f.info.path, content: f.content, modifiedAt: f.info.modifiedAt })));
+      for (const { path, reason } of refused) {
+        // A symlink or a file the code made where the thread has a folder, or a folder
+        // where it has a file: the container keeps it, and its next change report tells
+        // the thread.
+        this.logger.warn(`${scope.threadId}: not writing ${path} in the sandbox (${reason})`);
+      }
     }
     state.revision = changes.revision;
     state.own.clear();

@@ -26,8 +26,12 @@ export class DatasetStager {
   // removed the dataset since the session asked for it).
   async stage(tenantId: string, sandbox: Sandbox, name: string): Promise<StagedDataset> {
     const files = await this.datasets.filesOf(await this.datasets.resolve(tenantId, name));
-    await sandbox.putFiles(files);
-    return { name, mode: 'staged', files: files.length, bytes: files.reduce((sum, f) => sum + f.content.length, 0) };
+    const { refused } = await sandbox.putFiles(files);
+    // Code of the session made something else of a path of the copy (a symlink, a folder).
+    for (const { path, reason } of refused) this.logger.warn(`dataset ${name}: not staging ${path} into the sandbox (${reason})`);
+    const taken = new Set(refused.map((r) => r.path));
+    const staged = files.filter((f) => !taken.has(f.path));
+    return { name, mode: 'staged', files: staged.length, bytes: staged.reduce((sum, f) => sum + f.content.length, 0) };
   }
 
   // Every staged dataset of the session into a new sandbox. Checked when the session
