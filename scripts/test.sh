@@ -12,6 +12,9 @@ ensure_redis
 ensure_docker
 ensure_node_modules
 ensure_chromium
+# The kernel's syscall tables (asm/unistd_*.h), from which sandbox-hardening.e2e takes
+# the numbers of every denied call on each ABI.
+apt_install linux-libc-dev
 build_images
 
 export NODE_ENV=test

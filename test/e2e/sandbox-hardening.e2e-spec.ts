@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { DENIED_SYSCALLS, SANDBOX_SECCOMP_PROFILE } from '@drydock/docker-sandbox';
 import Docker from 'dockerode';
 import { tmpdir } from 'node:os';
@@ -95,6 +96,136 @@ describe('Sandbox hardening', () => {
     expect(out.calls).toEqual(Object.fromEntries(Object.keys(out.calls).map((name) => [name, true])));
     for (const name of Object.keys(out.calls)) expect(DENIED_SYSCALLS).toHaveProperty(name);
     expect(out.sockets).toEqual({ vsock: 'EPERM', unix: 'opened' });
+  });
+
+  // Every denied call through each ABI a x86_64 kernel has: native, i386 (`int 0x80`, with
+  // its own numbers and socketcall, whose arguments seccomp cannot read) and x32 (native
+  // instructions, numbers with bit 30 set). Only the native one is admitted: a 32-bit
+  // call fails whatever it is, an allowed one (getpid) too. Each call runs in a child
+  // (a foreign-ABI call may be answered by a signal).
+  it('should refuse every denied call through the native ABI, and every call at all through the 32-bit ones', async () => {
+    const api = await platform.newTenant();
+    const session = await api.createSession();
+    const header = (name: string, pattern: RegExp) => {
+      const numbers: Record<string, number> = {};
+      for (const [, call, nr] of readFileSync(`/usr/include/x86_64-linux-gnu/asm/${name}`, 'utf8').matchAll(pattern)) numbers[call!] = Number(nr);
+      return numbers;
+    };
+    const x64 = header('unistd_64.h', /^#define __NR_(\w+) (\d+)$/gm);
+    const i386 = header('unistd_32.h', /^#define __NR_(\w+) (\d+)$/gm);
+    const x32 = header('unistd_x32.h', /^#define __NR_(\w+) \(__X32_SYSCALL_BIT \+ (\d+)\)$/gm);
+    const denied = Object.keys(DENIED_SYSCALLS);
+    const pick = (table: Record<string, number>) => Object.fromEntries(denied.filter((n) => n in table).map((n) => [n, table[n]]));
+    const body = await run(
+      api,
+      session.id,
+      [
+        'import ctypes, errno, json, mmap, os, signal, struct',
+        `X64, I386, X32 = ${JSON.stringify(pick(x64))}, ${JSON.stringify(pick(i386))}, ${JSON.stringify(pick(x32))}`,
+        'libc = ctypes.CDLL(None, use_errno=True)',
+        // int 0x80 from 64-bit code: eax = number, ebx..edi = arguments; callee-saved
+        // registers kept. Below 4 GiB (MAP_32BIT), where 32-bit pointers reach.
+        'page = mmap.mmap(-1, 4096, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | 0x40, prot=mmap.PROT_READ | mmap.PROT_WRITE | mmap.PROT_EXEC)',
+        'page.write(bytes.fromhex("53 55 4154 4155 4156 4157 89f8 89f3 4189ca 89d1 4489d2 4489c6 4489cf cd80 415f 415e 415d 415c 5d 5b c3".replace(" ", "")))',
+        'base = ctypes.addressof(ctypes.c_char.from_buffer(page))',
+        'assert base < 2**32',
+        'int80 = ctypes.CFUNCTYPE(ctypes.c_int, *[ctypes.c_uint32] * 6)(base)',
+        'args = base + 2048',
+        'ctypes.memmove(args, struct.pack("<III", 40, 1, 0), 12)  # socket(AF_VSOCK, SOCK_STREAM, 0)',
+        'def in_child(call):',
+        '    r, w = os.pipe()',
+        '    pid = os.fork()',
+        '    if pid == 0:',
+        '        os.close(r)',
+        '        try:',
+        '            os.write(w, str(call()).encode())',
+        '        finally:',
+        '            os._exit(0)',
+        '    os.close(w)',
+        '    out = os.read(r, 64)',
+        '    os.close(r)',
+        '    status = os.waitpid(pid, 0)[1]',
+        '    if os.WIFSIGNALED(status):',
+        '        return signal.Signals(os.WTERMSIG(status)).name',
+        '    result = int(out)',
+        '    return "ok" if result >= 0 else errno.errorcode.get(-result, str(result))',
+        'def native(nr, *a):',
+        '    def call():',
+        '        result = libc.syscall(nr, *(list(a) + [0] * 5)[:5])',
+        '        return result if result >= 0 else -ctypes.get_errno()',
+        '    return in_child(call)',
+        'def old(nr, *a):',
+        '    return in_child(lambda: int80(nr, *(list(a) + [0] * 5)[:5]))',
+        'print(json.dumps({',
+        '    "x64": {name: native(nr) for name, nr in X64.items()},',
+        '    "i386": {name: old(nr) for name, nr in I386.items()},',
+        '    "x32": {name: native(nr | 0x40000000) for name, nr in X32.items()},',
+        '    "allowed": {"x64 getpid": native(39), "i386 getpid": old(20), "x32 getpid": native(39 | 0x40000000)},',
+        '    "vsock": {"i386 socketcall": old(102, 1, args), "i386 socket": old(359, 40, 1, 0)},',
+        '}))',
+      ].join('\n'),
+    );
+    const out = JSON.parse(body.stdout) as Record<'x64' | 'i386' | 'x32' | 'allowed' | 'vsock', Record<string, string>>;
+    // Every denied call of each table was tried (the tables name most of them).
+    expect(Object.keys(out.x64).length).toBeGreaterThan(50);
+    expect(Object.keys(out.i386).length).toBeGreaterThan(50);
+    expect(Object.keys(out.x32).length).toBeGreaterThan(50);
+    expect(out.x64).toEqual(Object.fromEntries(Object.keys(out.x64).map((name) => [name, 'EPERM'])));
+    // What the filter answers a foreign ABI with, the same for every call.
+    const foreign = out.allowed['i386 getpid'];
+    expect(['SIGSYS', 'ENOSYS', 'EPERM']).toContain(foreign);
+    expect(out.i386).toEqual(Object.fromEntries(Object.keys(out.i386).map((name) => [name, foreign])));
+    // x32 numbers fail in the filter, or in a kernel that does not run x32 programs.
+    const refusals = new Set(['SIGSYS', 'ENOSYS', 'EPERM']);
+    expect(Object.entries(out.x32).filter(([, outcome]) => !refusals.has(outcome))).toEqual([]);
+    expect(out.allowed).toMatchObject({ 'x64 getpid': 'ok', 'i386 getpid': foreign });
+    expect(refusals).toContain(out.allowed['x32 getpid']);
+    expect(out.vsock).toEqual({ 'i386 socketcall': foreign, 'i386 socket': foreign });
+    expect((await run(api, session.id, '1 + 1')).stateLost).toBe(false);
+  });
+
+  it('should leave no setuid or setgid program, mask the host kernel configuration and boot id, and allow exec in /session only', async () => {
+    const api = await platform.newTenant();
+    const session = await api.createSession();
+    const info = await platform.containerOf(session.id);
+    expect(info.HostConfig.MaskedPaths).toEqual(expect.arrayContaining(['/proc/config.gz', '/proc/sys/kernel/random/boot_id', '/proc/kcore']));
+    const body = await run(
+      api,
+      session.id,
+      [
+        'import json, os, stat, subprocess',
+        'special = []',
+        'for top in ("/usr", "/bin", "/sbin", "/etc", "/opt", "/var", "/lib"):',
+        '    for folder, _dirs, files in os.walk(top):',
+        '        for name in files:',
+        '            try:',
+        '                mode = os.lstat(os.path.join(folder, name)).st_mode',
+        '            except OSError:',
+        '                continue',
+        '            if stat.S_ISREG(mode) and mode & (stat.S_ISUID | stat.S_ISGID):',
+        '                special.append(os.path.join(folder, name))',
+        'def content(path):',
+        '    try:',
+        '        return open(path, "rb").read().decode("latin-1")',
+        '    except OSError as e:',
+        '        return type(e).__name__',
+        'def runs(folder):',
+        '    path = os.path.join(folder, "probe.sh")',
+        '    with open(path, "w") as f:',
+        '        f.write("#!/bin/sh\\necho ran\\n")',
+        '    os.chmod(path, 0o755)',
+        '    try:',
+        '        return subprocess.run([path], capture_output=True, text=True).stdout.strip()',
+        '    except OSError as e:',
+        '        return type(e).__name__',
+        'print(json.dumps({"special": special, "config": content("/proc/config.gz"), "boot_id": content("/proc/sys/kernel/random/boot_id"),',
+        '                  "session": runs("/session"), "tmp": runs("/tmp")}))',
+      ].join('\n'),
+    );
+    const out = JSON.parse(body.stdout);
+    expect(out).toEqual({ special: [], config: '', boot_id: '', session: 'ran', tmp: 'PermissionError' });
+    // What the platform itself reads there is unchanged: the host's boot id is the host's.
+    expect(readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim()).toMatch(/^[0-9a-f-]{36}$/);
   });
 
   it('should run user code as another user than the supervisor, which, like init, user code cannot signal', async () => {

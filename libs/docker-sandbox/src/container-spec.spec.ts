@@ -22,6 +22,12 @@ describe(sandboxContainerOptions.name, () => {
     expect(gvisor.HostConfig!.Runtime).toBe('runsc');
   });
 
+  it('should mask the host kernel configuration and boot id besides Docker\'s own paths, and mount /tmp noexec', () => {
+    const sut = sandboxContainerOptions(spec, 'img', { volume: 'v' }, { seccompProfileJson: profile });
+    expect(sut.HostConfig!.MaskedPaths).toEqual(expect.arrayContaining(['/proc/config.gz', '/proc/sys/kernel/random/boot_id', '/proc/kcore', '/sys/firmware']));
+    expect(sut.HostConfig!.Tmpfs!['/tmp']!.split(',')).toEqual(expect.arrayContaining(['noexec', 'nosuid', 'nodev']));
+  });
+
   it('should hand the zygote its preload list only when there is one', () => {
     const plain = sandboxContainerOptions(spec, 'img', { volume: 'v' }, { seccompProfileJson: profile });
     expect(plain.Env!.some((v) => v.startsWith('DRYDOCK_ZYGOTE_PRELOAD='))).toBe(false);
@@ -40,6 +46,14 @@ describe('SANDBOX_SECCOMP_PROFILE', () => {
     for (const name of ['ptrace', 'process_vm_readv', 'process_vm_writev', 'personality', 'keyctl', 'bpf', 'userfaultfd', 'perf_event_open', 'io_uring_setup']) {
       expect(DENIED_SYSCALLS).toHaveProperty(name);
     }
+  });
+
+  it('should admit the native ABIs only, so no 32-bit call (socketcall) gets past the argument checks', () => {
+    expect(SANDBOX_SECCOMP_PROFILE.archMap).toEqual([
+      { architecture: 'SCMP_ARCH_X86_64', subArchitectures: [] },
+      { architecture: 'SCMP_ARCH_AARCH64', subArchitectures: [] },
+    ]);
+    expect(DENIED_SYSCALLS).toHaveProperty('socketcall');
   });
 
   it('should allow socket() in every family but AF_VSOCK, and clone() without namespace flags only', () => {

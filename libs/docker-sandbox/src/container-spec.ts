@@ -11,6 +11,26 @@ export const SANDBOX_COMMAND = ['python3', '-u', '/opt/drydock/repl/supervisor.p
 export const CHANNEL_MOUNT = '/run/drydock';
 export const CHANNEL_SOCKET_NAME = 'channel.sock';
 
+// Paths of /proc and /sys a sandbox sees as empty (Docker mounts /dev/null or an empty
+// read-only tmpfs over them). Naming any replaces Docker's own list, so it is here whole:
+// Docker 20.10's defaults, then what tells one sandbox about the host or about another
+// sandbox: the host kernel's build configuration, and the host's boot id (the same in
+// every container of the host since it booted).
+export const MASKED_PATHS = [
+  '/proc/asound',
+  '/proc/acpi',
+  '/proc/kcore',
+  '/proc/keys',
+  '/proc/latency_stats',
+  '/proc/timer_list',
+  '/proc/timer_stats',
+  '/proc/sched_debug',
+  '/proc/scsi',
+  '/sys/firmware',
+  '/proc/config.gz',
+  '/proc/sys/kernel/random/boot_id',
+];
+
 export const LABEL_SESSION = 'drydock.session';
 export const LABEL_TENANT = 'drydock.tenant';
 export const LABEL_WORKER = 'drydock.worker';
@@ -115,9 +135,12 @@ export function sandboxContainerOptions(
       NetworkMode: 'none',
       ReadonlyRootfs: true,
       Mounts: mounts,
+      // noexec as Docker mounts a tmpfs by default, said here so that it stays: programs
+      // the code writes run from /session, the thread's own folder.
       Tmpfs: {
-        '/tmp': `rw,nosuid,nodev,size=${limits.tmpDiskMb}m,uid=${SANDBOX_UID},gid=${SANDBOX_UID},mode=1777`,
+        '/tmp': `rw,noexec,nosuid,nodev,size=${limits.tmpDiskMb}m,uid=${SANDBOX_UID},gid=${SANDBOX_UID},mode=1777`,
       },
+      MaskedPaths: MASKED_PATHS,
       // Just what setting the supervisor's ids takes; gone once they are set.
       CapDrop: ['ALL'],
       CapAdd: ['SETUID', 'SETGID'],
