@@ -13,10 +13,14 @@ export const REFUSED_BODY_DRAIN = { maxBytes: 64 * 1024 * 1024, maxMs: 10_000 };
 // sending, and it gets BrokenPipeError. Past the bounds the answer goes with
 // `Connection: close`, and what is left is not read.
 export function drainRefusedBodies(instance: FastifyInstance, bounds = REFUSED_BODY_DRAIN): void {
-  instance.addHook('onSend', async (request, reply, payload) => {
-    if (reply.statusCode < 400 || request.raw.complete) return payload;
-    if (!(await drainBody(request.raw, bounds))) reply.header('connection', 'close');
-    return payload;
+  // Callback style: every answer passes here, and the usual one (a success, or a body
+  // read whole) goes on at once, without a promise.
+  instance.addHook('onSend', (request, reply, payload, done) => {
+    if (reply.statusCode < 400 || request.raw.complete) return done(null, payload);
+    void drainBody(request.raw, bounds).then((ended) => {
+      if (!ended) reply.header('connection', 'close');
+      done(null, payload);
+    });
   });
 }
 
