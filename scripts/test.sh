@@ -20,6 +20,12 @@ build_images
 export NODE_ENV=test
 export DATABASE_URL="${TEST_DATABASE_URL:-postgres://drydock:drydock@127.0.0.1:5432/drydock_test}"
 export REDIS_URL="${TEST_REDIS_URL:-redis://127.0.0.1:6379/15}"
+# The outage and fault tests stop and restart our Redis (the one on $REDIS_SOCKET): the
+# Redis the tests reach over TCP must be that one, not another checkout's on 6379.
+if [[ -z "${TEST_REDIS_URL:-}" ]] &&
+  [[ "$(redis-cli -s "$REDIS_SOCKET" info server | sed -n 's/^run_id://p')" != "$(redis-cli -p 6379 info server | sed -n 's/^run_id://p')" ]]; then
+  die "the Redis on 127.0.0.1:6379 is not this checkout's (ours answers on $REDIS_SOCKET only), and the tests stop and restart theirs: stop that one, or set TEST_REDIS_URL to a Redis they may restart"
+fi
 export DRYDOCK_ADMIN_KEY="test-admin-key-0123456789abcdef"
 export SANDBOX_IMAGE="${SANDBOX_IMAGE:-drydock/sandbox:latest}"
 export ARTIFACTS_SIGNING_SECRET="test-signing-secret-0123456789abcdef0123"
