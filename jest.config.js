@@ -41,6 +41,11 @@ export default {
   ],
   // e2e suites share one Docker engine and database; run files one at a time.
   maxWorkers: 1,
+  // Each file loads the app's module graph into a vm context of its own, and those are
+  // not all reclaimed: in one process the heap grew past 1 GB in 15 e2e files, and late
+  // suites slowed to minutes (a 60 s start-up hook timed out in CI). With a limit, jest
+  // runs the files in a worker process and replaces it once it holds more than this.
+  workerIdleMemoryLimit: '800MB',
   // Global only: jest ignores testTimeout inside a project. Sandbox tests wait on real
   // containers and timeouts; no test relies on this bound for its assertions.
   testTimeout: 60_000,
