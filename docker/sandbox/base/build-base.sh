@@ -1,18 +1,32 @@
 #!/usr/bin/env bash
-# Builds the offline sandbox base image (python3 + numpy, pandas, matplotlib) from
-# Debian packages with debootstrap and imports it with `docker import`. Used on
-# machines that reach Debian's mirror but no container registry. Skips the work when
-# the image already exists (set DRYDOCK_REBUILD_BASE=1 to force).
+# Builds the offline sandbox base image (python3 + numpy, pandas, matplotlib, and the
+# everyday command-line tools agents reach for) from Debian packages with debootstrap
+# and imports it with `docker import`. Used on machines that reach Debian's mirror but
+# no container registry. Skips the work when the image already exists and was built by
+# this very script: the image carries the script's sha256 in the label
+# drydock.base.script-sha256, so a changed package list (or any other change here)
+# rebuilds it. DRYDOCK_REBUILD_BASE=1 forces a rebuild.
 set -euo pipefail
 
 IMAGE="${DRYDOCK_BASE_IMAGE:-drydock/sandbox-base:bookworm}"
 SUITE="${DRYDOCK_BASE_SUITE:-bookworm}"
 MIRROR="${DRYDOCK_DEBIAN_MIRROR:-http://deb.debian.org/debian}"
+# Python and its data stack, then the shell tools an agent expects in a Unix sandbox
+# (docker/sandbox/README.md). bash, coreutils, findutils, grep and sed are Essential in
+# Debian (minbase has them anyway); they are named so that this list is the promise
+# test/e2e/sandbox-image.e2e-spec.ts checks. No compiler is asked for here.
 PACKAGES="python3,python3-numpy,python3-pandas,python3-matplotlib,ca-certificates"
+PACKAGES+=",bash,coreutils,findutils,grep,sed,gawk,procps,git,jq,sqlite3,file,zip,unzip,xz-utils,less"
 
+LABEL=drydock.base.script-sha256
+RECIPE="$(sha256sum "${BASH_SOURCE[0]}" | cut -d' ' -f1)"
 if [[ "${DRYDOCK_REBUILD_BASE:-0}" != "1" ]] && docker image inspect "$IMAGE" >/dev/null 2>&1; then
-  echo "base image $IMAGE already present"
-  exit 0
+  built="$(docker image inspect -f "{{index .Config.Labels \"$LABEL\"}}" "$IMAGE" 2>/dev/null || true)"
+  if [[ "$built" == "$RECIPE" ]]; then
+    echo "base image $IMAGE already present (built by this build-base.sh)"
+    exit 0
+  fi
+  echo "base image $IMAGE was built by another build-base.sh (${built:-no $LABEL label}): rebuilding"
 fi
 
 command -v debootstrap >/dev/null || {
@@ -40,5 +54,6 @@ chroot "$ROOTFS" env MPLCONFIGDIR=/etc/matplotlib-cache python3 -c "import matpl
 tar -C "$ROOTFS" -c . | docker import \
   --change 'ENV LANG=C.UTF-8' \
   --change 'CMD ["python3"]' \
+  --change "LABEL $LABEL=$RECIPE" \
   - "$IMAGE" >/dev/null
 echo "built $IMAGE"
