@@ -1,0 +1,134 @@
+import { join } from 'node:path';
+import { tmpdir } from 'node:os';
+import { startPlatform, type Platform } from './support/platform.js';
+
+// The image agents expect (issue 51, part 5): besides Python, the everyday command-line
+// tools an agent reaches for in a Unix sandbox, from Debian's packages in the offline
+// base (docker/sandbox/base/build-base.sh, PACKAGES). Checked from user code in a real
+// session, as the sandbox user, so a tool dropped from the list (or broken by a missing
+// library) fails here rather than in an agent's session.
+describe('Sandbox image', () => {
+  let platform: Platform;
+
+  beforeAll(async () => {
+    // The socket channel, as scripts/start.sh and scripts/test.sh configure it.
+    platform = await startPlatform({ SANDBOX_CHANNEL_DIR: process.env.SANDBOX_CHANNEL_DIR || join(tmpdir(), 'drydock-test-channels') });
+  });
+
+  afterAll(async () => {
+    await platform?.close();
+  });
+
+  const run = async (code: string) => {
+    const api = await platform.newTenant();
+    const session = await api.createSession();
+    const res = await api.execute(session.id, code);
+    expect(res.status).toBe(200);
+    // The whole body on failure: a missing tool's FileNotFoundError is in its traceback.
+    expect(res.body).toMatchObject({ status: 'ok' });
+    return JSON.parse(res.body.stdout);
+  };
+
+  // Each tool by the command an agent types, with a call that exits 0 when it works.
+  // The Debian package it comes from is in the comment.
+  const TOOLS: Record<string, string[]> = {
+    bash: ['bash', '--version'], // bash
+    ls: ['ls', '--version'], // coreutils
+    find: ['find', '--version'], // findutils
+    grep: ['grep', '--version'], // grep
+    sed: ['sed', '--version'], // sed
+    gawk: ['gawk', '--version'], // gawk
+    awk: ['awk', '--version'], // gawk, through Debian's alternatives (mawk has no --version)
+    ps: ['ps', '--version'], // procps
+    git: ['git', '--version'], // git
+    jq: ['jq', '--version'], // jq
+    sqlite3: ['sqlite3', '--version'], // sqlite3
+    file: ['file', '--version'], // file
+    zip: ['zip', '-v'], // zip
+    unzip: ['unzip', '-v'], // unzip
+    xz: ['xz', '--version'], // xz-utils
+    less: ['less', '--version'], // less
+  };
+
+  it('should have every everyday tool on PATH, each running as the sandbox user', async () => {
+    const out = await run(
+      [
+        'import json, os, shutil, subprocess',
+        `tools = ${JSON.stringify(TOOLS)}`,
+        'found = {}',
+        'for name, argv in tools.items():',
+        '    path = shutil.which(argv[0])',
+        '    if path is None:',
+        '        found[name] = {"path": None}',
+        '        continue',
+        '    p = subprocess.run(argv, capture_output=True, text=True, timeout=30)',
+        '    found[name] = {"path": path, "code": p.returncode, "first": (p.stdout or p.stderr).strip().splitlines()[:1]}',
+        'print(json.dumps({"uid": os.getuid(), "gid": os.getgid(), "tools": found}))',
+      ].join('\n'),
+    );
+    expect(out.uid).toBe(10001);
+    expect(out.gid).toBe(10001);
+    const missing = Object.entries(out.tools as Record<string, { path: string | null; code?: number }>)
+      .filter(([, tool]) => tool.path === null || tool.code !== 0)
+      .map(([name, tool]) => `${name}: ${JSON.stringify(tool)}`);
+    expect(missing).toEqual([]);
+    expect(Object.keys(out.tools).sort()).toEqual(Object.keys(TOOLS).sort());
+    expect(out.tools.git.first[0]).toMatch(/^git version \d/);
+    expect(out.tools.awk.first[0]).toMatch(/^GNU Awk/);
+  });
+
+  it('should let the sandbox user init, add and commit with git in /session (its HOME)', async () => {
+    const out = await run(
+      [
+        'import json, os, subprocess',
+        'os.chdir("/session")',
+        'open("notes.txt", "w").write("hello\\n")',
+        'ident = ["-c", "user.name=Drydock Test", "-c", "user.email=test@drydock.invalid"]',
+        'steps = [["git", "init", "-q"], ["git", "add", "notes.txt"], ["git", *ident, "commit", "-q", "-m", "first"],',
+        '         ["git", "log", "--format=%s %an"], ["git", "status", "--porcelain"]]',
+        'results = []',
+        'for argv in steps:',
+        '    p = subprocess.run(argv, capture_output=True, text=True, timeout=30)',
+        '    results.append({"code": p.returncode, "out": p.stdout.strip(), "err": p.stderr.strip()})',
+        'print(json.dumps({"home": os.environ.get("HOME"), "results": results}))',
+      ].join('\n'),
+    );
+    expect(out.home).toBe('/session');
+    const results = out.results as { code: number; out: string; err: string }[];
+    expect(results.map((r) => [r.code, r.err])).toEqual(results.map(() => [0, '']));
+    expect(results[3]!.out).toBe('first Drydock Test');
+    expect(results[4]!.out).toBe('');
+  });
+
+  it('should do real work with the tools, not only print their versions', async () => {
+    const out = await run(
+      [
+        'import json, os, subprocess',
+        'os.chdir("/session")',
+        'def sh(script):',
+        '    p = subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=30)',
+        '    return {"code": p.returncode, "out": p.stdout.strip(), "err": p.stderr.strip()}',
+        'print(json.dumps({',
+        '    "jq": sh("echo \'{\\"a\\": [1, 2, 3]}\' | jq -c \'.a | map(. * 2)\'"),',
+        '    "sqlite3": sh("sqlite3 :memory: \'create table t(x); insert into t values (2), (3); select sum(x) from t;\'"),',
+        '    "zip": sh("printf data > z.txt && zip -q z.zip z.txt && rm z.txt && unzip -q z.zip && cat z.txt"),',
+        '    "xz": sh("printf data | xz | xz -d"),',
+        '    "file": sh("file -b --mime-type z.zip"),',
+        '    "awk": sh("printf \'1 2\\\\n3 4\\\\n\' | awk \'{ s += $2 } END { print s }\'"),',
+        '    "ps": sh("ps -eo comm= | grep -x python3 | sort -u"),',
+        '    "pipeline": sh("seq 1 100 | grep 7 | sed s/7/seven/ | sort | head -2 | tr \'\\\\n\' \' \'"),',
+        '}))',
+      ].join('\n'),
+    );
+    expect(out).toEqual({
+      jq: { code: 0, out: '[2,4,6]', err: '' },
+      sqlite3: { code: 0, out: '5', err: '' },
+      zip: { code: 0, out: 'data', err: '' },
+      xz: { code: 0, out: 'data', err: '' },
+      file: { code: 0, out: 'application/zip', err: '' },
+      awk: { code: 0, out: '6', err: '' },
+      ps: { code: 0, out: 'python3', err: '' },
+      pipeline: { code: 0, out: '1seven 2seven', err: '' },
+    });
+  });
+});
