@@ -5,7 +5,7 @@ import { LoggerModule } from 'nestjs-pino';
 import { gatewayLogging } from './http/request-logging.js';
 import { ConfigModule, RedisModule, TenantRateLimiter, TenantsService } from '@drydock/core';
 import { JOB_DISPATCHER } from '@drydock/execution';
-import { PlatformDataModule, SessionExecutionsService, SessionsService } from '@drydock/sessions';
+import { PlatformDataModule, SessionCommandsService, SessionExecutionsService, SessionsService } from '@drydock/sessions';
 import { VfsModule } from '@drydock/vfs';
 import { ArtifactsModule } from '@drydock/artifacts';
 import { BatchesModule } from '@drydock/batches';
@@ -28,6 +28,7 @@ import { AgentsController } from './agents/agents.controller.js';
 import { BatchesController } from './batches/batches.controller.js';
 import { AdminAuthGuard } from './auth/admin-auth.guard.js';
 import { TenantAuthGuard } from './auth/tenant-auth.guard.js';
+import { CommandsController } from './commands/commands.controller.js';
 import { ExecutionsController } from './executions/executions.controller.js';
 import { FilesController } from './files/files.controller.js';
 import { HealthController } from './health/health.controller.js';
@@ -70,6 +71,7 @@ export interface GatewayOptions {
     SessionsController,
     DatasetsController,
     ExecutionsController,
+    CommandsController,
     FilesController,
     ArtifactsController,
     SignedArtifactsController,
@@ -95,6 +97,7 @@ export interface GatewayOptions {
     TenantCheckpointsRepository,
     SessionsService,
     SessionExecutionsService,
+    SessionCommandsService,
     TenantAuthGuard,
     AdminAuthGuard,
     ArtifactLinks,

@@ -150,6 +150,23 @@ class Client:
     def run(self, code: str, **kwargs: Any) -> dict[str, Any]:
         return self.wait_done(self.start(code, **kwargs))[0]
 
+    def start_command(self, argv: list[str], timeout_ms: int = 10_000, max_output: int = 1 << 20, **spec: Any) -> str:
+        """An exec with `command` (commands.py): `spec` holds cwd, env, stdin."""
+        self._ids += 1
+        exec_id = f"c{self._ids}"
+        spec.setdefault("cwd", self.dir)
+        self.send({
+            "op": "exec", "id": exec_id, "command": {"argv": argv, **spec},
+            "timeoutMs": timeout_ms, "maxOutputBytes": max_output,
+        })
+        return exec_id
+
+    def run_command(self, argv: list[str], **kwargs: Any) -> dict[str, Any]:
+        return self.wait_done(self.start_command(argv, **kwargs))[0]
+
+    def shell(self, line: str, **kwargs: Any) -> dict[str, Any]:
+        return self.run_command(["/bin/bash", "-c", line], **kwargs)
+
     def read_log(self) -> str:
         self.log.seek(0)
         return self.log.read().decode("utf-8", "replace")

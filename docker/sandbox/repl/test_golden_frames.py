@@ -70,7 +70,7 @@ class TestGoldenFrames(ReplTestCase, GoldenAssertions):
 
     def test_ready(self) -> None:
         self.assertConforms(self.repl.ready, "ready")
-        self.assertEqual(self.repl.ready["features"], ["fs-read", "fs-write", "interrupt"])  # recycling needs the two users
+        self.assertEqual(self.repl.ready["features"], ["fs-read", "fs-write", "interrupt", "commands"])  # recycling needs the two users
 
     def test_ping(self) -> None:
         self.repl.send(golden("requests", "ping"))
@@ -98,6 +98,17 @@ class TestGoldenFrames(ReplTestCase, GoldenAssertions):
     def test_exec_error_and_timeout(self) -> None:
         self.assertConforms(self.repl.run("raise ValueError('bad')"), "done-error")
         self.assertConforms(self.repl.run("import time\ntime.sleep(5)", timeout_ms=200), "done-timeout")
+
+    def test_command(self) -> None:
+        request = golden("requests", "exec-command")
+        command = {**request["command"], "cwd": self.repl.dir,
+                   "argv": ["/bin/bash", "-c", "echo hi; tr a-z A-Z; echo n > notes.txt; echo report > artifacts/report.txt; exit 3"]}
+        self.repl.send({**request, "command": command})
+        done = self.repl.wait_done(request["id"])[0]
+        self.assertConforms(done, "done-command")
+        self.assertEqual((done["status"], done["exitCode"], done["stdout"]), ("error", 3, "hi\nPIPED\n"))
+        self.repl.send({**request, "id": "exe_8", "command": {**command, "argv": ["sleep", "5"]}, "timeoutMs": 200})
+        self.assertConforms(self.repl.wait_done("exe_8")[0], "done-command-timeout")
 
     def test_interrupt(self) -> None:
         request = golden("requests", "interrupt")

@@ -127,6 +127,13 @@ export class DockerSandbox implements Sandbox {
   async run(request: RunRequest, onOutput?: OutputListener): Promise<RunOutcome> {
     if (!this.isAlive) throw new SandboxGoneError(this.exitReason ?? 'the sandbox is gone');
     if (this.pending) throw new Error('a run is already in progress on this sandbox');
+    if (request.command && !this.features.has('commands')) {
+      return failedRunOutcome({
+        status: 'error',
+        name: 'CommandsUnsupported',
+        value: "This session's sandbox image cannot run commands (its supervisor predates them): rebuild the sandbox image.",
+      });
+    }
     const started = performance.now();
     const done = new Promise<DoneFrame>((resolve, reject) => {
       this.pending = { id: request.id, resolve, reject, onOutput };
@@ -134,7 +141,8 @@ export class DockerSandbox implements Sandbox {
     // The supervisor may reuse the last exec's snapshot of /session as this one's
     // "before" only if nothing was put there from outside since. Output comes as it is
     // written only for a listener; `done` carries all of it anyway.
-    this.send({ op: 'exec', ...request, sessionUnchanged: !this.wroteSession, stream: onOutput !== undefined });
+    const { code, command, ...rest } = request;
+    this.send({ op: 'exec', ...rest, ...(command ? { command } : { code }), sessionUnchanged: !this.wroteSession, stream: onOutput !== undefined });
     this.wroteSession = false;
     // The supervisor enforces the timeout itself; this deadline only fires when the
     // supervisor is wedged, in which case the container is killed.

@@ -10,3 +10,5 @@ export * from './sessions.service.js';
 export * from './session-executions.service.js';
 export * from './platform-data.module.js';
 export * from './datasets/dataset-registry.js';
+export * from './commands/command-spec.js';
+export * from './commands/session-commands.service.js';

@@ -14,14 +14,18 @@ import {
   type StreamEvent,
   WorkerLostError,
   type ExecutionRecord,
+  type CommandSpec,
 } from '@drydock/execution';
 import { tenantCeiling } from './session-limits.js';
 import { SessionsError } from './sessions.errors.js';
 import { SESSIONS_REPOSITORY, type SessionExecutionDraft, type SessionRecord, type SessionsRepository } from './sessions.repository.js';
 import { SessionsService, specOf } from './sessions.service.js';
 
-export interface ExecuteCommand {
+// One run: Python `code` for the REPL, or, with `process`, a command run beside it (its
+// canonical JSON is then the `code` recorded and hashed, see libs/sessions/src/commands).
+export interface ExecutionRequest {
   code: string;
+  process?: CommandSpec;
   timeoutMs?: number;
   idempotencyKey?: string;
 }
@@ -59,7 +63,7 @@ export class SessionExecutionsService {
   async execute(
     principal: Pick<TenantPrincipal, 'tenantId' | 'limits'>,
     sessionId: string,
-    command: ExecuteCommand,
+    command: ExecutionRequest,
     onOutput?: (event: StreamEvent) => void,
     // `signal`: aborting it interrupts the execution (a cancelled agent run); the call
     // still answers with the record, which says how the code ended.
@@ -99,7 +103,7 @@ export class SessionExecutionsService {
   private async executeHolding(
     principal: Pick<TenantPrincipal, 'tenantId' | 'limits'>,
     recorded: Recorded,
-    command: ExecuteCommand,
+    command: ExecutionRequest,
     onOutput: ((event: StreamEvent) => void) | undefined,
     admission: ExecutionAdmission,
     handedOver: { freed: boolean },
@@ -109,7 +113,7 @@ export class SessionExecutionsService {
     const { session, record, created, threadRevision } = recorded;
     addToLogContext({ sessionId: session.id, executionId: record.id });
     if (!created) {
-      if (record.sessionId !== session.id || record.codeSha256 !== sha256(command.code)) {
+      if (record.sessionId !== session.id || record.codeSha256 !== sha256(command.code) || record.kind !== (command.process ? 'command' : 'code')) {
         await admission.countOnly();
         throw SessionsError.idempotencyConflict(command.idempotencyKey!);
       }
@@ -172,7 +176,7 @@ export class SessionExecutionsService {
   private dispatch(
     session: SessionRecord,
     record: ExecutionRecord,
-    command: ExecuteCommand,
+    command: ExecutionRequest,
     { stream, onlyDispatch }: { stream: boolean; onlyDispatch: boolean },
     threadRevision: number | undefined,
     admission: ExecutionAdmission,
@@ -185,6 +189,7 @@ export class SessionExecutionsService {
         session: specOf(session),
         executionId: record.id,
         code: command.code,
+        ...(command.process ? { command: command.process } : {}),
         timeoutMs: record.timeoutMs,
         stream,
         threadRevision,
@@ -202,11 +207,12 @@ export class SessionExecutionsService {
   private async record(
     principal: Pick<TenantPrincipal, 'tenantId' | 'limits'>,
     sessionId: string,
-    command: ExecuteCommand,
+    command: ExecutionRequest,
   ): Promise<Recorded> {
     const { tenantId } = principal;
     const draft: SessionExecutionDraft = {
       id: newId('exe'),
+      kind: command.process ? 'command' : 'code',
       code: command.code,
       codeSha256: sha256(command.code),
       idempotencyKey: command.idempotencyKey ?? null,

@@ -15,6 +15,7 @@ export interface NewSession {
 // An execution to record on a session, in the same round trip as reading it.
 export interface SessionExecutionDraft {
   id: string;
+  kind: 'code' | 'command';
   code: string;
   codeSha256: string;
   idempotencyKey: string | null;

@@ -2,16 +2,15 @@ import { Body, Controller, Get, HttpCode, Param, Post, Req, Res } from '@nestjs/
 import { ApiAcceptedResponse, ApiHeader, ApiOkResponse, ApiOperation, ApiProduces } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { TenantPrincipal } from '@drydock/core';
-import type { ExecutionView, StreamEvent } from '@drydock/execution';
+import type { ExecutionView } from '@drydock/execution';
 import { SessionExecutionsService } from '@drydock/sessions';
 import { Principal } from '../auth/principal.decorator.js';
 import { RequestCountedByHandler } from '../auth/request-counted-by-handler.decorator.js';
 import { TenantRoutes } from '../openapi/api-auth.js';
 import { ApiErrors, VALIDATION_ERRORS } from '../openapi/api-errors.js';
 import { ExecutionResponse, InterruptResponse, SessionInterruptResponse } from './dto/execution.response.js';
-import { ErrorResponseFilter } from '../http/error-response.filter.js';
 import { CreateExecutionDto } from './dto/create-execution.dto.js';
-import { SseWriter } from './sse-writer.js';
+import { streamRun } from './stream-run.js';
 
 @Controller('v1')
 @TenantRoutes('executions')
@@ -98,22 +97,15 @@ export class ExecutionsController {
   }
 
   // Server-sent events: `stdout`/`stderr` chunks as they happen, then `result` and/or
-  // `error`, then `done` with the full record. Errors before the first event are
-  // ordinary JSON error responses; after it they arrive as an `error` event.
-  private async stream(principal: TenantPrincipal, sessionId: string, dto: CreateExecutionDto, reply: FastifyReply) {
-    const sse = new SseWriter(reply);
-    try {
-      const view = await this.executions.execute(principal, sessionId, dto, (event: StreamEvent) => sse.send(event.name, { text: event.text }), {
-        countRequest: true,
-      });
-      if (view.result) sse.send('result', view.result);
-      if (view.error) sse.send('error', view.error);
-      sse.send('done', view);
-      sse.end();
-    } catch (error) {
-      if (!sse.started) throw error;
-      sse.send('error', new ErrorResponseFilter().toResponse(error).body.error);
-      sse.end();
-    }
+  // `error`, then `done` with the full record (streamRun).
+  private stream(principal: TenantPrincipal, sessionId: string, dto: CreateExecutionDto, reply: FastifyReply): Promise<void> {
+    return streamRun(
+      reply,
+      (onOutput) => this.executions.execute(principal, sessionId, dto, onOutput, { countRequest: true }),
+      (view, sse) => {
+        if (view.result) sse.send('result', view.result);
+        if (view.error) sse.send('error', view.error);
+      },
+    );
   }
 }

@@ -10,6 +10,7 @@ import selectors
 import signal
 import time
 
+from .commands import CommandMixin, CommandProc
 from .execs import Exec, ExecMixin
 from .framing import MAX_HOST_FRAME, Exit, FrameReader, log
 from .host_channel import HostChannelMixin
@@ -21,7 +22,7 @@ from .session_tree import ChangeWatch, Snapshot
 from .zygote import Zygote
 
 
-class Supervisor(HostChannelMixin, ExecMixin, KernelMixin):
+class Supervisor(HostChannelMixin, ExecMixin, CommandMixin, KernelMixin):
     def __init__(
         self,
         host_in: int,
@@ -53,6 +54,8 @@ class Supervisor(HostChannelMixin, ExecMixin, KernelMixin):
         self.kernel: KernelProc | None = None
         self.generation = 0
         self.current: Exec | None = None
+        # The process of the current exec when it is a command (commands.py).
+        self.command_proc: CommandProc | None = None
         # The kernel was replaced since the last exec finished: the next `done` says so.
         self.state_lost = False
         self.announced = False  # the host got `ready`
@@ -82,6 +85,7 @@ class Supervisor(HostChannelMixin, ExecMixin, KernelMixin):
         except Exit as exc:
             return exc.code
         finally:
+            self.stop_command()
             self.stop_kernel()
             self.zygote.stop()
 
@@ -91,6 +95,9 @@ class Supervisor(HostChannelMixin, ExecMixin, KernelMixin):
             return
         if kind == "zygote":
             self.on_zygote_readable()
+            return
+        if kind.startswith("cmd-"):
+            self.dispatch_command_event(kind)
             return
         assert kernel is not None
         if kind in ("stdout", "stderr"):
@@ -105,14 +112,14 @@ class Supervisor(HostChannelMixin, ExecMixin, KernelMixin):
                 self.kernel_lost(kernel, "exited")
 
     def select_timeout(self) -> float | None:
-        deadlines: list[float] = []
+        deadlines: list[float] = self.command_deadlines()
         kernel, cur = self.kernel, self.current
         if kernel is not None:
             if not kernel.ready:
                 deadlines.append(kernel.started_at + KERNEL_START_TIMEOUT_S)
             if kernel.pidfd is None:
                 deadlines.append(self.next_poll)
-        if cur is not None and cur.started is not None:
+        if cur is not None and cur.started is not None and cur.command is None:
             if cur.interrupted_at is None:
                 deadlines.append(cur.deadline)
             else:
@@ -123,6 +130,7 @@ class Supervisor(HostChannelMixin, ExecMixin, KernelMixin):
 
     def check_timers(self) -> None:
         now = time.monotonic()
+        self.check_command_timers(now)
         kernel = self.kernel
         if kernel is None:
             return
@@ -136,7 +144,7 @@ class Supervisor(HostChannelMixin, ExecMixin, KernelMixin):
                 self.kernel_lost(kernel, "exited")
                 return
         cur = self.current
-        if cur is None or cur.started is None:
+        if cur is None or cur.started is None or cur.command is not None:
             return
         if cur.interrupted_at is None:
             if now >= cur.deadline:

@@ -47,6 +47,8 @@ class Exec:
     # Files may have changed since `snapshot` was taken (events seen between execs).
     dirty: bool = True
     tracking_ms: float = 0.0  # time spent on the change report
+    # A command (commands.py): the process to run instead of a cell; `code` is unused.
+    command: dict[str, Any] | None = None
 
 
 
@@ -55,8 +57,22 @@ class ExecMixin:
 
     def start_exec(self) -> None:
         cur, kernel = self.current, self.kernel
-        assert cur is not None and kernel is not None and kernel.ready
+        assert cur is not None and kernel is not None and kernel.ready and cur.command is None
         cur.state_lost, self.state_lost = self.state_lost, False
+        self.begin_tracking(cur)
+        self.send_command(
+            kernel,
+            {
+                "op": "exec",
+                "id": cur.id,
+                "code": cur.code,
+                "maxOutputBytes": cur.cap,
+                "captureFigures": cur.capture_figures,
+            },
+        )
+
+    def begin_tracking(self, cur: Exec) -> None:
+        """The run starts now: the session dir's "before", the counters, the deadline."""
         cur.oom_before = read_oom_kills(self.oom_counter)
         t0 = time.perf_counter()
         ensure_artifacts_dir(self.session_dir)
@@ -73,16 +89,6 @@ class ExecMixin:
         cur.started = time.monotonic()
         cur.cpu_before = read_cpu_usec(self.cpu_counter)
         cur.deadline = cur.started + cur.timeout_ms / 1000.0
-        self.send_command(
-            kernel,
-            {
-                "op": "exec",
-                "id": cur.id,
-                "code": cur.code,
-                "maxOutputBytes": cur.cap,
-                "captureFigures": cur.capture_figures,
-            },
-        )
 
     def finish_exec(
         self,
@@ -91,6 +97,9 @@ class ExecMixin:
         error: dict[str, Any] | None = None,
         result_truncated: bool = False,
         figures: list[str] | None = None,
+        *,
+        exit_code: int | None = None,
+        signal_name: str | None = None,
     ) -> None:
         cur = self.current
         assert cur is not None
@@ -115,8 +124,10 @@ class ExecMixin:
         cur.tracking_ms += (time.perf_counter() - t0) * 1000.0
         # Not a diff: everything in artifacts/ now, including what an earlier exec left.
         artifacts = list_artifacts(self.session_dir)
+        extra: dict[str, Any] = {"exitCode": exit_code, "signal": signal_name} if cur.command is not None else {}
         self.send(
             {
+                **extra,
                 "ev": "done",
                 "id": cur.id,
                 "status": status,
@@ -150,8 +161,8 @@ class ExecMixin:
 
     def on_output(self, name: str, data: bytes) -> None:
         cur = self.current
-        if cur is None or cur.started is None:
-            return  # written between execs (background children): dropped
+        if cur is None or cur.started is None or cur.command is not None:
+            return  # written between execs, or during a command (background children): dropped
         text = (cur.stdout if name == "stdout" else cur.stderr).add(data)
         if text:
             self.send({"ev": "stream", "id": cur.id, "name": name, "text": text})

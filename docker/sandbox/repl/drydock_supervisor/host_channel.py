@@ -12,6 +12,7 @@ from typing import Any
 
 from .artifacts import empty_artifacts_report
 from .capture import Capture
+from .commands import check_command
 from .execs import Exec, interrupted_error, is_number
 from .file_ops import IncomingFile, delete_session_path, open_session_file, split_session_path
 from .framing import (
@@ -112,6 +113,9 @@ class HostChannelMixin:
         cur = self.current
         if cur is None or cur.id != exec_id or cur.interrupted_at is not None:
             return
+        if cur.command is not None:
+            self.interrupt_command()
+            return
         if cur.started is None:
             # Still waiting for a kernel: the code never runs.
             self.finish_exec("error", None, interrupted_error("the execution was interrupted before its code ran"))
@@ -124,13 +128,16 @@ class HostChannelMixin:
             self.protocol_error("exec needs a string id")
             return
         code = message.get("code")
+        command = message.get("command")
         timeout_ms = message.get("timeoutMs", DEFAULT_TIMEOUT_MS)
         cap = message.get("maxOutputBytes", DEFAULT_MAX_OUTPUT_BYTES)
         capture_figures = message.get("captureFigures", True)
         session_unchanged = message.get("sessionUnchanged", False)
         stream = message.get("stream", True)
         problem = None
-        if not isinstance(code, str):
+        if command is not None:
+            problem = check_command(command)
+        elif not isinstance(code, str):
             problem = "code must be a string"
         elif not is_number(timeout_ms) or timeout_ms <= 0:
             problem = "timeoutMs must be a positive number"
@@ -150,7 +157,8 @@ class HostChannelMixin:
             return
         self.current = Exec(
             id=exec_id,
-            code=code,
+            code=code if isinstance(code, str) else "",
+            command=command,
             timeout_ms=float(timeout_ms),
             cap=cap,
             stdout=Capture(cap, live=stream),
@@ -158,7 +166,9 @@ class HostChannelMixin:
             capture_figures=capture_figures,
             session_unchanged=session_unchanged,
         )
-        if self.kernel is not None and self.kernel.ready:
+        if command is not None:
+            self.start_command()  # a process of its own: the kernel need not be ready
+        elif self.kernel is not None and self.kernel.ready:
             self.start_exec()
         # else: it starts when the (re)spawned kernel reports ready.
 

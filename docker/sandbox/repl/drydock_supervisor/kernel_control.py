@@ -28,7 +28,11 @@ DRAIN_MAX_READS = 64
 EXIT_POLL_INTERVAL_S = 0.1
 # Order of handling within one select() batch: host first (pings stay prompt), kernel
 # output before results, the pidfd last so a result written just before an exit counts.
-EVENT_PRIORITY = {"host": 0, "stdout": 1, "stderr": 1, "result": 2, "command": 3, "zygote": 4, "pidfd": 5}
+# A command's pipes (commands.py) are read before its pidfd, for the same reason.
+EVENT_PRIORITY = {
+    "host": 0, "stdout": 1, "stderr": 1, "result": 2, "command": 3, "zygote": 4, "pidfd": 5,
+    "cmd-stdout": 1, "cmd-stderr": 1, "cmd-stdin": 1, "cmd-pidfd": 5,
+}
 KERNEL_PATH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "kernel.py")
 
 
@@ -269,10 +273,10 @@ class KernelMixin:
                         "python": "%d.%d.%d" % sys.version_info[:3],
                         "pid": os.getpid(),
                         # Optional requests this supervisor can serve.
-                        "features": ["recycle", "fs-read", "fs-write", "interrupt"] if self.identity.separated else ["fs-read", "fs-write", "interrupt"],
+                        "features": (["recycle"] if self.identity.separated else []) + ["fs-read", "fs-write", "interrupt", "commands"],
                     }
                 )
-            if cur is not None and cur.started is None:
+            if cur is not None and cur.started is None and cur.command is None:
                 self.start_exec()
         elif (
             ev == "result"
@@ -344,6 +348,8 @@ class KernelMixin:
                 natural_rc = None
         self.reap_kernel(kernel)
         cur = self.current
+        if cur is not None and cur.command is not None:
+            cur = None  # a command runs without the kernel: it goes on
         if cur is not None and cur.started is not None:
             self.finish_exec(*self.death_status(cur, reason, natural_rc))
         if kernel.ready:

@@ -56,8 +56,15 @@ describe('REPL protocol golden frames', () => {
       expect(outcome.files).toEqual(frame.files);
       expect(outcome.artifacts).toEqual(frame.artifacts);
       expect(outcome.figures).toEqual(frame.figures);
-      // `error` is null exactly for ok (docker/sandbox/repl/README.md).
-      expect([frame.status, outcome.error === null]).toEqual([frame.status, frame.status === 'ok']);
+      if ('exitCode' in frame) {
+        // A command: `error` is null when the process ended by itself (its exit code or
+        // signal says how), set when the platform ended it (docker/sandbox/repl/README.md).
+        expect([frame.status, outcome.error === null]).toEqual([frame.status, frame.status === 'ok' || frame.status === 'error']);
+        expect([outcome.exitCode, outcome.signal]).toEqual([frame.exitCode, frame.signal]);
+      } else {
+        // `error` is null exactly for ok (docker/sandbox/repl/README.md).
+        expect([frame.status, outcome.error === null]).toEqual([frame.status, frame.status === 'ok']);
+      }
     }
   });
 
@@ -74,7 +81,7 @@ describe('REPL protocol golden frames', () => {
       expect(Object.keys(frame).sort()).toEqual([...RECYCLED_FIELDS].sort());
     }
     const ready = events.find(({ frame }) => frame.ev === 'ready')!.frame as Extract<ReplEvent, { ev: 'ready' }>;
-    expect(ready.features).toEqual(expect.arrayContaining(['recycle', 'fs-read', 'fs-write', 'interrupt']));
+    expect(ready.features).toEqual(expect.arrayContaining(['recycle', 'fs-read', 'fs-write', 'interrupt', 'commands']));
   });
 });
 

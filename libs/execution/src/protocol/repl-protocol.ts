@@ -5,10 +5,24 @@ export const MAX_FRAME_BYTES = 64 * 1024 * 1024;
 
 export type ExecutionStatus = 'ok' | 'error' | 'timeout' | 'memory' | 'killed';
 
+// A process the supervisor starts as the sandbox user in a session and process group of
+// its own (supervisors announcing the "commands" feature). `env` is added to the
+// sandbox's environment; `stdin` is written to the process and then closed (without it,
+// the process reads end of file).
+export interface CommandSpec {
+  argv: string[];
+  cwd: string;
+  env: Record<string, string>;
+  stdin?: string;
+}
+
+// `code` runs in the REPL; with `command` instead, the exec is that process (its output
+// is the process's, its `done` carries exitCode and signal), and the REPL is untouched.
 export interface ExecRequest {
   op: 'exec';
   id: string;
-  code: string;
+  code?: string;
+  command?: CommandSpec;
   timeoutMs: number;
   maxOutputBytes: number;
   captureFigures?: boolean;
@@ -88,6 +102,11 @@ export interface DoneFrame {
   figures?: string[];
   // Time the supervisor spent on the change report (walks, diff, watch upkeep).
   trackingMs?: number;
+  // A command's exit status, or the signal that ended it (e.g. "SIGKILL"); both null
+  // when it never started or was ended by the platform (its status says why). Absent for
+  // Python runs.
+  exitCode?: number | null;
+  signal?: string | null;
 }
 
 // Answer to an fs-delete request: each path is deleted, missing, or refused with a
@@ -142,7 +161,7 @@ export interface FsFileEndEvent {
 
 export type ReplEvent =
   // `features`: optional requests this supervisor knows ("recycle", "fs-read",
-  // "fs-write", "interrupt"); absent from older ones.
+  // "fs-write", "interrupt", "commands"); absent from older ones.
   | { ev: 'ready'; protocol: number; python: string; pid: number; features?: string[] }
   | { ev: 'pong'; id: string }
   | { ev: 'stream'; id: string; name: 'stdout' | 'stderr'; text: string }

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { CommandSpec } from '../protocol/repl-protocol.js';
 import type { EffectiveLimits } from '../runtime/sandbox-runtime.js';
 import type { JobError } from './job-errors.js';
 
@@ -44,6 +45,9 @@ export interface ExecuteJobData {
   session: SessionSpec;
   executionId: string;
   code: string;
+  // A command (POST .../commands): the process to run beside the REPL; `code` then holds
+  // its canonical JSON, as recorded.
+  command?: CommandSpec;
   timeoutMs: number;
   // Whether the caller relays live output: only then are chunks published on
   // executionStreamChannel (a PUBLISH each). Absent in jobs queued before it existed:

@@ -1,6 +1,9 @@
 import { Column, CreateDateColumn, Entity, Index, PrimaryColumn } from 'typeorm';
 import type { PythonError, RichResult } from '../protocol/repl-protocol.js';
 
+// `code`: Python run in the session's REPL; `command`: a process (POST .../commands).
+export type ExecutionKind = 'code' | 'command';
+
 export type ExecutionRecordStatus = 'queued' | 'running' | 'ok' | 'error' | 'timeout' | 'memory' | 'killed';
 
 // What the run did to the thread's files (paths as the Files API names them): files
@@ -29,6 +32,10 @@ export class ExecutionEntity {
   @Column({ name: 'thread_id', type: 'text' })
   threadId: string;
 
+  @Column({ type: 'text', default: 'code' })
+  kind: ExecutionKind;
+
+  // Python source, or a command's canonical JSON (commands/command-spec.ts).
   @Column({ type: 'text' })
   code: string;
 
@@ -46,6 +53,14 @@ export class ExecutionEntity {
 
   @Column({ type: 'boolean', default: false })
   truncated: boolean;
+
+  // A command's exit status and the signal that ended it (null for Python runs, and for
+  // a command that did not end by itself: its status says why).
+  @Column({ name: 'exit_code', type: 'integer', nullable: true })
+  exitCode: number | null;
+
+  @Column({ type: 'text', nullable: true })
+  signal: string | null;
 
   @Column({ type: 'jsonb', nullable: true })
   result: RichResult | null;

@@ -5,7 +5,13 @@ export interface ExecutionView {
   id: string;
   sessionId: string;
   threadId: string;
+  // `code` (Python in the REPL) or `command` (a process, POST .../commands).
+  kind: ExecutionRecord['kind'];
   status: ExecutionRecord['status'];
+  // Commands only: the exit status, or the signal that ended the process ("SIGKILL");
+  // both null when the platform ended it (timeout, memory) or it never started.
+  exitCode?: number | null;
+  signal?: string | null;
   stdout: string;
   stderr: string;
   truncated: boolean;
@@ -29,7 +35,9 @@ export function toExecutionView(record: ExecutionRecord): ExecutionView {
     id: record.id,
     sessionId: record.sessionId,
     threadId: record.threadId,
+    kind: record.kind ?? 'code',
     status: record.status,
+    ...(record.kind === 'command' ? { exitCode: record.exitCode ?? null, signal: record.signal ?? null } : {}),
     stdout: record.stdout,
     stderr: record.stderr,
     truncated: record.truncated,

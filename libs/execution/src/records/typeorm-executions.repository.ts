@@ -10,7 +10,7 @@ import type { CompletedRun, ExecutionFilter, ExecutionRecord, ExecutionsReposito
 // times the CPU of the query itself (bench/exec-latency). The stored code is never
 // read back.
 const COLUMN_NAMES = [
-  'id', 'tenant_id', 'session_id', 'thread_id', 'code_sha256', 'status', 'stdout', 'stderr', 'truncated',
+  'id', 'tenant_id', 'session_id', 'thread_id', 'kind', 'code_sha256', 'status', 'stdout', 'stderr', 'truncated', 'exit_code', 'signal',
   'result', 'error', 'state_lost', 'files', 'artifacts', 'artifacts_skipped', 'idempotency_key', 'timeout_ms',
   'duration_ms', 'cpu_ms', 'created_at', 'started_at', 'finished_at',
 ] as const;
@@ -47,11 +47,14 @@ interface ExecutionRow {
   tenant_id: string;
   session_id: string;
   thread_id: string;
+  kind: ExecutionRecord['kind'];
   code_sha256: string;
   status: ExecutionRecord['status'];
   stdout: string;
   stderr: string;
   truncated: boolean;
+  exit_code: number | null;
+  signal: string | null;
   result: ExecutionRecord['result'];
   error: ExecutionRecord['error'];
   state_lost: boolean;
@@ -77,11 +80,14 @@ function toRecord(row: ExecutionRow): ExecutionRecord {
     tenantId: row.tenant_id,
     sessionId: row.session_id,
     threadId: row.thread_id,
+    kind: row.kind,
     codeSha256: row.code_sha256,
     status: row.status,
     stdout: row.stdout,
     stderr: row.stderr,
     truncated: row.truncated,
+    exitCode: row.exit_code,
+    signal: row.signal,
     result: row.result,
     error: row.error,
     stateLost: row.state_lost,
@@ -195,7 +201,7 @@ export class TypeOrmExecutionsRepository implements ExecutionsRepository {
       text: `UPDATE executions
           SET status = $3, stdout = $4, stderr = $5, truncated = $6, result = $7, error = $8,
               state_lost = $9, duration_ms = $10, files = $11, artifacts = $12, artifacts_skipped = $13,
-              cpu_ms = $14, finished_at = now()
+              cpu_ms = $14, exit_code = $15, signal = $16, finished_at = now()
         WHERE tenant_id = $1 AND id = $2${unfinishedOnly ? ` AND status IN ('queued', 'running')` : ''}
         RETURNING ${COLUMNS}`,
       values: [
@@ -213,6 +219,8 @@ export class TypeOrmExecutionsRepository implements ExecutionsRepository {
         JSON.stringify(outcome.artifacts),
         JSON.stringify(outcome.artifactsSkipped),
         outcome.cpuMs ?? null,
+        outcome.exitCode ?? null,
+        outcome.signal ?? null,
       ],
     });
     return rows[0];

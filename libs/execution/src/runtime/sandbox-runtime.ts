@@ -1,4 +1,4 @@
-import type { ArtifactListing, DoneFrame, FsDeletedEvent, FsWrittenEvent, RecycledEvent, RichResult, SkipReason } from '../protocol/repl-protocol.js';
+import type { ArtifactListing, CommandSpec, DoneFrame, FsDeletedEvent, FsWrittenEvent, RecycledEvent, RichResult, SkipReason } from '../protocol/repl-protocol.js';
 
 // Limits applied to one session's container, after clamping to the tenant's maxima.
 export interface EffectiveLimits {
@@ -25,9 +25,11 @@ export interface SandboxSpec {
   readOnlyMounts?: { name: string; hostPath: string }[];
 }
 
+// `code` for the REPL, or a `command` to run as a process beside it.
 export interface RunRequest {
   id: string;
   code: string;
+  command?: CommandSpec;
   timeoutMs: number;
   maxOutputBytes: number;
 }
@@ -152,6 +154,7 @@ export function outcomeFromDone(done: DoneFrame): RunOutcome {
     artifacts: done.artifacts ?? { files: [], skipped: [] },
     figures: done.figures ?? [],
     trackingMs: done.trackingMs,
+    ...(done.exitCode !== undefined ? { exitCode: done.exitCode, signal: done.signal ?? null } : {}),
   };
 }
 

@@ -198,7 +198,16 @@ export class ExecutionRunner {
     let outcome: RunOutcome;
     try {
       outcome = await this.timed('run', () =>
-        sandbox.run({ id: data.executionId, code: data.code, timeoutMs: data.timeoutMs, maxOutputBytes: spec.limits.maxOutputBytes }, onOutput),
+        sandbox.run(
+          {
+            id: data.executionId,
+            code: data.code,
+            ...(data.command ? { command: data.command } : {}),
+            timeoutMs: data.timeoutMs,
+            maxOutputBytes: spec.limits.maxOutputBytes,
+          },
+          onOutput,
+        ),
       );
     } finally {
       this.running.delete(data.executionId);
