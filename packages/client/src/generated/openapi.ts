@@ -358,6 +358,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/sessions/{id}/commands": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run a shell command or a program in the session and answer its record
+         * @description `command` is run by `/bin/bash -c`; `argv` runs a program without a shell. It runs as the sandbox user in /session (or `cwd`), beside the REPL, whose variables it never touches. The record has the exit code, the output (capped like executions'), the files it changed under /session (now in the thread) and the artifacts it left. `status` is `ok` when it exited 0, `error` for another exit or a signal, `timeout` when it reached its time limit (its whole process group is killed), `memory` when the sandbox ran out of memory. Processes it left running are killed when it returns. With `Accept: text/event-stream` the answer is `stdout`/`stderr` events ({text}) as it writes, then `done` with the record.
+         */
+        post: operations["CommandsController_run"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/threads/{threadId}/files": {
         parameters: {
             query?: never;
@@ -1328,8 +1348,20 @@ export interface components {
             id: string;
             sessionId: string;
             threadId: string;
+            /**
+             * @description `code`: Python run in the REPL; `command`: a process (POST /v1/sessions/:id/commands).
+             * @enum {string}
+             */
+            kind: "code" | "command";
             /** @enum {string} */
             status: "queued" | "running" | "ok" | "error" | "timeout" | "memory" | "killed";
+            /** @description Commands only: the process's exit status; null when a signal or the platform (timeout, memory) ended it. */
+            exitCode?: number | null;
+            /**
+             * @description Commands only: the signal that ended the process, if one did.
+             * @example SIGKILL
+             */
+            signal?: string | null;
             stdout: string;
             stderr: string;
             /** @description Output was cut at the session's maxOutputBytes. */
@@ -1495,8 +1527,20 @@ export interface components {
             id: string;
             sessionId: string;
             threadId: string;
+            /**
+             * @description `code`: Python run in the REPL; `command`: a process (POST /v1/sessions/:id/commands).
+             * @enum {string}
+             */
+            kind: "code" | "command";
             /** @enum {string} */
             status: "queued" | "running" | "ok" | "error" | "timeout" | "memory" | "killed";
+            /** @description Commands only: the process's exit status; null when a signal or the platform (timeout, memory) ended it. */
+            exitCode?: number | null;
+            /**
+             * @description Commands only: the signal that ended the process, if one did.
+             * @example SIGKILL
+             */
+            signal?: string | null;
             stdout: string;
             stderr: string;
             /** @description Output was cut at the session's maxOutputBytes. */
@@ -1534,6 +1578,42 @@ export interface components {
             sessionId: string;
             /** @description The executions that were running or waiting in the session, oldest first; each was asked to stop. Empty when none was. */
             interrupted: string[];
+        };
+        CreateCommandDto: {
+            /**
+             * @description A line run by `/bin/bash -c` (pipes, globs, `&&`). Give this or `argv`.
+             * @example ls -la | head
+             */
+            command?: string;
+            /**
+             * @description A program and its arguments, run without a shell. Give this or `command`.
+             * @example [
+             *       "git",
+             *       "status",
+             *       "--short"
+             *     ]
+             */
+            argv?: string[];
+            /**
+             * @description Where it starts: /session or a folder under it.
+             * @default /session
+             */
+            cwd?: string;
+            /** @description Variables added to the sandbox's environment (at most 256; DRYDOCK_*, HOME, USER and LOGNAME are the platform's). */
+            env?: {
+                [key: string]: string;
+            };
+            /** @description Written to the process's standard input, which is then closed. Without it, standard input is empty. */
+            stdin?: string;
+            /** @description The command's time limit (clamped to the tenant's maximum); default the session's. At the limit its whole process group is killed; the REPL's variables stay. */
+            timeoutMs?: number;
+            /**
+             * @description Start the process and answer at once with its id (not available yet: 422 BACKGROUND_NOT_AVAILABLE).
+             * @default false
+             */
+            background?: boolean;
+            /** @description The same key with the same command and session returns the first run instead of running again. */
+            idempotencyKey?: string;
         };
         FileEntryResponse: {
             /** @example /data/sales.csv */
@@ -4660,6 +4740,194 @@ export interface operations {
                         error?: {
                             /** @enum {string} */
                             code?: "SERVICE_UNAVAILABLE";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    CommandsController_run: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description `text/event-stream` to stream the output. */
+                Accept?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateCommandDto"];
+            };
+        };
+        responses: {
+            /** @description The finished command (any status), or its event stream. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExecutionResponse"];
+                    "text/event-stream": string;
+                };
+            };
+            /** @description `INVALID_COMMAND`, `INVALID_CWD`, `INVALID_ENV`, `INVALID_JSON`, `JSON_TOO_DEEP`, `VALIDATION_FAILED` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "INVALID_COMMAND" | "INVALID_CWD" | "INVALID_ENV" | "INVALID_JSON" | "JSON_TOO_DEEP" | "VALIDATION_FAILED";
+                        };
+                    };
+                };
+            };
+            /** @description `INVALID_API_KEY`, `UNAUTHORIZED` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "INVALID_API_KEY" | "UNAUTHORIZED";
+                        };
+                    };
+                };
+            };
+            /** @description `TENANT_SUSPENDED` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "TENANT_SUSPENDED";
+                        };
+                    };
+                };
+            };
+            /** @description `SESSION_NOT_FOUND` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "SESSION_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description `IDEMPOTENCY_KEY_REUSED`, `SESSION_ENDED` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "IDEMPOTENCY_KEY_REUSED" | "SESSION_ENDED";
+                        };
+                    };
+                };
+            };
+            /** @description `BODY_TOO_LARGE` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "BODY_TOO_LARGE";
+                        };
+                    };
+                };
+            };
+            /** @description `BACKGROUND_NOT_AVAILABLE` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "BACKGROUND_NOT_AVAILABLE";
+                        };
+                    };
+                };
+            };
+            /** @description `RATE_LIMITED` */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "RATE_LIMITED";
+                        };
+                    };
+                };
+            };
+            /** @description `WORKER_FAILED` */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "WORKER_FAILED";
+                        };
+                    };
+                };
+            };
+            /** @description `NO_WORKER_AVAILABLE`, `SANDBOX_UNAVAILABLE`, `SERVICE_UNAVAILABLE`, `SESSION_MOVED` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "NO_WORKER_AVAILABLE" | "SANDBOX_UNAVAILABLE" | "SERVICE_UNAVAILABLE" | "SESSION_MOVED";
+                        };
+                    };
+                };
+            };
+            /** @description `EXECUTION_WAIT_TIMEOUT` */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "EXECUTION_WAIT_TIMEOUT";
                         };
                     };
                 };
