@@ -1,18 +1,17 @@
-import { DrydockError } from './errors.js';
+import { SessionCommands } from './commands.js';
 import { unwrap, unwrapStream, type Transport } from './http.js';
 import { ThreadFiles } from './files.js';
-import { serverSentEvents } from './streams.js';
+import { followRun, wantsStream, type OutputCallbacks } from './run-stream.js';
 import type { CreateSessionOptions, Execution, SessionInfo } from './types.js';
 
-export interface RunOptions {
+// With onStdout or onStderr (called with each chunk as the code prints it) the run is
+// streamed.
+export interface RunOptions extends OutputCallbacks {
   // This run's time limit (the session's default otherwise).
   timeoutMs?: number;
   // Repeating a run with the same key returns the first run's record instead of running
   // the code again; with a key the client also retries the request through outages.
   idempotencyKey?: string;
-  // Called with each chunk of output as the code prints it (the run is streamed then).
-  onStdout?: (text: string) => void;
-  onStderr?: (text: string) => void;
   signal?: AbortSignal;
 }
 
@@ -20,12 +19,15 @@ export interface RunOptions {
 // the code writes under /session are the thread's files.
 export class Session {
   readonly files: ThreadFiles;
+  // Shell commands and programs, run beside the REPL.
+  readonly commands: SessionCommands;
 
   constructor(
     private readonly http: Transport,
     public info: SessionInfo,
   ) {
     this.files = new ThreadFiles(http, info.threadId);
+    this.commands = new SessionCommands(http, info.id);
   }
 
   get id(): string {
@@ -46,26 +48,14 @@ export class Session {
       // With a key, repeating the request returns the first run: safe to retry.
       ...(options.idempotencyKey ? { fetch: this.http.safeFetch } : {}),
     };
-    if (!options.onStdout && !options.onStderr) {
+    if (!wantsStream(options)) {
       // Without `Accept: text/event-stream` the answer is the JSON record.
       return (await unwrap(this.http.api.POST('/v1/sessions/{id}/executions', request))) as Execution;
     }
     const stream = await unwrapStream(
       this.http.api.POST('/v1/sessions/{id}/executions', { ...request, headers: { accept: 'text/event-stream' }, parseAs: 'stream' }),
     );
-    let failure: DrydockError | undefined;
-    for await (const { event, data } of serverSentEvents(stream)) {
-      const payload = JSON.parse(data) as Record<string, unknown>;
-      if (event === 'stdout') options.onStdout?.(String(payload.text));
-      else if (event === 'stderr') options.onStderr?.(String(payload.text));
-      else if (event === 'done') return payload as unknown as Execution;
-      // A platform failure after the stream began ({code, message}); a Python exception
-      // also arrives as `error` ({name, value, traceback}) and is part of `done`.
-      else if (event === 'error' && typeof payload.code === 'string') {
-        failure = new DrydockError(payload.code, String(payload.message), 0, payload.details as Record<string, unknown> | undefined);
-      }
-    }
-    throw failure ?? new DrydockError('INVALID_RESPONSE', 'The execution stream ended before its result.', 200);
+    return followRun<Execution>(stream, options, 'execution');
   }
 
   // Stops what runs in the session, like a notebook's interrupt: the running code gets a

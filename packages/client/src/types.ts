@@ -6,6 +6,10 @@ export type SessionInfo = Schemas['SessionResponse'];
 export type SessionLimits = Schemas['SessionLimitsDto'];
 export type CreateSessionOptions = Schemas['CreateSessionDto'];
 export type Execution = Schemas['ExecutionResponse'];
+// A command's record (session.commands.run): an execution of kind `command`, which always
+// says how the process ended. `status` is "ok" iff it exited 0; `exitCode` is null when a
+// signal or the platform (timeout, memory) ended it, `signal` then names it (e.g. SIGKILL).
+export type CommandResult = Omit<Execution, 'kind' | 'exitCode' | 'signal'> & { kind: 'command'; exitCode: number | null; signal: string | null };
 export type FileEntry = Schemas['FileEntryResponse'];
 export type FileInfo = Schemas['FileInfoResponse'];
 export type GrepResult = Schemas['GrepResultResponse'];

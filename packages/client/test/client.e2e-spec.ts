@@ -91,6 +91,69 @@ describe('@drydock/client', () => {
     expect(again.result).toEqual(first.result);
   });
 
+  describe('commands', () => {
+    it('should run a shell line and a program with its arguments, beside the REPL', async () => {
+      const session = await client.sessions.create({ threadId: 'sdk-commands' });
+      await session.run('kept = 7');
+      const line = await session.commands.run('echo one two | wc -w; echo made > /session/made.txt');
+      expect(line).toMatchObject({ kind: 'command', status: 'ok', exitCode: 0, signal: null, stdout: '2\n', stderr: '', sessionId: session.id, threadId: 'sdk-commands' });
+      expect(line.id).toMatch(/^exe_/);
+      // argv is passed as it is: no shell splits "a b" or expands $HOME.
+      const argv = await session.commands.run(['printf', '%s|', 'a b', '$HOME']);
+      expect(argv).toMatchObject({ status: 'ok', stdout: 'a b|$HOME|' });
+      // What the command wrote is the thread's; the REPL's variables are untouched.
+      expect(await session.files.readText('/made.txt')).toBe('made\n');
+      expect((await session.run('kept')).result?.text).toBe('7');
+    });
+
+    it('should answer a failed command with its exit code and stderr, and a signal by name', async () => {
+      const session = await client.sessions.create({ threadId: 'sdk-commands' });
+      const failed = await session.commands.run('echo out; echo err >&2; exit 3');
+      expect(failed).toMatchObject({ status: 'error', exitCode: 3, signal: null, stdout: 'out\n', stderr: 'err\n' });
+      const killed = await session.commands.run('kill -TERM $$');
+      expect(killed).toMatchObject({ status: 'error', exitCode: null, signal: 'SIGTERM' });
+      const slow = await session.commands.run(['sleep', '30'], { timeoutMs: 500 });
+      expect(slow.status).toBe('timeout');
+    });
+
+    it('should give the command its cwd, env and stdin', async () => {
+      const session = await client.sessions.create({ threadId: 'sdk-commands' });
+      await session.commands.run('mkdir -p /session/work');
+      const run = await session.commands.run('pwd; echo "$GREETING"; tr a-z A-Z', { cwd: '/session/work', env: { GREETING: 'hello there' }, stdin: 'from stdin\n' });
+      expect(run.stdout).toBe('/session/work\nhello there\nFROM STDIN\n');
+    });
+
+    it('should call onStdout and onStderr while the command is still running', async () => {
+      const session = await client.sessions.create({ threadId: 'sdk-commands' });
+      const seen: { text: string; at: number }[] = [];
+      const stderr: string[] = [];
+      const run = await session.commands.run('echo first; sleep 1.5; echo oops >&2; echo last; exit 4', {
+        onStdout: (text) => seen.push({ text, at: Date.now() }),
+        onStderr: (text) => stderr.push(text),
+      });
+      const ended = Date.now();
+      expect(run).toMatchObject({ kind: 'command', status: 'error', exitCode: 4, stdout: 'first\nlast\n', stderr: 'oops\n' });
+      expect(seen.map((s) => s.text).join('')).toBe('first\nlast\n');
+      // The first chunk came a whole sleep before the command ended.
+      expect(ended - seen[0].at).toBeGreaterThan(1000);
+      expect(stderr.join('')).toBe('oops\n');
+    });
+
+    it('should throw the platform\'s refusals as DrydockErrors, streamed or not, and run once per idempotency key', async () => {
+      const session = await client.sessions.create({ threadId: 'sdk-commands' });
+      await expect(session.commands.run('pwd', { cwd: '/etc' })).rejects.toMatchObject({ name: 'DrydockError', code: 'INVALID_CWD', status: 400 });
+      await expect(session.commands.run('true', { env: { HOME: '/tmp' }, onStdout: () => undefined })).rejects.toMatchObject({ code: 'INVALID_ENV', status: 400 });
+      await expect(session.commands.run([])).rejects.toMatchObject({ code: 'INVALID_COMMAND' });
+      const first = await session.commands.run('echo $RANDOM$RANDOM', { idempotencyKey: 'cmd-k-1' });
+      const again = await session.commands.run('echo $RANDOM$RANDOM', { idempotencyKey: 'cmd-k-1' });
+      expect(again.id).toBe(first.id);
+      expect(again.stdout).toBe(first.stdout);
+      const ended = await client.sessions.create({ threadId: 'sdk-commands-ended' });
+      await ended.delete();
+      await expect(ended.commands.run('true')).rejects.toMatchObject({ code: 'SESSION_ENDED', status: 409 });
+    });
+  });
+
   it('should read and write thread files', async () => {
     const files = client.files('sdk-files');
     const info = await files.write('/notes/a.txt', 'alpha\nbeta\n');
