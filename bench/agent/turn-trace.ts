@@ -69,7 +69,7 @@ wrap(CachingChatOpenAICompletions.prototype, 'invoke', 'invoke-model');
 wrap(CachingChatOpenAICompletions.prototype, '_generate', 'generate');
 wrap(DirectChatCompletions.prototype, 'create', 'http-model');
 wrap(StructuredTool.prototype, 'invoke', 'invoke-tool');
-wrap(SessionSandboxBackend.prototype, 'execute', 'execution');
+wrap(SessionSandboxBackend.prototype, 'executePython', 'execution');
 
 process.on('SIGUSR2', () => {
   const stretches = new Map<string, number[]>();

@@ -66,10 +66,10 @@ function sessionSandbox(gateway: INestApplication): SandboxBackend {
   const sessions = gateway.get(SessionsService);
   const executions = gateway.get(SessionExecutionsService);
   const unused = async (): Promise<never> => {
-    throw new Error('Python function tools only execute code');
+    throw new Error('Python function tools only execute Python');
   };
   return {
-    async execute(ctx, code, options = {}) {
+    async executePython(ctx, code, options = {}) {
       const tenant = await tenants.get(ctx.tenantId);
       const { session } = await sessions.create(ctx.tenantId, { threadId: ctx.threadId });
       const view = await executions.execute({ tenantId: ctx.tenantId, limits: tenant.limits }, session.id, { code, timeoutMs: options.timeoutMs });
@@ -85,6 +85,7 @@ function sessionSandbox(gateway: INestApplication): SandboxBackend {
         executionId: view.id,
       };
     },
+    execute: unused,
     ls: unused,
     read: unused,
     write: unused,

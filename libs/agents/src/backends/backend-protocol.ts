@@ -103,16 +103,40 @@ export interface Backend {
   delete(ctx: BackendContext, path: string): Promise<DeleteResult>;
 }
 
+// How a run in the thread's sandbox is asked for: a shell command (`execute`) or
+// Python (`executePython`).
 export interface ExecuteOptions {
   // Makes a retried call return the stored result instead of running twice (an agent
   // passes its tool_call_id).
   idempotencyKey?: string;
   timeoutMs?: number;
   // The run's signal: aborting it (a cancelled run) interrupts the code, which then
-  // ends as on a KeyboardInterrupt; `execute` still answers with how it ended.
+  // ends as on a KeyboardInterrupt (a command: its process group is stopped); the call
+  // still answers with how it ended.
   signal?: AbortSignal;
 }
 
+// A shell command's outcome (seed 004's execute response): the combined output and the
+// exit code. `status` is "ok" iff it exited 0, "error" for another exit or a signal,
+// and "timeout", "memory" or "killed" when the platform stopped it.
+export interface CommandResult {
+  status: ExecutionStatus;
+  // What it wrote to stdout, then what it wrote to stderr (the sandbox keeps the two
+  // apart, so they are not interleaved).
+  output: string;
+  // Null when a signal ended it, or the platform did.
+  exitCode: number | null;
+  // The signal that ended it ("SIGKILL"), when one did.
+  signal: string | null;
+  // The output cap dropped the rest.
+  truncated: boolean;
+  durationMs?: number | null;
+  executionId?: string;
+  files?: { changed: string[]; deleted: string[] };
+  artifacts?: Array<{ id: string; path?: string; name?: string; mime?: string; size?: number }>;
+}
+
+// A Python run's outcome.
 export interface ExecuteResult {
   status: ExecutionStatus;
   stdout: string;
@@ -130,11 +154,17 @@ export interface ExecuteResult {
   artifacts?: Array<{ id: string; path?: string; name?: string; mime?: string; size?: number }>;
 }
 
-// A backend whose files are also visible to code it runs (the thread's sandbox).
+// A backend whose files are also visible to what it runs (the thread's sandbox).
 export interface SandboxBackend extends Backend {
-  execute(ctx: BackendContext, code: string, options?: ExecuteOptions): Promise<ExecuteResult>;
+  // Seed 004's execute: a shell command, run by /bin/bash -c in /session, beside the
+  // Python session (whose variables it never touches).
+  execute(ctx: BackendContext, command: string, options?: ExecuteOptions): Promise<CommandResult>;
+  // Python in the thread's persistent session: execute_python, python_run_prepared and
+  // the Python tool modules.
+  executePython(ctx: BackendContext, code: string, options?: ExecuteOptions): Promise<ExecuteResult>;
 }
 
 export function isSandboxBackend(backend: Backend): backend is SandboxBackend {
-  return typeof (backend as Partial<SandboxBackend>).execute === 'function';
+  const sandbox = backend as Partial<SandboxBackend>;
+  return typeof sandbox.execute === 'function' && typeof sandbox.executePython === 'function';
 }

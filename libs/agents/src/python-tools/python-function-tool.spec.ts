@@ -44,14 +44,14 @@ const statsModule = createPythonToolModule({
 // fixed result.
 function aSandbox(answer?: Partial<ExecuteResult>): SandboxBackend & { codes: string[] } {
   const codes: string[] = [];
-  const execute = async (_ctx: unknown, code: string): Promise<ExecuteResult> => {
+  const executePython = async (_ctx: unknown, code: string): Promise<ExecuteResult> => {
     codes.push(code);
     if (answer) return { status: 'ok', stdout: '', stderr: '', truncated: false, ...answer };
     const [cell] = runReplCells([code]);
     if (cell!.error !== undefined) return { status: 'error', stdout: '', stderr: '', truncated: false, error: { name: 'ReplError', value: cell!.error, traceback: '' } };
     return { status: 'ok', stdout: '', stderr: '', truncated: false, result: { text: cell!.value ?? undefined }, executionId: 'exe_1' };
   };
-  return { codes, execute } as unknown as SandboxBackend & { codes: string[] };
+  return { codes, executePython } as unknown as SandboxBackend & { codes: string[] };
 }
 
 async function call(sut: StructuredToolInterface, args: Record<string, unknown>, sandbox: SandboxBackend): Promise<ToolMessage> {

@@ -48,7 +48,7 @@ export function createPythonFunctionTool(
         const code = buildPythonToolCallCode({ source: module.source, sha256: module.sha256, functionName: spec.name, args });
         const execute: ExecuteOptions = options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs };
         if (config?.signal) execute.signal = config.signal;
-        const run = await ctx.sandbox.execute(
+        const run = await ctx.sandbox.executePython(
           { tenantId: ctx.tenantId, threadId: ctx.threadId, stateFiles: ctx.stateFiles },
           code,
           execute,

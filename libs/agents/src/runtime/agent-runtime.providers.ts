@@ -1,6 +1,6 @@
 import type { OnApplicationShutdown, Provider } from '@nestjs/common';
 import { APP_CONFIG, TenantsService, type AppConfig } from '@drydock/core';
-import { SessionExecutionsService, SessionsService } from '@drydock/sessions';
+import { SessionCommandsService, SessionExecutionsService, SessionsService } from '@drydock/sessions';
 import { VfsService } from '@drydock/vfs';
 import { AgentDefinitionsService } from '../definitions/agent-definitions.service.js';
 import type { AgentDefinition } from '../definitions/agent-definition.js';
@@ -18,8 +18,8 @@ import { defaultAssistant, GraphAgentRuntime, type AssistantSource } from './gra
 export const CHAT_MODEL_OVERRIDE = Symbol('CHAT_MODEL_OVERRIDE');
 
 // The agent's providers for the app that hosts it (the gateway). Needs VfsService,
-// SessionsService, SessionExecutionsService, TenantsService and AgentDefinitionsService
-// in the same module.
+// SessionsService, SessionExecutionsService, SessionCommandsService, TenantsService and
+// AgentDefinitionsService in the same module.
 export function agentRuntimeProviders(chatModels: ChatModelProvider | null = null): Provider[] {
   return [
     { provide: CHAT_MODEL_OVERRIDE, useValue: chatModels },
@@ -31,9 +31,14 @@ export function agentRuntimeProviders(chatModels: ChatModelProvider | null = nul
     },
     {
       provide: SessionSandboxBackend,
-      inject: [VfsService, SessionsService, SessionExecutionsService, TenantsService],
-      useFactory: (vfs: VfsService, sessions: SessionsService, executions: SessionExecutionsService, tenants: TenantsService) =>
-        new SessionSandboxBackend(vfs, sessions, executions, tenants),
+      inject: [VfsService, SessionsService, SessionExecutionsService, SessionCommandsService, TenantsService],
+      useFactory: (
+        vfs: VfsService,
+        sessions: SessionsService,
+        executions: SessionExecutionsService,
+        commands: SessionCommandsService,
+        tenants: TenantsService,
+      ) => new SessionSandboxBackend(vfs, sessions, executions, commands, tenants),
     },
     {
       provide: AGENT_RUNTIME,

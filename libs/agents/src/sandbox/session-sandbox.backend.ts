@@ -1,10 +1,11 @@
 import { DrydockError, TenantsService, type TenantLimits } from '@drydock/core';
 import type { ExecutionView } from '@drydock/execution';
-import { SessionExecutionsService, SessionsService } from '@drydock/sessions';
+import { SessionCommandsService, SessionExecutionsService, SessionsService } from '@drydock/sessions';
 import type { VfsService } from '@drydock/vfs';
 import type {
   Backend,
   BackendContext,
+  CommandResult,
   ExecuteOptions,
   ExecuteResult,
   SandboxBackend,
@@ -12,17 +13,20 @@ import type {
 import { createThreadStoreBackend } from '../backends/store-backend.js';
 
 // The thread's sandbox as a backend: its files are the thread's VFS files (which the
-// worker mirrors into /session), and `execute` runs code in the thread's session
-// through the same service as POST /v1/sessions/:id/executions. The session is the
+// worker mirrors into /session); `execute` runs a shell command in the thread's session
+// through the same service as POST /v1/sessions/:id/commands, and `executePython` runs
+// code through the one behind POST /v1/sessions/:id/executions. The session is the
 // thread's live one, created on first use; one instance serves every thread.
 //
 // A tool call is on the agent's hot path, so the thread's session id and the tenant's
 // limits are remembered: a remembered session that has ended (reaped, deleted) is
-// found out by the execution itself, forgotten, and the call retried on a new one.
+// found out by the run itself, forgotten, and the call retried on a new one.
 // Limits are re-read after LIMITS_TTL_MS, like the auth cache.
 const LIMITS_TTL_MS = 1_000;
 const MAX_REMEMBERED = 10_000;
 const GONE = new Set(['SESSION_NOT_FOUND', 'SESSION_ENDED']);
+
+type Principal = { tenantId: string; limits: TenantLimits };
 
 export class SessionSandboxBackend implements SandboxBackend {
   private readonly files: Backend;
@@ -33,20 +37,35 @@ export class SessionSandboxBackend implements SandboxBackend {
     vfs: VfsService,
     private readonly sessions: SessionsService,
     private readonly executions: SessionExecutionsService,
+    private readonly commands: SessionCommandsService,
     private readonly tenants: TenantsService,
   ) {
     this.files = createThreadStoreBackend(vfs);
   }
 
-  async execute(ctx: BackendContext, code: string, options: ExecuteOptions = {}): Promise<ExecuteResult> {
-    const principal = { tenantId: ctx.tenantId, limits: await this.limitsOf(ctx.tenantId) };
+  async execute(ctx: BackendContext, command: string, options: ExecuteOptions = {}): Promise<CommandResult> {
+    const input = { command, timeoutMs: options.timeoutMs, idempotencyKey: options.idempotencyKey };
+    const how = options.signal ? { signal: options.signal } : {};
+    return toCommandResult(await this.inThreadSession(ctx, (principal, sessionId) => this.commands.run(principal, sessionId, input, undefined, how)));
+  }
+
+  async executePython(ctx: BackendContext, code: string, options: ExecuteOptions = {}): Promise<ExecuteResult> {
     const command = { code, timeoutMs: options.timeoutMs, idempotencyKey: options.idempotencyKey };
     const how = options.signal ? { signal: options.signal } : {};
+    return toExecuteResult(
+      await this.inThreadSession(ctx, (principal, sessionId) => this.executions.execute(principal, sessionId, command, undefined, how)),
+    );
+  }
+
+  // Runs in the thread's remembered session, or in its live one (created when there is
+  // none) when that one has ended.
+  private async inThreadSession(ctx: BackendContext, run: (principal: Principal, sessionId: string) => Promise<ExecutionView>): Promise<ExecutionView> {
+    const principal = { tenantId: ctx.tenantId, limits: await this.limitsOf(ctx.tenantId) };
     const key = `${ctx.tenantId}\u0000${ctx.threadId}`;
     const remembered = this.sessionOfThread.get(key);
     if (remembered) {
       try {
-        return toExecuteResult(await this.executions.execute(principal, remembered, command, undefined, how));
+        return await run(principal, remembered);
       } catch (error) {
         // By code: a worker-side SESSION_ENDED arrives as the DrydockError it was.
         if (!(error instanceof DrydockError && GONE.has(error.code))) throw error;
@@ -56,7 +75,7 @@ export class SessionSandboxBackend implements SandboxBackend {
     // Returns the thread's live session when there is one.
     const { session } = await this.sessions.create(ctx.tenantId, { threadId: ctx.threadId });
     this.remember(key, session.id);
-    return toExecuteResult(await this.executions.execute(principal, session.id, command, undefined, how));
+    return run(principal, session.id);
   }
 
   private async limitsOf(tenantId: string): Promise<TenantLimits> {
@@ -96,4 +115,24 @@ export function toExecuteResult(view: ExecutionView): ExecuteResult {
     files: { changed: view.files.changed, deleted: view.files.deleted },
     artifacts: view.artifacts as ExecuteResult['artifacts'],
   };
+}
+
+export function toCommandResult(view: ExecutionView): CommandResult {
+  return {
+    status: view.status as CommandResult['status'],
+    output: combinedOutput(view.stdout, view.stderr),
+    exitCode: view.exitCode ?? null,
+    signal: view.signal ?? null,
+    truncated: view.truncated,
+    durationMs: view.durationMs,
+    executionId: view.id,
+    files: { changed: view.files.changed, deleted: view.files.deleted },
+    artifacts: view.artifacts as CommandResult['artifacts'],
+  };
+}
+
+// stdout, then stderr on a line of its own.
+export function combinedOutput(stdout: string, stderr: string): string {
+  if (!stdout || !stderr) return stdout + stderr;
+  return stdout.endsWith('\n') ? stdout + stderr : `${stdout}\n${stderr}`;
 }

@@ -23,7 +23,7 @@ export async function runInSession(ctx: ToolCallContext, code: string, deps: Bui
   const options: ExecuteOptions = {};
   if (deps.executionTimeoutMs !== undefined) options.timeoutMs = deps.executionTimeoutMs;
   if (signal) options.signal = signal;
-  return ctx.sandbox.execute(backendContextOf(ctx), code, options);
+  return ctx.sandbox.executePython(backendContextOf(ctx), code, options);
 }
 
 export function createExecutePythonTool(deps: BuiltinToolDeps = {}) {

@@ -6,6 +6,7 @@ import { makeConfig } from '../../../../test/factories/config.factory.js';
 import type {
   Backend,
   BackendContext,
+  CommandResult,
   ExecuteOptions,
   ExecuteResult,
   SandboxBackend,
@@ -31,23 +32,38 @@ export interface ExecuteCall {
   options?: ExecuteOptions;
 }
 
+export interface CommandCall {
+  ctx: BackendContext;
+  command: string;
+  options?: ExecuteOptions;
+}
+
 // A sandbox whose files are the thread store and whose runs are scripted: `respond`
-// answers each execute (by default an empty successful run).
+// answers each Python run (by default an empty successful run), `respondToCommand` each
+// shell command (by default one that printed nothing and exited 0).
 export class FakeSandbox implements SandboxBackend {
   readonly calls: ExecuteCall[] = [];
+  readonly commands: CommandCall[] = [];
   private readonly files: Backend;
 
   constructor(
     vfs: VfsService,
     public respond: (call: ExecuteCall) => Promise<ExecuteResult> | ExecuteResult = () => okRun(),
+    public respondToCommand: (call: CommandCall) => Promise<CommandResult> | CommandResult = () => okCommand(),
   ) {
     this.files = createThreadStoreBackend(vfs);
   }
 
-  async execute(ctx: BackendContext, code: string, options?: ExecuteOptions): Promise<ExecuteResult> {
+  async executePython(ctx: BackendContext, code: string, options?: ExecuteOptions): Promise<ExecuteResult> {
     const call = { ctx, code, options };
     this.calls.push(call);
     return this.respond(call);
+  }
+
+  async execute(ctx: BackendContext, command: string, options?: ExecuteOptions): Promise<CommandResult> {
+    const call = { ctx, command, options };
+    this.commands.push(call);
+    return this.respondToCommand(call);
   }
 
   ls: Backend['ls'] = (ctx, path) => this.files.ls(ctx, path);
@@ -61,6 +77,10 @@ export class FakeSandbox implements SandboxBackend {
 
 export function okRun(overrides: Partial<ExecuteResult> = {}): ExecuteResult {
   return { status: 'ok', stdout: '', stderr: '', truncated: false, result: null, error: null, stateLost: false, ...overrides };
+}
+
+export function okCommand(overrides: Partial<CommandResult> = {}): CommandResult {
+  return { status: 'ok', output: '', exitCode: 0, signal: null, truncated: false, ...overrides };
 }
 
 export interface Harness {
