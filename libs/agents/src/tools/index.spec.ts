@@ -38,11 +38,13 @@ describe(createBuiltinTools.name, () => {
     expect(props('ls')).toEqual(['path']);
     expect(props('delete_file')).toEqual(['file_path']);
     expect(props('execute_python')).toEqual(['code']);
+    expect(props('execute')).toEqual(['command', 'timeout_ms']);
   });
 
   it('should require only the arguments that have no default', () => {
     const required = (name: string) => (toJsonSchema(createBuiltinTools().get(name)!.schema) as { required?: string[] }).required ?? [];
     expect(required('ls')).toEqual([]);
+    expect(required('execute')).toEqual(['command']);
     expect(required('read_file')).toEqual(['file_path']);
     expect(required('edit_file')).toEqual(['file_path', 'old_string', 'new_string']);
     expect(required('glob')).toEqual(['pattern']);

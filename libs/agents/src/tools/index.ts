@@ -1,6 +1,7 @@
 import type { StructuredToolInterface } from '@langchain/core/tools';
 import { createDeleteFileTool } from './delete-file.tool.js';
 import { createEditFileTool } from './edit-file.tool.js';
+import { createExecuteTool } from './execute.tool.js';
 import { createExecutePythonTool } from './execute-python.tool.js';
 import { createFileWriteTool } from './file-write.tool.js';
 import { createGlobTool } from './glob.tool.js';
@@ -20,7 +21,9 @@ export * from './tool-artifact.js';
 export * from './tool-deps.js';
 export { isModelFacingError, toolErrorText } from './tool-errors.js';
 export { renderExecution } from './render-execution.js';
+export { renderCommand } from './render-command.js';
 export { NO_EXTRACTED_CONTENT_TEXT } from './extracted-content.js';
+export { createExecuteTool, EXECUTE_DESCRIPTION } from './execute.tool.js';
 export { createExecutePythonTool, EXECUTE_PYTHON_DESCRIPTION } from './execute-python.tool.js';
 export { createPythonRunPreparedTool, PYTHON_RUN_PREPARED_DESCRIPTION, runFileCell } from './python-run-prepared.tool.js';
 export { createLsTool, LS_DESCRIPTION } from './ls.tool.js';
@@ -35,6 +38,7 @@ export { createDeleteFileTool, DELETE_FILE_DESCRIPTION } from './delete-file.too
 const FACTORIES: Record<BuiltinToolName, (deps: BuiltinToolDeps) => StructuredToolInterface> = {
   execute_python: createExecutePythonTool,
   python_run_prepared: createPythonRunPreparedTool,
+  execute: createExecuteTool,
   ls: createLsTool,
   read_file: createReadFileTool,
   write_file: createWriteFileTool,

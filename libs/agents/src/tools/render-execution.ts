@@ -95,7 +95,7 @@ function resultText(result: RichResult | null | undefined): string | null {
   return null;
 }
 
-function artifactLine(artifact: unknown): string {
+export function artifactLine(artifact: unknown): string {
   if (!artifact || typeof artifact !== 'object') return `- ${String(artifact)}`;
   const a = artifact as Record<string, unknown>;
   const name = typeof a.path === 'string' ? a.path : typeof a.name === 'string' ? a.name : 'artifact';
@@ -107,7 +107,7 @@ function artifactLine(artifact: unknown): string {
   return `- ${name}${facts.length > 0 ? ` (${facts.join(', ')})` : ''}${id}`;
 }
 
-function pathList(paths: string[]): string {
+export function pathList(paths: string[]): string {
   const named = paths.slice(0, MAX_NAMED_PATHS).join(', ');
   return paths.length > MAX_NAMED_PATHS ? `${named} and ${paths.length - MAX_NAMED_PATHS} more` : named;
 }

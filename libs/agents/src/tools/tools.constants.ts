@@ -1,6 +1,8 @@
 // The names of the agent's built-in tools: what the model calls, what the tool node
 // looks up, what agent definitions list. The two extraction tools share their names with
 // the content extraction (extraction.constants.ts), which finds their fenced blocks.
+// Seed 004's execute: a shell command in the thread's sandbox.
+export const EXECUTE_TOOL_NAME = 'execute';
 export const EXECUTE_PYTHON_TOOL_NAME = 'execute_python';
 export const PYTHON_RUN_PREPARED_TOOL_NAME = 'python_run_prepared';
 export const LS_TOOL_NAME = 'ls';
@@ -15,6 +17,7 @@ export const DELETE_FILE_TOOL_NAME = 'delete_file';
 export const BUILTIN_TOOL_NAMES = [
   EXECUTE_PYTHON_TOOL_NAME,
   PYTHON_RUN_PREPARED_TOOL_NAME,
+  EXECUTE_TOOL_NAME,
   LS_TOOL_NAME,
   READ_FILE_TOOL_NAME,
   WRITE_FILE_TOOL_NAME,
