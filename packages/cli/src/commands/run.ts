@@ -2,7 +2,8 @@ import { basename, extname } from 'node:path';
 import type { Command } from 'commander';
 import type { Execution } from '@drydock/client';
 import { positiveInt, threadId, type Context } from '../context.js';
-import { CliError, ExitCode } from '../exit-codes.js';
+import { ExitCode } from '../exit-codes.js';
+import { interruptible } from '../interrupt.js';
 import { readLocalText, STDIO } from '../local-files.js';
 import { printJson } from '../output.js';
 
@@ -39,28 +40,12 @@ export function registerRun(program: Command, ctx: Context): void {
       // Creating a session for a thread that has a live one returns that one.
       const session = await client.sessions.create({ threadId: options.thread ?? threadForScript(script) });
       const { stdout, stderr } = ctx.io;
+      // With --json the record is printed whole at the end instead of streamed.
+      const streamed = options.json ? {} : { onStdout: (text: string) => stdout.write(text), onStderr: (text: string) => stderr.write(text) };
       // Ctrl-C as in a local python: the code is interrupted and its traceback shown.
-      // A second one stops waiting (the interrupt is on its way regardless).
-      const stopWaiting = new AbortController();
-      let interrupted = false;
-      const onSigint = () => {
-        if (interrupted) return stopWaiting.abort();
-        interrupted = true;
-        stderr.write('drydock: interrupting the run (Ctrl-C again to stop waiting)\n');
-        session.interrupt().catch((error: Error) => stderr.write(`drydock: the interrupt failed: ${error.message}\n`));
-      };
-      process.on('SIGINT', onSigint);
-      let execution: Execution;
-      try {
-        // With --json the record is printed whole at the end instead of streamed.
-        const streamed = options.json ? {} : { onStdout: (text: string) => stdout.write(text), onStderr: (text: string) => stderr.write(text) };
-        execution = await session.run(code, { timeoutMs: options.timeout, signal: stopWaiting.signal, ...streamed });
-      } catch (error) {
-        if (!stopWaiting.signal.aborted) throw error;
-        throw new CliError(ExitCode.Interrupted, 'INTERRUPTED', `Stopped waiting for the run in session ${session.id}.`);
-      } finally {
-        process.removeListener('SIGINT', onSigint);
-      }
+      const { value: execution, interrupted } = await interruptible(session, ctx.io, 'run', (signal) =>
+        session.run(code, { timeoutMs: options.timeout, signal, ...streamed }),
+      );
       if (options.json) printJson(stdout, execution);
       else printOutcome(execution, ctx);
       if (interrupted) ctx.exitCode = ExitCode.Interrupted;
