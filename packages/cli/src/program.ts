@@ -2,6 +2,7 @@ import { Command, CommanderError } from 'commander';
 import { isDrydockError } from '@drydock/client';
 import { registerArtifacts } from './commands/artifacts.js';
 import { registerBatch } from './commands/batch.js';
+import { registerExec } from './commands/exec.js';
 import { registerFiles } from './commands/files.js';
 import { registerRun } from './commands/run.js';
 import { registerTenants } from './commands/tenants.js';
@@ -16,11 +17,11 @@ const EXIT_CODES_HELP = `
 Environment: DRYDOCK_URL (default ${DEFAULT_URL}), DRYDOCK_API_KEY, DRYDOCK_ADMIN_KEY (tenants).
 
 Exit codes: 0 ok, 1 the code or batch failed, 2 bad arguments, 3 platform or API error,
-4 missing configuration (no API key), 130 interrupted.`;
+4 missing configuration (no API key), 130 interrupted; exec exits with the command's own code.`;
 
 export function buildProgram(ctx: Context): Command {
   const program = new Command('drydock')
-    .description('Run Python in Drydock sandboxes, move thread files and artifacts, submit batches.')
+    .description('Run Python and shell commands in Drydock sandboxes, move thread files and artifacts, submit batches.')
     .version(VERSION)
     .option('--url <url>', `the gateway (default: DRYDOCK_URL or ${DEFAULT_URL})`)
     .option('--api-key <key>', 'the tenant API key (default: DRYDOCK_API_KEY)')
@@ -32,6 +33,7 @@ export function buildProgram(ctx: Context): Command {
     .configureOutput({ writeOut: (s) => ctx.io.stdout.write(s), writeErr: (s) => ctx.io.stderr.write(s) })
     .showHelpAfterError();
   registerRun(program, ctx);
+  registerExec(program, ctx);
   registerFiles(program, ctx);
   registerArtifacts(program, ctx);
   registerBatch(program, ctx);

@@ -161,6 +161,81 @@ describe('drydock CLI', () => {
     }, 60_000);
   });
 
+  describe('exec', () => {
+    // A session made through the API, to address by its id.
+    const sessionFor = async (threadId: string): Promise<string> => {
+      const res = await fetch(`${platform.url}/v1/sessions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ threadId }),
+      });
+      return ((await res.json()) as { id: string }).id;
+    };
+
+    it("prints a command's output and exits with its code; one argument with spaces is a shell line, several an argv", async () => {
+      const id = await sessionFor('exec-id');
+      const failed = await drydock(['exec', id, '--', 'bash', '-c', 'echo hi; echo oops >&2; exit 3']);
+      expect(failed).toMatchObject({ code: 3, stdout: 'hi\n', stderr: 'oops\n' });
+      const line = await drydock(['exec', id, '--', 'echo one two three | wc -w']);
+      expect(line).toMatchObject({ code: 0, stdout: '3\n', stderr: '' });
+      // No shell: the arguments arrive as they are, $HOME unexpanded, "a b" one argument.
+      const argv = await drydock(['exec', id, '--', 'printf', '%s|', 'a b', '$HOME', '--json']);
+      expect(argv).toMatchObject({ code: 0, stdout: 'a b|$HOME|--json|' });
+      // A signal: 128 + its number, as a shell reports it.
+      expect((await drydock(['exec', id, '--', 'kill -TERM $$'])).code).toBe(143);
+    }, 60_000);
+
+    it('streams the output as the command writes it', async () => {
+      const result = await drydock(['exec', '--thread', 'exec-stream', '--', 'echo first; sleep 2.5; echo second']);
+      expect(result).toMatchObject({ code: 0, stdout: 'first\nsecond\n' });
+      const first = result.chunks.find((c) => c.stream === 'stdout' && c.text.includes('first'))!;
+      expect(first.text).not.toContain('second');
+      expect(result.exitedAt - first.at).toBeGreaterThan(1500);
+    }, 60_000);
+
+    it("runs in --thread's session, with --cwd, --env and piped stdin; the files are the thread's", async () => {
+      expect((await drydock(['exec', '--thread', 'exec-t', '--', 'mkdir', '-p', '/session/work/sub'])).code).toBe(0);
+      const result = await drydock(['exec', '--thread', 'exec-t', '--cwd', 'work/sub', '--env', 'GREETING=hello there', '-e', 'B=x=y', '--', 'pwd; echo "$GREETING $B"; tr a-z A-Z > out.txt'], {
+        input: 'from stdin\n',
+      });
+      expect(result).toMatchObject({ code: 0, stdout: '/session/work/sub\nhello there x=y\n' });
+      expect((await drydock(['files', 'get', '/work/sub/out.txt', '-', '--thread', 'exec-t'])).stdout).toBe('FROM STDIN\n');
+      // The same session as `run` uses for the thread: Python sees the file at once.
+      const python = await drydock(['run', '-', '--thread', 'exec-t'], { input: 'print(open("/session/work/sub/out.txt").read().strip())' });
+      expect(python.stdout).toBe('FROM STDIN\n');
+      // --no-stdin leaves the command's stdin empty.
+      expect(await drydock(['exec', '--thread', 'exec-t', '--no-stdin', '--', 'cat'], { input: 'ignored' })).toMatchObject({ code: 0, stdout: '' });
+    }, 60_000);
+
+    it('prints the record with --json, exits 1 at the time limit and 3 for what the platform refuses', async () => {
+      const json = await drydock(['--json', 'exec', '--thread', 'exec-json', '--', 'bash', '-c', 'echo out; exit 7']);
+      expect(json.code).toBe(7);
+      expect(JSON.parse(json.stdout)).toMatchObject({ kind: 'command', status: 'error', exitCode: 7, stdout: 'out\n', threadId: 'exec-json' });
+      const slow = await drydock(['exec', '--thread', 'exec-json', '--timeout', '500', '--', 'sleep', '30']);
+      expect(slow.code).toBe(1);
+      expect(slow.stderr).toContain('drydock: TimeoutError');
+      const refused = await drydock(['exec', '--thread', 'exec-json', '--cwd', '/etc', '--', 'pwd']);
+      expect(refused.code).toBe(3);
+      expect(refused.stderr).toMatch(/^error INVALID_CWD: /);
+      expect((await drydock(['exec', 'ses_nope', '--', 'true'])).stderr).toMatch(/^error SESSION_NOT_FOUND: /);
+    }, 60_000);
+
+    it('sends SIGINT to the command on Ctrl-C and exits as it did', async () => {
+      let sentAt = 0;
+      const result = await drydock(['exec', '--thread', 'exec-ctrl-c', '--', "trap 'echo caught; exit 5' INT; echo go; sleep 60 & wait"], {
+        onChunk: (chunk, child) => {
+          if (chunk.stream === 'stdout' && chunk.text.includes('go') && !sentAt) {
+            sentAt = Date.now();
+            child.kill('SIGINT');
+          }
+        },
+      });
+      expect(result).toMatchObject({ code: 5, stdout: 'go\ncaught\n' });
+      expect(result.exitedAt - sentAt).toBeLessThan(30_000);
+      expect(result.stderr).toContain('drydock: interrupting the command');
+    }, 60_000);
+  });
+
   describe('batch', () => {
     it('draws a live progress bar on a terminal, then streams every result', async () => {
       const items = Array.from({ length: 500 }, (_, i) => JSON.stringify({ code: `print(${i}*${i})`, id: `item-${i}` })).join('\n');
@@ -256,6 +331,10 @@ describe('drydock CLI', () => {
       ['a subcommand group without its command', ['files']],
       ['a bad option value', ['run', 'x.py', '--timeout', 'soon']],
       ['a missing required option', ['files', 'ls']],
+      ['exec without a session id or --thread', ['exec', '--', 'ls', '-la']],
+      ['exec without a command', ['exec', '--thread', 't']],
+      ['exec with a session id and --thread', ['exec', 'ses_x', '--thread', 't', '--', 'ls']],
+      ['exec with an --env that is not NAME=VALUE', ['exec', '--thread', 't', '--env', 'NOVALUE', '--', 'env']],
     ])('%s prints usage on stderr and exits 2', async (_name, args) => {
       const result = await drydock(args);
       expect(result.code).toBe(2);
