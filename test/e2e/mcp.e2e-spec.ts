@@ -5,7 +5,7 @@ import { endedExecution, runningExecution } from './support/executions.js';
 import { startPlatform, type Platform } from './support/platform.js';
 
 // The MCP server at /mcp, driven by the official MCP client over Streamable HTTP: the
-// sandbox as tools (Python with state, the thread's files), artifacts as resources, one
+// sandbox as tools (Python with state, shell commands, the thread's files), artifacts as resources, one
 // tenant per API key, threads chosen by the client and never shared across tenants.
 describe('MCP server', () => {
   let platform: Platform;
@@ -33,7 +33,7 @@ describe('MCP server', () => {
     const tenant = await platform.newTenant();
     const client = await connect(keyOf(tenant));
     const tools = (await client.listTools()).tools.map((t) => t.name).sort();
-    expect(tools).toEqual(['delete_file', 'edit_file', 'glob', 'grep', 'list_artifacts', 'list_files', 'read_file', 'run_python', 'write_file']);
+    expect(tools).toEqual(['delete_file', 'edit_file', 'glob', 'grep', 'list_artifacts', 'list_files', 'read_file', 'run_command', 'run_python', 'write_file']);
 
     const call = (name: string, args: Record<string, unknown>) => client.callTool({ name, arguments: { thread_id: 'mcp-1', ...args } });
     expect((await call('run_python', { code: 'x = 41' })).isError).toBeFalsy();
@@ -54,6 +54,27 @@ describe('MCP server', () => {
     expect(report.uri).toMatch(/^drydock:\/\/artifacts\/art_/);
     const read = await client.readResource({ uri: report.uri });
     expect(read.contents[0]).toMatchObject({ uri: report.uri, mimeType: 'text/csv', text: 'a,b\n1,2\n' });
+  });
+
+  it("should run a shell command in the thread's sandbox beside Python, answering its output and exit code", async () => {
+    const client = await connect(keyOf(await platform.newTenant()));
+    const call = (name: string, args: Record<string, unknown>) => client.callTool({ name, arguments: { thread_id: 'mcp-shell', ...args } });
+    await call('write_file', { path: '/src/a.txt', content: 'one\ntwo\n' });
+    expect((await call('run_python', { code: 'kept = 41' })).isError).toBeFalsy();
+
+    const ran = await call('run_command', { command: 'wc -l < a.txt; echo oops >&2; pwd', cwd: '/session/src' });
+    expect([ran.isError, textOf(ran)]).toEqual([undefined, '2\n/session/src\noops\n\nExit code: 0']);
+
+    const failed = await call('run_command', { command: 'echo made > made.txt && exit 3' });
+    expect([failed.isError, textOf(failed)]).toEqual([true, '(no output)\n\nExit code: 3\n\nfiles changed: /made.txt']);
+    expect(textOf(await call('read_file', { path: '/made.txt' }))).toContain('made');
+    // The command ran beside the REPL: its variables are still there.
+    expect(textOf(await call('run_python', { code: 'kept + 1' }))).toContain('42');
+
+    const slow = await call('run_command', { command: 'echo started; sleep 30', timeout_ms: 1_000 });
+    expect([slow.isError, textOf(slow)]).toEqual([true, expect.stringMatching(/^started\n\nTimed out after [\d.]+ s: .*\n\nExit code: none \(timed out\)$/)]);
+    const outside = await call('run_command', { command: 'ls', cwd: '/etc' });
+    expect([outside.isError, textOf(outside)]).toEqual([true, expect.stringMatching(/^INVALID_CWD: /)]);
   });
 
   it('should keep each tenant to its own threads, and refuse a missing key and a GET', async () => {

@@ -3,9 +3,9 @@ import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mc
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { DrydockError, THREAD_ID_PATTERN, type TenantPrincipal } from '@drydock/core';
-import { renderExecution, toExecuteResult } from '@drydock/agents';
+import { renderCommand, renderExecution, toCommandResult, toExecuteResult } from '@drydock/agents';
 import { ArtifactsService } from '@drydock/artifacts';
-import { SessionExecutionsService, SessionsService } from '@drydock/sessions';
+import { SessionCommandsService, SessionExecutionsService, SessionsService } from '@drydock/sessions';
 import { VfsService, type ThreadScope } from '@drydock/vfs';
 
 // Artifacts served as MCP resources up to this size; larger ones name their REST route.
@@ -30,13 +30,14 @@ async function attempt(work: () => Promise<CallToolResult>): Promise<CallToolRes
 }
 
 // The sandbox as MCP tools and resources, for one tenant (the API key's): Python in a
-// thread's session (variables persist between calls), the thread's files, and the
-// tenant's artifacts. A thread is the client's choice, within its tenant only.
+// thread's session (variables persist between calls), shell commands beside it, the
+// thread's files, and the tenant's artifacts. A thread is the client's choice, within its tenant only.
 @Injectable()
 export class DrydockMcpServer {
   constructor(
     private readonly sessions: SessionsService,
     private readonly executions: SessionExecutionsService,
+    private readonly commands: SessionCommandsService,
     private readonly vfs: VfsService,
     private readonly artifacts: ArtifactsService,
   ) {}
@@ -66,6 +67,31 @@ export class DrydockMcpServer {
           const { session } = await this.sessions.create(principal.tenantId, { threadId: thread_id });
           const run = await this.executions.execute(principal, session.id, { code, timeoutMs: timeout_ms }, undefined, { signal: extra.signal });
           const [rendered, artifact] = renderExecution(toExecuteResult(run));
+          return text(rendered, artifact.isError === true);
+        }),
+    );
+
+    server.registerTool(
+      'run_command',
+      {
+        title: 'Run a shell command',
+        description:
+          "Runs a shell command (/bin/bash -c) in the thread's sandbox, in /session (the thread's files) or cwd, beside the Python session, " +
+          'whose variables it never touches. Answers what it wrote (stdout, then stderr) and "Exit code: N"; a non-zero exit, a timeout ' +
+          'or an out-of-memory kill is a tool error. Each call is a new shell; processes it leaves running are stopped when it returns.',
+        inputSchema: {
+          thread_id: threadId,
+          command: z.string().min(1).max(1_048_576).describe('The line for /bin/bash -c, e.g. "ls -la" or "git log --oneline | head".'),
+          cwd: z.string().optional().describe('The folder to run in: /session (the default) or one under it, e.g. /session/src.'),
+          timeout_ms: z.number().int().min(100).max(86_400_000).optional().describe('Time limit of this command (clamped to the tenant\'s).'),
+        },
+      },
+      // As for run_python: a client that goes away mid-call stops the command.
+      ({ thread_id, command, cwd, timeout_ms }, extra) =>
+        attempt(async () => {
+          const { session } = await this.sessions.create(principal.tenantId, { threadId: thread_id });
+          const run = await this.commands.run(principal, session.id, { command, cwd, timeoutMs: timeout_ms }, undefined, { signal: extra.signal });
+          const [rendered, artifact] = renderCommand(toCommandResult(run));
           return text(rendered, artifact.isError === true);
         }),
     );
