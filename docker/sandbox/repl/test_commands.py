@@ -122,6 +122,23 @@ class TestCommands(ReplTestCase):
         done = self.repl.shell("sleep 0.2; echo mine")
         self.assertEqual(done["stdout"], "mine\n")
 
+    def test_signals_are_at_their_defaults_and_path_is_the_commands(self) -> None:
+        # SIGPIPE is not ignored (Python ignores it): `yes` ends when `head` is done.
+        done = self.repl.shell("yes | head -n 2", timeout_ms=5_000)
+        self.assertEqual((done["status"], done["stdout"]), ("ok", "y\ny\n"))
+        bin_dir = os.path.join(self.repl.dir, "bin")
+        os.mkdir(bin_dir)
+        with open(os.path.join(bin_dir, "hello-tool"), "w") as f:
+            f.write("#!/bin/sh\necho from-my-path\n")
+        os.chmod(os.path.join(bin_dir, "hello-tool"), 0o755)
+        done = self.repl.run_command(["hello-tool"], env={"PATH": f"{bin_dir}:/usr/bin:/bin"})
+        self.assertEqual((done["status"], done["stdout"]), ("ok", "from-my-path\n"))
+
+    def test_many_quick_commands_in_a_row(self) -> None:
+        for i in range(50):
+            done = self.repl.run_command(["echo", str(i)])
+            self.assertEqual((done["status"], done["stdout"]), ("ok", f"{i}\n"))
+
     def test_invalid_command_is_rejected(self) -> None:
         self.repl.send({"op": "exec", "id": "bad", "command": {"argv": []}, "timeoutMs": 1000, "maxOutputBytes": 10})
         frame = self.repl.next_frame()
@@ -144,6 +161,15 @@ class TestCommandsAsSandboxUser(unittest.TestCase):
         self.assertEqual(lines[1], str(SANDBOX_UID))
         for line in lines[2:]:
             self.assertEqual(line.split()[1:], [str(SANDBOX_UID)] * 4, line)
+
+    def test_commands_go_on_after_the_spawner_is_killed(self) -> None:
+        self.assertEqual(self.repl.shell("true")["status"], "ok")  # the spawner runs now
+        spawners = self.repl.shell("pgrep -f drydock_supervisor/spawner.py || true")["stdout"].split()
+        self.assertTrue(spawners, "no spawner process")
+        self.repl.shell(f"kill -9 {' '.join(spawners)}")
+        for _ in range(5):
+            done = self.repl.shell("echo still")
+            self.assertEqual((done["status"], done["exitCode"], done["stdout"]), ("ok", 0, "still\n"))
 
     def test_kill_everything_spares_the_supervisor(self) -> None:
         done = self.repl.shell("kill -9 -1; echo survived")

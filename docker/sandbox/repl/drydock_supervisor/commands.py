@@ -18,10 +18,13 @@ writes to the command's pipes fail once the supervisor has closed them.
 
 from __future__ import annotations
 
+import json
 import os
 import selectors
 import signal
+import socket
 import subprocess
+import sys
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -44,7 +47,10 @@ DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin"
 
 @dataclass
 class CommandProc:
-    popen: subprocess.Popen[bytes]
+    pid: int
+    # Forked by the supervisor (the spawner was unavailable); else the spawner's child,
+    # whose exit status the spawner reports.
+    popen: subprocess.Popen[bytes] | None
     stdout_fd: int
     stderr_fd: int
     stdin_fd: int  # -1 once written and closed (or when there is no stdin)
@@ -54,10 +60,6 @@ class CommandProc:
     # interrupt), or None while it runs on its own terms.
     killed_by: str | None = None
     next_poll: float = 0.0
-
-    @property
-    def pid(self) -> int:
-        return self.popen.pid
 
 
 def check_command(value: Any) -> str | None:
@@ -142,11 +144,174 @@ def kill_session(sid: int) -> int:
     return killed
 
 
+def pid_exists(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 def signal_name(number: int) -> str:
     try:
         return signal.Signals(number).name
     except ValueError:
         return f"SIG{number}"
+
+
+SPAWNER_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "spawner.py")
+SPAWNER_START_TIMEOUT_S = 10.0
+SPAWN_TIMEOUT_S = 2.0
+PACKET = 1 << 20
+# A spawner that died is started again at most this often (user code can kill it).
+SPAWNER_RESTART_INTERVAL_S = 1.0
+
+
+class Spawner:
+    """The supervisor's end of spawner.py: starts it as the sandbox user, asks it for
+    processes, collects their exit statuses. Unavailable (never started, killed or
+    stopped by user code): spawn() answers None and the caller forks the command itself."""
+
+    def __init__(self, identity: Any, env: dict[str, str]) -> None:
+        self.identity = identity
+        self.env = env
+        self.sock: socket.socket | None = None
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.exits: dict[int, int] = {}
+        self.next_start = 0.0
+
+    @property
+    def fd(self) -> int | None:
+        return self.sock.fileno() if self.sock is not None else None
+
+    def ensure(self) -> bool:
+        if self.sock is not None:
+            return True
+        now = time.monotonic()
+        if now < self.next_start:
+            return False
+        self.next_start = now + SPAWNER_RESTART_INTERVAL_S
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        try:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-I", "-S", SPAWNER_PATH, str(theirs.fileno())],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=None,
+                pass_fds=(theirs.fileno(),),
+                cwd="/",
+                env=self.env,
+                start_new_session=True,
+                user=self.identity.sandbox_uid,
+                group=self.identity.sandbox_gid,
+            )
+        except OSError as exc:
+            log(f"cannot start the spawner: {exc}")
+            ours.close()
+            theirs.close()
+            return False
+        theirs.close()
+        ours.settimeout(SPAWNER_START_TIMEOUT_S)
+        try:
+            ready = ours.recv(PACKET) == b'{"ev": "ready"}'
+        except OSError:
+            ready = False
+        if not ready:
+            log("the spawner did not start; commands are forked by the supervisor")
+            ours.close()
+            self.stop()
+            return False
+        self.sock = ours
+        return True
+
+    def spawn(self, argv: list[str], cwd: str, env: dict[str, str], fds: tuple[int, int, int]) -> int | OSError | None:
+        """The new process's pid, the OSError that kept it from starting, or None when
+        the spawner could not be asked."""
+        if not self.ensure():
+            return None
+        assert self.sock is not None
+        try:
+            self.sock.settimeout(SPAWN_TIMEOUT_S)
+            socket.send_fds(self.sock, [json.dumps({"op": "spawn", "argv": argv, "cwd": cwd, "env": env}).encode()], list(fds))
+            while True:
+                message = self.receive()
+                if message is None:
+                    return None
+                if message.get("ev") == "spawned":
+                    return int(message["pid"])
+                if message.get("ev") == "failed":
+                    code = int(message.get("errno") or 0)
+                    return OSError(code, str(message.get("strerror") or os.strerror(code)), str(message.get("filename") or ""))
+        except (OSError, ValueError, KeyError):
+            log("the spawner did not answer; it is replaced")
+            self.lost()
+            return None
+
+    def on_readable(self) -> None:
+        """Collects exit statuses (called by the event loop)."""
+        while self.sock is not None:
+            try:
+                self.sock.setblocking(False)
+                if self.receive() is None:
+                    return
+            except BlockingIOError:
+                return
+            except (OSError, ValueError):
+                self.lost()
+                return
+
+    def wait(self, pid: int, timeout: float) -> int | None:
+        """The exit status of `pid` (as Popen.returncode), waiting up to `timeout` for the
+        spawner to report it; None if it cannot (the spawner is gone)."""
+        deadline = time.monotonic() + timeout
+        while pid not in self.exits and self.sock is not None:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            try:
+                self.sock.settimeout(left)
+                self.receive()
+            except (TimeoutError, BlockingIOError):
+                break
+            except (OSError, ValueError):
+                self.lost()
+        return self.exits.pop(pid, None)
+
+    def receive(self) -> dict[str, Any] | None:
+        assert self.sock is not None
+        data = self.sock.recv(PACKET)
+        if not data:
+            self.lost()
+            return None
+        message = json.loads(data)
+        if not isinstance(message, dict):
+            return {}
+        if message.get("ev") == "exit":
+            self.exits[int(message["pid"])] = int(message["code"])
+            if len(self.exits) > 1000:  # statuses nobody waited for (processes of gone commands)
+                self.exits.pop(next(iter(self.exits)))
+        return message
+
+    def lost(self) -> None:
+        if self.sock is not None:
+            self.sock.close()
+            self.sock = None
+        self.stop()
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            if self.proc.poll() is None:
+                try:
+                    os.killpg(self.proc.pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+            try:
+                self.proc.wait(timeout=2)
+            except subprocess.TimeoutExpired:
+                pass
+        self.proc = None
 
 
 class CommandMixin:
@@ -162,23 +327,32 @@ class CommandMixin:
         stdin = spec.get("stdin")
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
-        in_r, in_w = os.pipe() if stdin is not None else (-1, -1)
+        in_r, in_w = os.pipe() if stdin is not None else (os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC), -1)
+        env = command_env(self.session_dir, cwd, spec.get("env", {}))
+        # The spawner's vfork when it answers; else a fork of our own (a session and
+        # process group of its own either way: what a timeout and the end of the
+        # command kill, out of reach of terminal signals).
+        spawned = self.spawner.spawn(spec["argv"], cwd, env, (in_r, out_w, err_w))
+        self.watch_spawner()
+        popen: subprocess.Popen[bytes] | None = None
         try:
-            popen = subprocess.Popen(
-                spec["argv"],
-                stdin=in_r if in_r >= 0 else subprocess.DEVNULL,
-                stdout=out_w,
-                stderr=err_w,
-                cwd=cwd,
-                env=command_env(self.session_dir, cwd, spec.get("env", {})),
-                # A session and process group of its own: the group is what a timeout and
-                # the end of the command kill, and no terminal signal reaches it.
-                start_new_session=True,
-                # The plain sandbox user (privileges.py), as the kernel.
-                user=self.identity.sandbox_uid,
-                group=self.identity.sandbox_gid,
-                close_fds=True,
-            )
+            if isinstance(spawned, OSError):
+                raise spawned
+            if spawned is None:
+                popen = subprocess.Popen(
+                    spec["argv"],
+                    stdin=in_r,
+                    stdout=out_w,
+                    stderr=err_w,
+                    cwd=cwd,
+                    env=env,
+                    start_new_session=True,
+                    # The plain sandbox user (privileges.py), as the kernel.
+                    user=self.identity.sandbox_uid,
+                    group=self.identity.sandbox_gid,
+                    close_fds=True,
+                )
+                spawned = popen.pid
         except OSError as exc:
             for fd in (out_r, out_w, err_r, err_w, in_r, in_w):
                 if fd >= 0:
@@ -191,11 +365,15 @@ class CommandMixin:
         for fd in (out_r, err_r, in_w):
             if fd >= 0:
                 os.set_blocking(fd, False)
-        try:
-            pidfd: int | None = os.pidfd_open(popen.pid)
-        except (AttributeError, OSError):
-            pidfd = None
+        pidfd: int | None = None
+        if popen is not None:
+            try:
+                pidfd = os.pidfd_open(spawned)
+            except (AttributeError, OSError):
+                pidfd = None  # polled in check_command_timers
+        # else: its exit comes from the spawner (on_spawner_readable).
         proc = CommandProc(
+            pid=spawned,
             popen=popen,
             stdout_fd=out_r,
             stderr_fd=err_r,
@@ -211,6 +389,8 @@ class CommandMixin:
             self.selector.register(in_w, selectors.EVENT_WRITE, ("cmd-stdin", None))
         if pidfd is not None:
             self.selector.register(pidfd, selectors.EVENT_READ, ("cmd-pidfd", None))
+        if popen is None and spawned in self.spawner.exits:
+            self.command_exited(proc)  # over already: the spawner said so while it answered
 
     def finish_unstarted_command(self, cwd: str, exc: OSError) -> None:
         """The process could not be started: a shell's codes (127 not found, 126 not
@@ -294,11 +474,15 @@ class CommandMixin:
     def command_exited(self, proc: CommandProc) -> None:
         """Its main process is gone: end what it left, collect the output, answer."""
         kill_session(proc.pid)
-        try:
-            rc = proc.popen.wait(timeout=5.0)
-        except subprocess.TimeoutExpired:
-            log(f"command {proc.pid} did not die after SIGKILL")
-            rc = None
+        rc: int | None
+        if proc.popen is None:
+            rc = self.spawner.wait(proc.pid, 5.0)
+        else:
+            try:
+                rc = proc.popen.wait(timeout=5.0)
+            except subprocess.TimeoutExpired:
+                log(f"command {proc.pid} did not die after SIGKILL")
+                rc = None
         for name in ("stdout", "stderr"):
             fd = proc.stdout_fd if name == "stdout" else proc.stderr_fd
             for _ in range(DRAIN_MAX_READS):
@@ -328,6 +512,10 @@ class CommandMixin:
         assert cur is not None
         exit_code = rc if rc is not None and rc >= 0 else None
         sig = signal_name(-rc) if rc is not None and rc < 0 else None
+        if rc is None and proc.killed_by is None:
+            error = {"name": "ExitStatusLost", "value": "the command ended, but its exit status was lost with the process that started it", "traceback": ""}
+            self.finish_exec("error", error=error, exit_code=None, signal_name=None)
+            return
         if proc.killed_by == "timeout":
             error = {"name": "TimeoutError", "value": f"the command exceeded the time limit of {cur.timeout_ms:g} ms and was killed with its process group", "traceback": ""}
             self.finish_exec("timeout", error=error, exit_code=None, signal_name="SIGKILL")
@@ -344,9 +532,14 @@ class CommandMixin:
         cur, proc = self.current, self.command_proc
         if cur is None or proc is None:
             return
-        if proc.pidfd is None and now >= proc.next_poll:
+        if proc.pidfd is None and (proc.popen is not None or self.spawner.fd is None) and now >= proc.next_poll:
             proc.next_poll = now + EXIT_POLL_INTERVAL_S
-            if proc.popen.poll() is not None:
+            if proc.popen is not None:
+                gone = proc.popen.poll() is not None
+            else:
+                self.spawner.on_readable()
+                gone = proc.pid in self.spawner.exits or not pid_exists(proc.pid)
+            if gone:
                 self.command_exited(proc)
                 return
         if proc.killed_by is not None:
@@ -360,10 +553,12 @@ class CommandMixin:
 
     def command_deadlines(self) -> list[float]:
         cur, proc = self.current, self.command_proc
-        if cur is None or proc is None or proc.killed_by is not None:
+        if cur is None or proc is None:
             return []
-        deadlines = [cur.deadline if cur.interrupted_at is None else cur.interrupted_at + self.grace_s]
-        if proc.pidfd is None:
+        deadlines: list[float] = []
+        if proc.killed_by is None:
+            deadlines.append(cur.deadline if cur.interrupted_at is None else cur.interrupted_at + self.grace_s)
+        if proc.pidfd is None and (proc.popen is not None or self.spawner.fd is None):
             deadlines.append(proc.next_poll)
         return deadlines
 
@@ -381,7 +576,34 @@ class CommandMixin:
             pass
 
     def stop_command(self) -> None:
-        """The supervisor is exiting: the command goes with it."""
+        """The supervisor is exiting: the command goes with it, and the spawner."""
         proc, self.command_proc = self.command_proc, None
         if proc is not None:
             kill_session(proc.pid)
+        self.spawner.stop()
+
+    def on_spawner_readable(self) -> None:
+        self.spawner.on_readable()
+        if self.spawner.fd is None:
+            self.forget_spawner()
+        proc = self.command_proc
+        if proc is not None and proc.popen is None and proc.pid in self.spawner.exits:
+            self.command_exited(proc)
+
+    def forget_spawner(self) -> None:
+        if self.spawner_fd is not None:
+            try:
+                self.selector.unregister(self.spawner_fd)
+            except (KeyError, ValueError):
+                pass
+            self.spawner_fd = None
+
+    def watch_spawner(self) -> None:
+        """Registers the spawner's channel (a new one after a restart) with the loop."""
+        fd = self.spawner.fd
+        if fd == self.spawner_fd:
+            return
+        self.forget_spawner()
+        if fd is not None:
+            self.selector.register(fd, selectors.EVENT_READ, ("spawner", None))
+            self.spawner_fd = fd

@@ -10,7 +10,7 @@ import selectors
 import signal
 import time
 
-from .commands import CommandMixin, CommandProc
+from .commands import CommandMixin, CommandProc, Spawner
 from .execs import Exec, ExecMixin
 from .framing import MAX_HOST_FRAME, Exit, FrameReader, log
 from .host_channel import HostChannelMixin
@@ -54,8 +54,11 @@ class Supervisor(HostChannelMixin, ExecMixin, CommandMixin, KernelMixin):
         self.kernel: KernelProc | None = None
         self.generation = 0
         self.current: Exec | None = None
-        # The process of the current exec when it is a command (commands.py).
+        # The process of the current exec when it is a command, and what starts
+        # commands (commands.py); its channel as registered with the selector.
         self.command_proc: CommandProc | None = None
+        self.spawner = Spawner(self.identity, zygote_env)
+        self.spawner_fd: int | None = None
         # The kernel was replaced since the last exec finished: the next `done` says so.
         self.state_lost = False
         self.announced = False  # the host got `ready`
@@ -95,6 +98,9 @@ class Supervisor(HostChannelMixin, ExecMixin, CommandMixin, KernelMixin):
             return
         if kind == "zygote":
             self.on_zygote_readable()
+            return
+        if kind == "spawner":
+            self.on_spawner_readable()
             return
         if kind.startswith("cmd-"):
             self.dispatch_command_event(kind)

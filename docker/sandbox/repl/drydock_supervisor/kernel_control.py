@@ -31,7 +31,7 @@ EXIT_POLL_INTERVAL_S = 0.1
 # A command's pipes (commands.py) are read before its pidfd, for the same reason.
 EVENT_PRIORITY = {
     "host": 0, "stdout": 1, "stderr": 1, "result": 2, "command": 3, "zygote": 4, "pidfd": 5,
-    "cmd-stdout": 1, "cmd-stderr": 1, "cmd-stdin": 1, "cmd-pidfd": 5,
+    "cmd-stdout": 1, "cmd-stderr": 1, "cmd-stdin": 1, "cmd-pidfd": 5, "spawner": 4,
 }
 KERNEL_PATH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "kernel.py")
 
