@@ -2094,7 +2094,7 @@ export interface components {
              */
             model?: string;
             /** @description Built-in tools, each at most once (another name is 400 UNKNOWN_TOOL). Default: all of them. */
-            tools?: ("execute_python" | "python_run_prepared" | "ls" | "read_file" | "write_file" | "file_write" | "edit_file" | "glob" | "grep" | "delete_file")[];
+            tools?: ("execute_python" | "python_run_prepared" | "execute" | "ls" | "read_file" | "write_file" | "file_write" | "edit_file" | "glob" | "grep" | "delete_file")[];
             /** @description Which backend serves which folder prefix. Default [] (everything in the thread's files). */
             backendRoutes?: components["schemas"]["BackendRouteDto"][];
             /** @description Python tool modules (on update, the whole list is replaced). Default []. */
@@ -2134,7 +2134,7 @@ export interface components {
             instructions: string;
             /** @example default */
             model: string;
-            tools: ("execute_python" | "python_run_prepared" | "ls" | "read_file" | "write_file" | "file_write" | "edit_file" | "glob" | "grep" | "delete_file")[];
+            tools: ("execute_python" | "python_run_prepared" | "execute" | "ls" | "read_file" | "write_file" | "file_write" | "edit_file" | "glob" | "grep" | "delete_file")[];
             backendRoutes: components["schemas"]["BackendRouteDto"][];
             pythonModules: components["schemas"]["PythonModuleResponse"][];
             /** Format: date-time */
@@ -2175,7 +2175,7 @@ export interface components {
              */
             model?: string;
             /** @description Built-in tools, each at most once (another name is 400 UNKNOWN_TOOL). Default: all of them. */
-            tools?: ("execute_python" | "python_run_prepared" | "ls" | "read_file" | "write_file" | "file_write" | "edit_file" | "glob" | "grep" | "delete_file")[];
+            tools?: ("execute_python" | "python_run_prepared" | "execute" | "ls" | "read_file" | "write_file" | "file_write" | "edit_file" | "glob" | "grep" | "delete_file")[];
             /** @description Which backend serves which folder prefix. Default [] (everything in the thread's files). */
             backendRoutes?: components["schemas"]["BackendRouteDto"][];
             /** @description Python tool modules (on update, the whole list is replaced). Default []. */
