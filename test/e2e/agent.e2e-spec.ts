@@ -200,6 +200,37 @@ describe('Agent', () => {
     expect(saved.body.size).toBeGreaterThan(190_000);
   });
 
+  it('should run shell commands with execute on the thread\'s files, answering output and exit code, a large answer evicted', async () => {
+    const threadId = 'agent-shell';
+    script = steps(
+      new AIMessage({
+        content: '```text\nalpha\nbeta\n```',
+        tool_calls: [call('f1', 'file_write', { file_path: '/words.txt', description: 'words' }), call('p1', 'execute_python', { code: 'kept = 41' })],
+      }),
+      new AIMessage({ content: '', tool_calls: [call('e1', 'execute', { command: 'sort -r words.txt | tr a-z A-Z; echo warn >&2' })] }),
+      new AIMessage({ content: '', tool_calls: [call('e2', 'execute', { command: 'seq 1 40000; exit 4' }), call('p2', 'execute_python', { code: 'kept + 1' })] }),
+      (turn) => new AIMessage(`exit 4 seen: ${turn.messages.some((m) => ToolMessage.isInstance(m) && String(m.content).includes('Exit code: 4'))}`),
+    );
+
+    const state = await run(api.tenantId, threadId, 'sort the words, then count a lot');
+
+    const [, , sorted, big, python] = toolMessages(state.messages);
+    expect(sorted!.content).toBe('BETA\nALPHA\nwarn\n\nExit code: 0');
+    expect(sorted!.status).not.toBe('error');
+    expect(big!.status).toBe('error');
+    const preview = String(big!.content);
+    expect(preview.length).toBeLessThan(20_000);
+    expect(preview).toContain('/large_tool_results/e2');
+    expect(preview).toContain('40000\n');
+    expect(preview).toMatch(/^ +40002\tExit code: 4$/m);
+    // The commands ran beside the Python session, whose variables are still there.
+    expect(python!.content).toContain('42');
+    expect(state.messages.at(-1)!.content).toBe('exit 4 seen: true');
+    const saved = await api.get(`/v1/threads/${threadId}/files/stat?path=/large_tool_results/e2`);
+    expect(saved.status).toBe(200);
+    expect(saved.body.size).toBeGreaterThan(228_000);
+  });
+
   it('should route /memories/ to the tenant-wide store: another thread of the tenant reads it, another tenant does not', async () => {
     const routes = [{ prefix: '/memories/', backend: 'tenant-store' }];
     const mine = await api.post('/v1/agents', { name: 'with-memory', backendRoutes: routes });
