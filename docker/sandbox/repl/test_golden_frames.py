@@ -70,7 +70,7 @@ class TestGoldenFrames(ReplTestCase, GoldenAssertions):
 
     def test_ready(self) -> None:
         self.assertConforms(self.repl.ready, "ready")
-        self.assertEqual(self.repl.ready["features"], ["fs-read", "fs-write", "interrupt", "commands"])  # recycling needs the two users
+        self.assertEqual(self.repl.ready["features"], ["fs-read", "fs-write", "interrupt", "commands", "background"])  # recycling needs the two users
 
     def test_ping(self) -> None:
         self.repl.send(golden("requests", "ping"))
@@ -109,6 +109,28 @@ class TestGoldenFrames(ReplTestCase, GoldenAssertions):
         self.assertEqual((done["status"], done["exitCode"], done["stdout"]), ("error", 3, "hi\nPIPED\n"))
         self.repl.send({**request, "id": "exe_8", "command": {**command, "argv": ["sleep", "5"]}, "timeoutMs": 200})
         self.assertConforms(self.repl.wait_done("exe_8")[0], "done-command-timeout")
+
+    def test_background(self) -> None:
+        from test_background import BackgroundClient
+        bg = BackgroundClient(self.repl)
+        request = golden("requests", "exec-background")
+        self.repl.send({**request, "command": {**request["command"], "cwd": self.repl.dir, "argv": ["/bin/bash", "-c", "echo serving; while read l; do echo \"GET $l\" >&2; done"]}})
+        self.assertConforms(bg.expect(lambda f: f.get("id") == "exe_9"), "bg-started")
+        self.repl.send(golden("requests", "bg-stdin"))
+        self.assertConforms(bg.expect(lambda f: f.get("id") == "r2"), "bg-stdin-done")
+        self.repl.send({**golden("requests", "bg-read"), "after": 1})
+        bg.expect(lambda f: f.get("id") == "r1")
+        self.repl.send({**golden("requests", "bg-stdin"), "id": "r4"})
+        bg.expect(lambda f: f.get("id") == "r4")
+        self.assertConforms(bg.expect(lambda f: f["ev"] == "bg-chunk"), "bg-chunk")
+        self.repl.send(golden("requests", "bg-unwatch"))
+        self.repl.send(golden("requests", "bg-signal"))
+        self.assertConforms(bg.expect(lambda f: f.get("id") == "r3"), "bg-signalled")
+        self.assertConforms(bg.expect(lambda f: f["ev"] == "bg-exit"), "bg-exit")
+        self.repl.send({"op": "exec", "id": "exe_10", "background": True, "command": {"argv": ["true"], "cwd": self.repl.dir}})
+        bg.expect(lambda f: f.get("ev") == "bg-exit" and f["process"] == "exe_10")
+        self.repl.send({**golden("requests", "bg-read"), "process": "exe_10"})
+        self.assertConforms(bg.expect(lambda f: f.get("id") == "r1"), "bg-output")
 
     def test_interrupt(self) -> None:
         request = golden("requests", "interrupt")

@@ -318,20 +318,16 @@ class CommandMixin:
     """Part of Supervisor (event_loop.py): the command in progress (self.current with
     `command` set, and self.command_proc)."""
 
-    def start_command(self) -> None:
-        cur = self.current
-        assert cur is not None and cur.command is not None
-        spec = cur.command
-        self.begin_tracking(cur)
+    def spawn_process(self, spec: dict[str, Any], stdin_pipe: bool) -> CommandProc | OSError:
+        """Starts `spec` (argv, cwd, env) as the sandbox user in a session of its own, with
+        pipes for stdout and stderr, and for stdin when `stdin_pipe` (else /dev/null):
+        through the spawner's vfork when it answers, else a fork of our own. The fds kept
+        are non-blocking; nothing is registered with the selector yet."""
         cwd = spec.get("cwd", self.session_dir)
-        stdin = spec.get("stdin")
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
-        in_r, in_w = os.pipe() if stdin is not None else (os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC), -1)
+        in_r, in_w = os.pipe() if stdin_pipe else (os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC), -1)
         env = command_env(self.session_dir, cwd, spec.get("env", {}))
-        # The spawner's vfork when it answers; else a fork of our own (a session and
-        # process group of its own either way: what a timeout and the end of the
-        # command kill, out of reach of terminal signals).
         spawned = self.spawner.spawn(spec["argv"], cwd, env, (in_r, out_w, err_w))
         self.watch_spawner()
         popen: subprocess.Popen[bytes] | None = None
@@ -357,8 +353,7 @@ class CommandMixin:
             for fd in (out_r, out_w, err_r, err_w, in_r, in_w):
                 if fd >= 0:
                     os.close(fd)
-            self.finish_unstarted_command(cwd, exc)
-            return
+            return exc
         for fd in (out_w, err_w, in_r):
             if fd >= 0:
                 os.close(fd)
@@ -370,26 +365,38 @@ class CommandMixin:
             try:
                 pidfd = os.pidfd_open(spawned)
             except (AttributeError, OSError):
-                pidfd = None  # polled in check_command_timers
+                pidfd = None  # polled
         # else: its exit comes from the spawner (on_spawner_readable).
-        proc = CommandProc(
+        return CommandProc(
             pid=spawned,
             popen=popen,
             stdout_fd=out_r,
             stderr_fd=err_r,
             stdin_fd=in_w,
-            stdin_left=memoryview(stdin.encode("utf-8") if stdin is not None else b""),
+            stdin_left=memoryview(b""),
             pidfd=pidfd,
             next_poll=time.monotonic() + EXIT_POLL_INTERVAL_S,
         )
+
+    def start_command(self) -> None:
+        cur = self.current
+        assert cur is not None and cur.command is not None
+        spec = cur.command
+        self.begin_tracking(cur)
+        stdin = spec.get("stdin")
+        proc = self.spawn_process(spec, stdin is not None)
+        if isinstance(proc, OSError):
+            self.finish_unstarted_command(spec.get("cwd", self.session_dir), proc)
+            return
+        proc.stdin_left = memoryview(stdin.encode("utf-8") if stdin is not None else b"")
         self.command_proc = proc
-        self.selector.register(out_r, selectors.EVENT_READ, ("cmd-stdout", None))
-        self.selector.register(err_r, selectors.EVENT_READ, ("cmd-stderr", None))
-        if in_w >= 0:
-            self.selector.register(in_w, selectors.EVENT_WRITE, ("cmd-stdin", None))
-        if pidfd is not None:
-            self.selector.register(pidfd, selectors.EVENT_READ, ("cmd-pidfd", None))
-        if popen is None and spawned in self.spawner.exits:
+        self.selector.register(proc.stdout_fd, selectors.EVENT_READ, ("cmd-stdout", None))
+        self.selector.register(proc.stderr_fd, selectors.EVENT_READ, ("cmd-stderr", None))
+        if proc.stdin_fd >= 0:
+            self.selector.register(proc.stdin_fd, selectors.EVENT_WRITE, ("cmd-stdin", None))
+        if proc.pidfd is not None:
+            self.selector.register(proc.pidfd, selectors.EVENT_READ, ("cmd-pidfd", None))
+        if proc.popen is None and proc.pid in self.spawner.exits:
             self.command_exited(proc)  # over already: the spawner said so while it answered
 
     def finish_unstarted_command(self, cwd: str, exc: OSError) -> None:
@@ -589,6 +596,9 @@ class CommandMixin:
         proc = self.command_proc
         if proc is not None and proc.popen is None and proc.pid in self.spawner.exits:
             self.command_exited(proc)
+        for bg in list(self.background.values()):
+            if bg.exit is None and bg.proc.popen is None and bg.proc.pid in self.spawner.exits:
+                self.bg_exited(bg)
 
     def forget_spawner(self) -> None:
         if self.spawner_fd is not None:

@@ -10,7 +10,8 @@ import selectors
 import signal
 import time
 
-from .commands import CommandMixin, CommandProc, Spawner
+from .background import BackgroundMixin, BgProc
+from .commands import EXIT_POLL_INTERVAL_S as COMMAND_POLL_INTERVAL_S, CommandMixin, CommandProc, Spawner
 from .execs import Exec, ExecMixin
 from .framing import MAX_HOST_FRAME, Exit, FrameReader, log
 from .host_channel import HostChannelMixin
@@ -22,7 +23,7 @@ from .session_tree import ChangeWatch, Snapshot
 from .zygote import Zygote
 
 
-class Supervisor(HostChannelMixin, ExecMixin, CommandMixin, KernelMixin):
+class Supervisor(HostChannelMixin, ExecMixin, CommandMixin, BackgroundMixin, KernelMixin):
     def __init__(
         self,
         host_in: int,
@@ -59,6 +60,8 @@ class Supervisor(HostChannelMixin, ExecMixin, CommandMixin, KernelMixin):
         self.command_proc: CommandProc | None = None
         self.spawner = Spawner(self.identity, zygote_env)
         self.spawner_fd: int | None = None
+        # Background processes by id, running or exited (background.py).
+        self.background: dict[str, BgProc] = {}
         # The kernel was replaced since the last exec finished: the next `done` says so.
         self.state_lost = False
         self.announced = False  # the host got `ready`
@@ -78,7 +81,10 @@ class Supervisor(HostChannelMixin, ExecMixin, CommandMixin, KernelMixin):
                 events = self.selector.select(self.select_timeout())
                 events.sort(key=lambda ev: EVENT_PRIORITY[ev[0].data[0]])
                 for key, _mask in events:
-                    kind, generation = key.data
+                    kind, generation = key.data[0], key.data[1]
+                    if kind.startswith("bg-"):
+                        self.dispatch_background_event(kind, key.data[2])
+                        continue
                     kernel = self.kernel
                     stale = kernel is None or kernel.generation != generation
                     if generation is not None and stale:
@@ -88,6 +94,7 @@ class Supervisor(HostChannelMixin, ExecMixin, CommandMixin, KernelMixin):
         except Exit as exc:
             return exc.code
         finally:
+            self.stop_background()
             self.stop_command()
             self.stop_kernel()
             self.zygote.stop()
@@ -119,6 +126,8 @@ class Supervisor(HostChannelMixin, ExecMixin, CommandMixin, KernelMixin):
 
     def select_timeout(self) -> float | None:
         deadlines: list[float] = self.command_deadlines()
+        if self.background_polling():
+            deadlines.append(time.monotonic() + COMMAND_POLL_INTERVAL_S)
         kernel, cur = self.kernel, self.current
         if kernel is not None:
             if not kernel.ready:
@@ -137,6 +146,8 @@ class Supervisor(HostChannelMixin, ExecMixin, CommandMixin, KernelMixin):
     def check_timers(self) -> None:
         now = time.monotonic()
         self.check_command_timers(now)
+        if self.background_polling():
+            self.check_background_exits()
         kernel = self.kernel
         if kernel is None:
             return

@@ -95,6 +95,14 @@ class HostChannelMixin:
             self.on_fs_write(message)
         elif op == "interrupt":
             self.on_interrupt(message)
+        elif op == "bg-read":
+            self.on_bg_read(message)
+        elif op == "bg-unwatch":
+            self.on_bg_unwatch(message)
+        elif op == "bg-stdin":
+            self.on_bg_stdin(message)
+        elif op == "bg-signal":
+            self.on_bg_signal(message)
         elif op == "recycle":
             self.on_recycle(message)
         elif op == "shutdown":
@@ -151,6 +159,9 @@ class HostChannelMixin:
             problem = "stream must be a boolean"
         if problem is not None:
             self.send_rejection(exec_id, "InvalidRequest", problem)
+            return
+        if command is not None and message.get("background") is True:
+            self.start_background(exec_id, command)  # beside everything else (background.py)
             return
         if self.current is not None:
             self.send_rejection(exec_id, "Busy", "another exec is still running")
@@ -349,6 +360,7 @@ class HostChannelMixin:
             problems = ["an exec is running"]
         else:
             assert identity.sandbox_uid is not None
+            self.stop_background()
             self.stop_kernel()
             problems = [f"process {pid} of the sandbox user survived" for pid in kill_user_processes(identity)]
             dirs = [self.session_dir, *self.scratch_dirs]

@@ -23,6 +23,8 @@ export interface ExecRequest {
   id: string;
   code?: string;
   command?: CommandSpec;
+  // With `command`: start it as a background process (bg-started), not as this exec.
+  background?: boolean;
   timeoutMs: number;
   maxOutputBytes: number;
   captureFigures?: boolean;
@@ -159,9 +161,72 @@ export interface FsFileEndEvent {
   complete: boolean;
 }
 
+// Background processes (supervisors announcing "background"): an exec with `command`
+// and `background: true` starts one and is answered at once.
+export interface BgStartedEvent {
+  ev: 'bg-started';
+  id: string;
+  pid: number;
+}
+// `limit` (too many running in the session), `exists`, or `spawn` (it could not start).
+export interface BgRefusedEvent {
+  ev: 'bg-refused';
+  id: string;
+  reason: 'limit' | 'exists' | 'spawn';
+  message: string;
+}
+// One chunk of output: numbered per process from 1, in order over both streams.
+export type BgChunk = [seq: number, name: 'stdout' | 'stderr', text: string];
+// Answer to bg-read: the kept chunks after `after` (`first`: the oldest kept; older ones
+// were dropped from the bounded buffer), and the exit once it exited.
+export interface BgOutputEvent {
+  ev: 'bg-output';
+  id: string;
+  process: string;
+  known: boolean;
+  chunks: BgChunk[];
+  first: number;
+  exit: { exitCode: number | null; signal: string | null } | null;
+}
+// A chunk as it is read, while the host watches the process.
+export interface BgChunkEvent {
+  ev: 'bg-chunk';
+  process: string;
+  seq: number;
+  name: 'stdout' | 'stderr';
+  text: string;
+}
+// Sent for every background process that ends, with what is kept of its output.
+export interface BgExitEvent {
+  ev: 'bg-exit';
+  process: string;
+  exitCode: number | null;
+  signal: string | null;
+  durationMs: number;
+  stdout: string;
+  stderr: string;
+  truncated: boolean;
+}
+// `refused`: `unknown`, `exited`, `closed` (stdin closed already), `full`, `invalid`.
+export interface BgStdinDoneEvent {
+  ev: 'bg-stdin-done';
+  id: string;
+  process: string;
+  accepted: number;
+  refused: string | null;
+}
+export interface BgSignalledEvent {
+  ev: 'bg-signalled';
+  id: string;
+  process: string;
+  delivered: boolean;
+}
+
+export type BackgroundEvent = BgStartedEvent | BgRefusedEvent | BgOutputEvent | BgChunkEvent | BgExitEvent | BgStdinDoneEvent | BgSignalledEvent;
+
 export type ReplEvent =
   // `features`: optional requests this supervisor knows ("recycle", "fs-read",
-  // "fs-write", "interrupt", "commands"); absent from older ones.
+  // "fs-write", "interrupt", "commands", "background"); absent from older ones.
   | { ev: 'ready'; protocol: number; python: string; pid: number; features?: string[] }
   | { ev: 'pong'; id: string }
   | { ev: 'stream'; id: string; name: 'stdout' | 'stderr'; text: string }
@@ -171,6 +236,7 @@ export type ReplEvent =
   | RecycledEvent
   | FsFileEvent
   | FsFileEndEvent
+  | BackgroundEvent
   | { ev: 'protocol_error'; message: string };
 
 // Not a frame: raw bytes of the file the last `fs-file` announced, passed on by the
@@ -196,7 +262,14 @@ export type ReplRequest =
   // exactly the sum of `size` raw bytes, the files' contents in order, follow this frame.
   | { op: 'fs-write'; id: string; files: { path: string; size: number; mtimeMs: number }[] }
   | { op: 'ping'; id: string }
-  | { op: 'shutdown' };
+  | { op: 'shutdown' }
+  // Background processes (BackgroundEvent): the kept output after `after` (and, with
+  // `watch`, each new chunk as bg-chunk until bg-unwatch or the exit); bytes for its
+  // stdin (`eof` closes it); a signal to its process group.
+  | { op: 'bg-read'; id: string; process: string; after: number; watch?: boolean }
+  | { op: 'bg-unwatch'; process: string }
+  | { op: 'bg-stdin'; id: string; process: string; data64: string; eof: boolean }
+  | { op: 'bg-signal'; id: string; process: string; signal: 'SIGINT' | 'SIGTERM' | 'SIGKILL' | 'SIGHUP' };
 
 export function encodeFrame(message: ReplRequest): Buffer {
   const body = Buffer.from(JSON.stringify(message), 'utf8');
