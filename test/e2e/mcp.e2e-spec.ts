@@ -96,18 +96,12 @@ describe('MCP server', () => {
     const get = await fetch(`${platform.url}/mcp`, { headers: { authorization: `Bearer ${keyOf(a)}` } });
     expect(get.status).toBe(405);
   });
-  it('should interrupt the code of a run_python call whose client went away', async () => {
-    const tenant = await platform.newTenant();
-    // The connection itself goes (a client process that died, a proxy that gave up): the
-    // SDK client's own abort only sends notifications/cancelled, which a stateless
-    // server cannot tie to the call.
-    const body = JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'tools/call',
-      params: { name: 'run_python', arguments: { thread_id: 'gone', code: 'while True: pass', timeout_ms: 240_000 } },
-    });
-    // Its own connection (no pool), destroyed below.
+  // A tools/call on its own connection (no pool), destroyed once its run is under way: the
+  // connection itself goes (a client process that died, a proxy that gave up). The SDK
+  // client's own abort only sends notifications/cancelled, which a stateless server
+  // cannot tie to the call. Answers the run's record once it has ended.
+  const hangUpDuring = async (tenant: Awaited<ReturnType<Platform['newTenant']>>, name: string, args: Record<string, unknown>) => {
+    const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } });
     const call = httpRequest(`${platform.url}/mcp`, {
       method: 'POST',
       agent: false,
@@ -120,8 +114,18 @@ describe('MCP server', () => {
     expect(id).toBeDefined();
     call.destroy();
     await closed;
+    return endedExecution(tenant, id);
+  };
 
-    const record = await endedExecution(tenant, id);
+  it('should interrupt the code of a run_python call whose client went away', async () => {
+    const record = await hangUpDuring(await platform.newTenant(), 'run_python', { thread_id: 'gone', code: 'while True: pass', timeout_ms: 240_000 });
     expect(record).toMatchObject({ status: 'error', error: { name: 'KeyboardInterrupt' } });
+  });
+
+  it('should stop the command of a run_command call whose client went away', async () => {
+    const record = await hangUpDuring(await platform.newTenant(), 'run_command', { thread_id: 'gone', command: 'sleep 240', timeout_ms: 240_000 });
+    // ^C to its process group, as a terminal's: long before its time limit.
+    expect(record).toMatchObject({ kind: 'command', status: 'error', exitCode: null, signal: 'SIGINT' });
+    expect(record.durationMs).toBeLessThan(60_000);
   });
 });
