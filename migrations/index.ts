@@ -18,8 +18,9 @@ import { ExecutionsTenantViaSession1764900000000 } from './1764900000000-executi
 import { BatchCancelling1765000000000 } from './1765000000000-batch-cancelling.js';
 import { ThreadFileCounts1765100000000 } from './1765100000000-thread-file-counts.js';
 import { CommandExecutions1765200000000 } from './1765200000000-command-executions.js';
+import { BackgroundProcesses1765300000000 } from './1765300000000-background-processes.js';
 
-export const MIGRATIONS = [InitialSchema1763800000000, ThreadFiles1763900000000, Artifacts1764000000000, ArtifactQuotas1764100000000, SessionDatasets1764200000000, Agents1764300000000, AgentThreads1764400000000, Batches1764500000000, TenantSuspension1764600000000, ExecutionsListing1764700000000, Usage1764800000000, ExecutionsTenantViaSession1764900000000, BatchCancelling1765000000000, ThreadFileCounts1765100000000, CommandExecutions1765200000000];
+export const MIGRATIONS = [InitialSchema1763800000000, ThreadFiles1763900000000, Artifacts1764000000000, ArtifactQuotas1764100000000, SessionDatasets1764200000000, Agents1764300000000, AgentThreads1764400000000, Batches1764500000000, TenantSuspension1764600000000, ExecutionsListing1764700000000, Usage1764800000000, ExecutionsTenantViaSession1764900000000, BatchCancelling1765000000000, ThreadFileCounts1765100000000, CommandExecutions1765200000000, BackgroundProcesses1765300000000];
 export const ENTITIES = [...CORE_ENTITIES, ...SESSIONS_ENTITIES, ...EXECUTION_ENTITIES, ...VFS_ENTITIES];
 
 // Applies pending migrations; safe to run on every start (it takes TypeORM's lock).

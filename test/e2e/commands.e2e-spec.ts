@@ -65,7 +65,7 @@ describe('Commands', () => {
       [{ command: 'true', env: { HOME: '/tmp' } }, 400, 'INVALID_ENV'],
       [{ command: 'true', env: { OK: 3 } }, 400, 'INVALID_ENV'],
       [{ command: 'true', timeoutMs: 5 }, 400, 'VALIDATION_FAILED'],
-      [{ command: 'true', background: true }, 422, 'BACKGROUND_NOT_AVAILABLE'],
+      [{ command: 'true', background: 'yes' }, 400, 'VALIDATION_FAILED'],
     ];
     for (const [body, status, code] of cases) {
       const res = await command(body);
@@ -173,5 +173,155 @@ describe('Commands', () => {
     await alive();
     const python = await api.execute(sessionId, 'print("python answers")');
     expect(python.body).toMatchObject({ status: 'ok', stdout: 'python answers\n' });
+  });
+});
+
+// Background processes: `background: true` answers at once; the process is listed, its
+// output read while it runs, its stdin written, signalled, and gone with its session.
+describe('Background processes', () => {
+  let platform: Platform;
+  let api: Tenant;
+  let sessionId: string;
+
+  beforeAll(async () => {
+    platform = await startPlatform();
+    api = await platform.newTenant();
+    ({ id: sessionId } = await api.createSession());
+  });
+
+  afterAll(async () => {
+    await platform?.close();
+  });
+
+  const start = async (command: string, client: Tenant = api, id = sessionId) => {
+    const res = await client.post(`/v1/sessions/${id}/commands`, { command, background: true });
+    expect([res.status, res.body.status]).toEqual([202, 'running']);
+    expect(res.body.pid).toBeGreaterThan(1);
+    return res.body as { id: string; pid: number };
+  };
+  const processPath = (processId: string, id = sessionId) => `/v1/sessions/${id}/processes/${processId}`;
+  const waitForExit = async (processId: string) => {
+    for (const deadline = Date.now() + 20_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 100))) {
+      const res = await api.get(processPath(processId));
+      if (res.body.status === 'exited') return res.body;
+    }
+    throw new Error(`${processId} did not exit`);
+  };
+  // Reads the output stream until `until` holds for the text so far (or the stream ends).
+  const readOutput = async (processId: string, until: (text: string, events: { event: string; data: any }[]) => boolean = () => false) => {
+    const controller = new AbortController();
+    const res = await fetch(`${platform.url}${processPath(processId)}/output`, {
+      headers: { authorization: `Bearer ${(api as unknown as { key: string }).key}`, accept: 'text/event-stream' },
+      signal: controller.signal,
+    });
+    expect(res.headers.get('content-type')).toContain('text/event-stream');
+    const events: { event: string; data: any }[] = [];
+    let buffer = '';
+    let text = '';
+    const decoder = new TextDecoder();
+    try {
+      for await (const chunk of res.body!) {
+        buffer += decoder.decode(chunk as Uint8Array, { stream: true });
+        let sep: number;
+        while ((sep = buffer.indexOf('\n\n')) >= 0) {
+          const block = buffer.slice(0, sep);
+          buffer = buffer.slice(sep + 2);
+          const event = /^event: (.*)$/m.exec(block)?.[1];
+          if (!event) continue; // a comment line
+          const data = JSON.parse(/^data: (.*)$/m.exec(block)![1]!);
+          events.push({ event, data });
+          if (event === 'stdout' || event === 'stderr') text += data.text;
+        }
+        if (until(text, events)) break;
+      }
+    } finally {
+      controller.abort();
+    }
+    return { text, events };
+  };
+
+  it('should start at once, list it, and stream what it printed so far and then live', async () => {
+    const started = Date.now();
+    const { id, pid } = await start('for i in 1 2 3 4 5 6; do echo "tick $i"; sleep 0.3; done');
+    expect(Date.now() - started).toBeLessThan(1_500);
+    const listed = await api.get(`/v1/sessions/${sessionId}/processes`);
+    expect(listed.body.processes[0]).toMatchObject({ id, pid, status: 'running', exitCode: null, command: 'for i in 1 2 3 4 5 6; do echo "tick $i"; sleep 0.3; done' });
+    await new Promise((r) => setTimeout(r, 700));
+    // From its start (the kept output), then live, then its exit.
+    const { text, events } = await readOutput(id);
+    expect(text).toBe('tick 1\ntick 2\ntick 3\ntick 4\ntick 5\ntick 6\n');
+    expect(events.at(-1)).toEqual({ event: 'exit', data: { exitCode: 0, signal: null } });
+    expect(await waitForExit(id)).toMatchObject({ status: 'exited', exitCode: 0, signal: null });
+    // Its record keeps the output; reading an ended process answers it at once.
+    const again = await readOutput(id);
+    expect(again.text).toBe(text);
+    const record = await api.get(`/v1/executions/${id}`);
+    expect(record.body).toMatchObject({ kind: 'command', status: 'ok', exitCode: 0, pid, stdout: text });
+  });
+
+  it('should take stdin and close it', async () => {
+    const { id } = await start('while read line; do echo "got $line"; done; echo "input closed"');
+    const write = (body: string, eof = false) =>
+      fetch(`${platform.url}${processPath(id)}/stdin${eof ? '?eof=true' : ''}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${(api as unknown as { key: string }).key}`, 'content-type': 'application/octet-stream' },
+        body,
+      });
+    expect((await write('hello\n')).status).toBe(204);
+    const { text } = await readOutput(id, (t) => t.includes('got hello'));
+    expect(text).toContain('got hello\n');
+    expect((await write('bye\n', true)).status).toBe(204);
+    expect(await waitForExit(id)).toMatchObject({ exitCode: 0 });
+    expect((await api.get(`/v1/executions/${id}`)).body.stdout).toBe('got hello\ngot bye\ninput closed\n');
+    const late = await write('more\n');
+    expect([late.status, (await late.json()).error.code]).toEqual([409, 'PROCESS_NOT_RUNNING']);
+  });
+
+  it('should deliver a signal to the process and its group', async () => {
+    const { id } = await start("trap 'echo terminated; exit 143' TERM; sleep 300 & wait");
+    await new Promise((r) => setTimeout(r, 300));
+    const res = await api.post(`${processPath(id)}/signal`, { signal: 'SIGTERM' });
+    expect([res.status, res.body.delivered]).toEqual([202, true]);
+    expect(await waitForExit(id)).toMatchObject({ status: 'exited', exitCode: 143 });
+    const bad = await api.post(`${processPath(id)}/signal`, { signal: 'SIGSTOP' });
+    expect([bad.status, bad.body.error.code]).toEqual([400, 'VALIDATION_FAILED']);
+    const ended = await api.post(`${processPath(id)}/signal`, { signal: 'SIGKILL' });
+    expect([ended.status, ended.body.error.code]).toEqual([409, 'PROCESS_NOT_RUNNING']);
+  });
+
+  it('should keep its output out of executions and commands, which run beside it', async () => {
+    const { id } = await start('while :; do echo noise; echo noise >&2; sleep 0.02; done');
+    expect((await api.execute(sessionId, 'print("mine")')).body.stdout).toBe('mine\n');
+    expect((await api.post(`/v1/sessions/${sessionId}/commands`, { command: 'sleep 0.2; echo mine' })).body.stdout).toBe('mine\n');
+    await api.post(`${processPath(id)}/signal`, { signal: 'SIGKILL' });
+    expect(await waitForExit(id)).toMatchObject({ signal: 'SIGKILL', exitCode: null });
+  });
+
+  it('should answer 404 to another tenant on every route', async () => {
+    const { id } = await start('sleep 30');
+    const other = await platform.newTenant();
+    const routes: [string, string, unknown?][] = [
+      ['GET', `/v1/sessions/${sessionId}/processes`],
+      ['GET', processPath(id)],
+      ['GET', `${processPath(id)}/output`],
+      ['POST', `${processPath(id)}/stdin`, 'x'],
+      ['POST', `${processPath(id)}/signal`, { signal: 'SIGKILL' }],
+    ];
+    for (const [method, path, body] of routes) {
+      const res = await other.request(method, path, typeof body === 'string' ? { body } : body ? { json: body } : {});
+      expect([method, path, res.status]).toEqual([method, path, 404]);
+    }
+    expect((await api.get(processPath('exe_nosuchprocess00000000'))).body.error.code).toBe('PROCESS_NOT_FOUND');
+    await api.post(`${processPath(id)}/signal`, { signal: 'SIGKILL' });
+  });
+
+  it('should end with its session', async () => {
+    const session = await api.createSession();
+    const { id, pid } = await start('sleep 300', api, session.id);
+    const container = await platform.containerOf(session.id);
+    expect((await api.delete(`/v1/sessions/${session.id}`)).status).toBe(204);
+    const listed = await api.get(`/v1/sessions/${session.id}/processes`);
+    expect(listed.body.processes).toEqual([expect.objectContaining({ id, pid, status: 'exited' })]);
+    expect(await platform.docker.getContainer(container.Id).inspect().then((c) => c.State.Running, () => false)).toBe(false);
   });
 });

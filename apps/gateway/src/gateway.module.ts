@@ -5,7 +5,7 @@ import { LoggerModule } from 'nestjs-pino';
 import { gatewayLogging } from './http/request-logging.js';
 import { ConfigModule, RedisModule, TenantRateLimiter, TenantsService } from '@drydock/core';
 import { JOB_DISPATCHER } from '@drydock/execution';
-import { PlatformDataModule, SessionCommandsService, SessionExecutionsService, SessionsService } from '@drydock/sessions';
+import { PlatformDataModule, SessionCommandsService, SessionExecutionsService, SessionProcessesService, SessionsService } from '@drydock/sessions';
 import { VfsModule } from '@drydock/vfs';
 import { ArtifactsModule } from '@drydock/artifacts';
 import { BatchesModule } from '@drydock/batches';
@@ -29,6 +29,7 @@ import { BatchesController } from './batches/batches.controller.js';
 import { AdminAuthGuard } from './auth/admin-auth.guard.js';
 import { TenantAuthGuard } from './auth/tenant-auth.guard.js';
 import { CommandsController } from './commands/commands.controller.js';
+import { ProcessesController } from './commands/processes.controller.js';
 import { ExecutionsController } from './executions/executions.controller.js';
 import { FilesController } from './files/files.controller.js';
 import { HealthController } from './health/health.controller.js';
@@ -72,6 +73,7 @@ export interface GatewayOptions {
     DatasetsController,
     ExecutionsController,
     CommandsController,
+    ProcessesController,
     FilesController,
     ArtifactsController,
     SignedArtifactsController,
@@ -98,6 +100,7 @@ export interface GatewayOptions {
     SessionsService,
     SessionExecutionsService,
     SessionCommandsService,
+    SessionProcessesService,
     TenantAuthGuard,
     AdminAuthGuard,
     ArtifactLinks,

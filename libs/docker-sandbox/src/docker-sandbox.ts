@@ -12,6 +12,7 @@ import {
   type ReplRequest,
 } from '@drydock/execution';
 import { ChannelFileRead } from './channel-file-read.js';
+import { ChannelProcesses } from './channel-processes.js';
 import { readSessionArchive, SESSION_ROOT, walkSessionArchive } from './session-archive.js';
 import {
   failedRunOutcome,
@@ -24,6 +25,7 @@ import {
   type RunOutcome,
   type RunRequest,
   type Sandbox,
+  type SandboxProcesses,
   type SessionFileIn,
   type SessionFileRead,
   type SessionTreeEntry,
@@ -66,6 +68,7 @@ export class DockerSandbox implements Sandbox {
   private rawTarget: ChannelFileRead | null = null;
   // Files were put into /session from outside since the last run (a new sandbox counts).
   private wroteSession = true;
+  private readonly channelProcesses = new ChannelProcesses((message) => this.send(message));
 
   constructor(
     readonly id: string,
@@ -78,6 +81,11 @@ export class DockerSandbox implements Sandbox {
 
   get alive(): boolean {
     return this.isAlive;
+  }
+
+  // Background processes, when the supervisor announced it can run them.
+  get processes(): SandboxProcesses | undefined {
+    return this.features.has('background') ? this.channelProcesses : undefined;
   }
 
   // Wires the demultiplexed stdout of the attached container to the frame decoder.
@@ -431,6 +439,15 @@ export class DockerSandbox implements Sandbox {
       case 'recycled':
         this.recycles.get(event.id)?.resolve(event);
         return;
+      case 'bg-started':
+      case 'bg-refused':
+      case 'bg-output':
+      case 'bg-chunk':
+      case 'bg-exit':
+      case 'bg-stdin-done':
+      case 'bg-signalled':
+        this.channelProcesses.onFrame(event);
+        return;
       default:
         return;
     }
@@ -449,6 +466,7 @@ export class DockerSandbox implements Sandbox {
     for (const waiter of this.recycles.values()) waiter.reject(error);
     for (const read of this.fileReads.values()) read.fail(error);
     this.fileReads.clear();
+    this.channelProcesses.onGone(error);
     this.rawTarget = null;
   }
 

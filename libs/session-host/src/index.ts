@@ -17,3 +17,4 @@ export * from './presence/worker-heartbeat.js';
 export * from './presence/orphan-container.sweeper.js';
 export * from './batch-items/batch-item-runner.js';
 export * from './batch-items/batch-sandbox-pool.js';
+export * from './processes/background-processes.js';

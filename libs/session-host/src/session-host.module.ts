@@ -15,6 +15,7 @@ import { SessionLifecycle } from './lifecycle/session-lifecycle.service.js';
 import { OrphanContainerSweeper } from './presence/orphan-container.sweeper.js';
 import { WorkerHeartbeat } from './presence/worker-heartbeat.js';
 import { ExecutionRunner } from './runs/execution-runner.js';
+import { BackgroundProcesses } from './processes/background-processes.js';
 import { RedisRunGuard } from './runs/redis-run-guard.js';
 import { RUN_GUARD } from './runs/run-guard.js';
 import { DatasetStager } from './sandboxes/dataset-stager.js';
@@ -23,6 +24,7 @@ import { WarmSandboxPool } from './sandboxes/warm-sandbox-pool.js';
 
 const EXPORTED = [
   ExecutionRunner,
+  BackgroundProcesses,
   BatchItemRunner,
   SessionLifecycle,
   IdleReaper,
@@ -55,6 +57,7 @@ export class SessionHostModule {
       SessionActivity,
       SessionLifecycle,
       ExecutionRunner,
+      BackgroundProcesses,
       IdleReaper,
       AbandonedSessionSweeper,
       OrphanContainerSweeper,

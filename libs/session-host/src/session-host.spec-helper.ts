@@ -10,6 +10,8 @@ import { IdleReaper } from './lifecycle/idle-reaper.js';
 import { SessionActivity } from './lifecycle/session-activity.js';
 import { SessionLifecycle } from './lifecycle/session-lifecycle.service.js';
 import { ExecutionRunner } from './runs/execution-runner.js';
+import { BackgroundProcesses } from './processes/background-processes.js';
+import type { Redis } from 'ioredis';
 import type { RunGuard } from './runs/run-guard.js';
 import { DatasetStager } from './sandboxes/dataset-stager.js';
 import { SandboxProvisioner } from './sandboxes/sandbox-provisioner.js';
@@ -119,7 +121,9 @@ export function hostWithFakes(options: { sessions?: FakeSessions; env?: Record<s
   const provisioner = new SandboxProvisioner(config, runtime, sessions, registry, stager, pool);
   const fileSync = new SessionFileSync(files.vfs, files.config);
   const activity = new SessionActivity(sessions);
-  const runner = new ExecutionRunner(config, executions, guard, registry, provisioner, fileSync, noArtifacts, activity, new PlatformMetrics());
+  // Background processes publish on Redis; these specs start none.
+  const background = new BackgroundProcesses(executions, { publish: async () => 0 } as unknown as Redis, registry);
+  const runner = new ExecutionRunner(config, executions, guard, registry, provisioner, fileSync, noArtifacts, activity, new PlatformMetrics(), background);
   const lifecycle = new SessionLifecycle(registry, provisioner, stager, fileSync, activity, pool);
   const reaper = new IdleReaper(config, sessions, registry, lifecycle);
   return { config, runtime, sessions, executions, guard, files, registry, stager, pool, provisioner, fileSync, activity, runner, lifecycle, reaper };

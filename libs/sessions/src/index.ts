@@ -12,3 +12,4 @@ export * from './platform-data.module.js';
 export * from './datasets/dataset-registry.js';
 export * from './commands/command-spec.js';
 export * from './commands/session-commands.service.js';
+export * from './processes/session-processes.service.js';

@@ -60,6 +60,8 @@ function fakeRepository(session: SessionRecord | null) {
         tenantId,
         sessionId,
         threadId: s.threadId,
+        kind: draft.kind,
+        background: draft.background,
         codeSha256: draft.codeSha256,
         status: 'queued',
         stdout: '',

@@ -26,6 +26,8 @@ import { SessionsService, specOf } from './sessions.service.js';
 export interface ExecutionRequest {
   code: string;
   process?: CommandSpec;
+  // With `process`: start it as a background process; the answer is its record, running.
+  background?: boolean;
   timeoutMs?: number;
   idempotencyKey?: string;
 }
@@ -190,6 +192,7 @@ export class SessionExecutionsService {
         executionId: record.id,
         code: command.code,
         ...(command.process ? { command: command.process } : {}),
+        ...(command.process && command.background ? { background: true as const } : {}),
         timeoutMs: record.timeoutMs,
         stream,
         threadRevision,
@@ -213,6 +216,7 @@ export class SessionExecutionsService {
     const draft: SessionExecutionDraft = {
       id: newId('exe'),
       kind: command.process ? 'command' : 'code',
+      background: command.process !== undefined && command.background === true,
       code: command.code,
       codeSha256: sha256(command.code),
       idempotencyKey: command.idempotencyKey ?? null,

@@ -16,6 +16,7 @@ export interface NewSession {
 export interface SessionExecutionDraft {
   id: string;
   kind: 'code' | 'command';
+  background: boolean;
   code: string;
   codeSha256: string;
   idempotencyKey: string | null;

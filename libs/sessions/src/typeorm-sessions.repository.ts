@@ -50,8 +50,8 @@ const FIND_WITH_NEW_EXECUTION = `
   WITH ${commitWithoutFlushCte('$8::text IS NULL')}, s AS (
     SELECT ${SESSION_COLUMNS} FROM sessions, durability WHERE tenant_id = $1 AND id = $2
   ), e AS (
-    INSERT INTO executions (id, tenant_id, session_id, thread_id, kind, code, code_sha256, status, timeout_ms, idempotency_key)
-    SELECT $3, s.tenant_id, s.id, s.thread_id, $9, $4, $5, 'queued',
+    INSERT INTO executions (id, tenant_id, session_id, thread_id, kind, background, code, code_sha256, status, timeout_ms, idempotency_key)
+    SELECT $3, s.tenant_id, s.id, s.thread_id, $9, $10, $4, $5, 'queued',
            LEAST(COALESCE($6::integer, (s.limits->>'timeoutMs')::integer), $7::integer), $8
       FROM s WHERE s.status IN ('starting', 'ready')
     ON CONFLICT (tenant_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
@@ -121,6 +121,7 @@ export class TypeOrmSessionsRepository implements SessionsRepository {
         draft.maxTimeoutMs,
         draft.idempotencyKey,
         draft.kind,
+        draft.background,
       ],
     });
     const row = rows[0];

@@ -28,17 +28,15 @@ export class SseWriter {
     return this.headersSent;
   }
 
+  // Sends the headers (and an SSE comment line, which clients skip) now, for a stream
+  // whose first event may be a while coming.
+  open(): void {
+    this.startIfNeeded();
+    this.res.write(': open\n\n');
+  }
+
   send(event: string, data: unknown): void {
-    if (!this.headersSent) {
-      this.reply.hijack();
-      this.res.statusCode = 200;
-      this.res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
-      this.res.setHeader('Cache-Control', 'no-cache, no-transform');
-      this.res.setHeader('Connection', 'keep-alive');
-      this.res.setHeader('X-Accel-Buffering', 'no');
-      this.res.flushHeaders();
-      this.headersSent = true;
-    }
+    this.startIfNeeded();
     if (data instanceof SerializedJson) {
       // Three writes leaving together (one writev), so the state's bytes are not copied.
       this.res.cork();
@@ -49,6 +47,18 @@ export class SseWriter {
       return;
     }
     this.res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+  }
+
+  private startIfNeeded(): void {
+    if (this.headersSent) return;
+    this.reply.hijack();
+    this.res.statusCode = 200;
+    this.res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
+    this.res.setHeader('Cache-Control', 'no-cache, no-transform');
+    this.res.setHeader('Connection', 'keep-alive');
+    this.res.setHeader('X-Accel-Buffering', 'no');
+    this.res.flushHeaders();
+    this.headersSent = true;
   }
 
   end(): void {

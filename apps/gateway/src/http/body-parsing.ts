@@ -6,6 +6,9 @@ import { MAX_JSON_DEPTH, nestsDeeperThan, type AppConfig } from '@drydock/core';
 
 const FILE_CONTENT_ROUTE = /^\/v1\/threads\/[^/]+\/files\/content(\?|$)/;
 const BATCH_SUBMIT_ROUTE = /^\/v1\/batches\/?(\?|$)/;
+const PROCESS_STDIN_ROUTE = /^\/v1\/sessions\/[^/]+\/processes\/[^/]+\/stdin(\?|$)/;
+// What one write to a background process's stdin may carry.
+export const MAX_STDIN_BYTES = 1024 * 1024;
 const JSON_TYPE = /\bjson\b/i;
 
 // An error shaped like body-parser's (an http-errors error with a `type`), which is what
@@ -18,6 +21,8 @@ function readError(status: number, type: string, message: string, extra: Record<
 // every type, replacing Fastify's own):
 // - a file upload (PUT /v1/threads/:id/files/content): its bytes, whatever the type, up
 //   to the thread file limit;
+// - bytes for a background process's stdin (POST /v1/sessions/:id/processes/:pid/stdin):
+//   its bytes, whatever the type, up to MAX_STDIN_BYTES;
 // - JSON (`application/json`, `…+json`): parsed, up to the request body limit (a batch
 //   submitted as JSON: the batch body limit). An empty body is `{}`; a body that is not
 //   an object or an array is refused, as body-parser's strict mode did, and so is one
@@ -37,6 +42,10 @@ export function registerBodyParsers(instance: FastifyInstance, config: AppConfig
         (bytes) => done(null, bytes),
         (error: Error & { type?: string }) => done(error.type === 'entity.too.large' ? Object.assign(error, { type: 'file.too.large' }) : error),
       );
+      return;
+    }
+    if (request.method === 'POST' && PROCESS_STDIN_ROUTE.test(url)) {
+      readBody(payload, MAX_STDIN_BYTES).then((bytes) => done(null, bytes), done);
       return;
     }
     if (!JSON_TYPE.test(type)) {

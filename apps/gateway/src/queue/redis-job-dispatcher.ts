@@ -65,7 +65,7 @@ export class RedisJobDispatcher implements JobDispatcher, OnApplicationShutdown 
   private readonly replyChannel = jobReplyChannel(randomBytes(9).toString('base64url'));
   private subscriber: Redis | null = null;
   private replies: Promise<unknown> | null = null;
-  private readonly listeners = new Map<string, Set<(event: StreamEvent) => void>>();
+  private readonly listeners = new Map<string, Set<(message: unknown) => void>>();
   // jobId → the waits for it (a retried request can wait on a job already waited on).
   private readonly waiters = new Map<string, Set<Waiter>>();
   private readonly pending = new Set<() => void>();
@@ -246,9 +246,12 @@ export class RedisJobDispatcher implements JobDispatcher, OnApplicationShutdown 
     return ++seen.workerMissing >= 2;
   }
 
-  async subscribeOutput(executionId: string, onEvent: (event: StreamEvent) => void) {
+  subscribeOutput(executionId: string, onEvent: (event: StreamEvent) => void) {
+    return this.subscribe(executionStreamChannel(executionId), onEvent as (message: unknown) => void);
+  }
+
+  async subscribe(topic: string, onEvent: (message: unknown) => void) {
     const subscriber = this.ensureSubscriber();
-    const topic = executionStreamChannel(executionId);
     let set = this.listeners.get(topic);
     if (!set) {
       set = new Set();
@@ -363,7 +366,7 @@ export class RedisJobDispatcher implements JobDispatcher, OnApplicationShutdown 
         if (topic === this.replyChannel) return this.onReply(message);
         const set = this.listeners.get(topic);
         if (!set) return;
-        const event = JSON.parse(message) as StreamEvent;
+        const event: unknown = JSON.parse(message);
         for (const listener of set) listener(event);
       });
     }

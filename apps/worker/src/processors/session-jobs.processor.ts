@@ -18,9 +18,10 @@ import {
   type StartSessionJobData,
   type StopSessionJobData,
   type StageDatasetJobData,
+  type ProcessOpJobData,
 } from '@drydock/execution';
 import { SessionsError } from '@drydock/sessions';
-import { ExecutionRunner, SessionLifecycle } from '@drydock/session-host';
+import { BackgroundProcesses, ExecutionRunner, SessionLifecycle } from '@drydock/session-host';
 import { PlatformMetrics } from '@drydock/metrics';
 import { closeQueueWorker, stopQueueWorker } from './close-queue-worker.js';
 import { ExecutionLaneConsumer } from './execution-lane.consumer.js';
@@ -60,6 +61,7 @@ export class SessionJobsProcessor {
     private readonly lifecycle: SessionLifecycle,
     private readonly runner: ExecutionRunner,
     private readonly metrics: PlatformMetrics,
+    private readonly processes: BackgroundProcesses,
   ) {}
 
   async start(): Promise<void> {
@@ -255,6 +257,8 @@ export class SessionJobsProcessor {
         return this.lifecycle.stageDataset(job.data as StageDatasetJobData);
       case JobName.StopSession:
         return this.lifecycle.stop((job.data as StopSessionJobData).session.sessionId);
+      case JobName.ProcessOp:
+        return this.processes.handle(job.data as ProcessOpJobData);
       default:
         throw new Error(`unknown job ${job.name}`);
     }

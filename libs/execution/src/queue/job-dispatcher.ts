@@ -14,6 +14,9 @@ export interface JobDispatcher {
   ): Promise<R>;
   // Live output published by the worker while a job runs; returns an unsubscribe.
   subscribeOutput(executionId: string, onEvent: (event: StreamEvent) => void): Promise<() => Promise<void>>;
+  // The JSON messages a worker publishes on `topic` (a background process's events,
+  // processEventsChannel); resolves once subscribed, with the unsubscribe.
+  subscribe(topic: string, onMessage: (message: unknown) => void): Promise<() => Promise<void>>;
   // Asks the worker to stop the execution if it is running there or still waiting for
   // its turn; nothing when it has ended. Marks the execution interrupted along with it
   // (see markInterrupted). Resolves once the request is sent.

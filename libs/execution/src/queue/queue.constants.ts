@@ -17,6 +17,9 @@ export const JobName = {
   Execute: 'execute',
   StopSession: 'stop-session',
   StageDataset: 'stage-dataset',
+  // A request about a background process (read, stdin, signal, unwatch): answered by
+  // the worker at once, beside the session's runs.
+  ProcessOp: 'process-op',
 } as const;
 export type JobName = (typeof JobName)[keyof typeof JobName];
 
@@ -48,6 +51,8 @@ export interface ExecuteJobData {
   // A command (POST .../commands): the process to run beside the REPL; `code` then holds
   // its canonical JSON, as recorded.
   command?: CommandSpec;
+  // With `command`: start it as a background process and answer at once (its pid).
+  background?: true;
   timeoutMs: number;
   // Whether the caller relays live output: only then are chunks published on
   // executionStreamChannel (a PUBLISH each). Absent in jobs queued before it existed:
@@ -81,11 +86,37 @@ export interface StageDatasetJobData {
   name: string;
 }
 
+// What a ProcessOp asks about one background process (SandboxProcesses): `read` the
+// kept output after chunk `after` (and, with `watchToken`, lease its live chunks on
+// processEventsChannel for PROCESS_WATCH_LEASE_MS), `unwatch`, `stdin`, `signal`.
+export type ProcessOpJobData = { session: Pick<SessionSpec, 'sessionId' | 'tenantId'>; processId: string } & (
+  | { op: 'read'; after: number; watchToken?: string }
+  | { op: 'unwatch'; watchToken: string }
+  | { op: 'stdin'; data64: string; eof: boolean }
+  | { op: 'signal'; signal: 'SIGINT' | 'SIGTERM' | 'SIGKILL' | 'SIGHUP' }
+);
+
+// A watcher renews its lease (another read with its token) this often; one that stops
+// (its gateway gone) stops being served after PROCESS_WATCH_LEASE_MS.
+export const PROCESS_WATCH_RENEW_MS = 20_000;
+export const PROCESS_WATCH_LEASE_MS = 60_000;
+
+// Redis pub/sub channel of one background process: its chunks while watched
+// ({type: 'chunk', seq, name, text}) and its end ({type: 'exit', exitCode, signal}).
+export function processEventsChannel(processId: string): string {
+  return `drydock:proc-events:${processId}`;
+}
+
+export type ProcessChannelMessage =
+  | { type: 'chunk'; seq: number; name: 'stdout' | 'stderr'; text: string }
+  | { type: 'exit'; exitCode: number | null; signal: string | null; status: string };
+
 export interface JobDataByName {
   [JobName.StartSession]: StartSessionJobData;
   [JobName.Execute]: ExecuteJobData;
   [JobName.StopSession]: StopSessionJobData;
   [JobName.StageDataset]: StageDatasetJobData;
+  [JobName.ProcessOp]: ProcessOpJobData;
 }
 
 // Job ids double as BullMQ's de-duplication key: a retried request for the same

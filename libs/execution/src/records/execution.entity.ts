@@ -62,6 +62,14 @@ export class ExecutionEntity {
   @Column({ type: 'text', nullable: true })
   signal: string | null;
 
+  // A background process (a command started with `background: true`), and the pid it
+  // got in the sandbox.
+  @Column({ type: 'boolean', default: false })
+  background: boolean;
+
+  @Column({ type: 'integer', nullable: true })
+  pid: number | null;
+
   @Column({ type: 'jsonb', nullable: true })
   result: RichResult | null;
 

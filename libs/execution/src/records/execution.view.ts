@@ -12,6 +12,8 @@ export interface ExecutionView {
   // both null when the platform ended it (timeout, memory) or it never started.
   exitCode?: number | null;
   signal?: string | null;
+  // Background processes only: the pid it got in the sandbox.
+  pid?: number | null;
   stdout: string;
   stderr: string;
   truncated: boolean;
@@ -38,6 +40,7 @@ export function toExecutionView(record: ExecutionRecord): ExecutionView {
     kind: record.kind ?? 'code',
     status: record.status,
     ...(record.kind === 'command' ? { exitCode: record.exitCode ?? null, signal: record.signal ?? null } : {}),
+    ...(record.background ? { pid: record.pid ?? null } : {}),
     stdout: record.stdout,
     stderr: record.stderr,
     truncated: record.truncated,

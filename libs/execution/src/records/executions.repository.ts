@@ -35,6 +35,13 @@ export interface ExecutionsRepository {
   // Moves a queued execution to running; false when it had already started or finished.
   markRunning(tenantId: string, executionId: string): Promise<boolean>;
   complete(tenantId: string, executionId: string, outcome: CompletedRun): Promise<ExecutionRecord>;
+  // A background process started with this pid: its execution is `running` until it
+  // ends (completeUnfinished). Null when the execution has ended already (or is gone).
+  markStarted(tenantId: string, executionId: string, pid: number): Promise<ExecutionRecord | null>;
+  // The session's background processes, newest first (those started: not `queued`).
+  listBackground(tenantId: string, sessionId: string, limit: number): Promise<(ExecutionRecord & { code: string })[]>;
+  // Ids of the session's background processes still running.
+  listRunningBackground(tenantId: string, sessionId: string): Promise<string[]>;
   // Records `outcome` only on an execution still queued or running: a verdict from outside
   // the run (its worker given up for lost) never replaces what the run recorded. The
   // updated record, or null when it had finished (or is gone).

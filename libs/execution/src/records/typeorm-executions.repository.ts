@@ -10,7 +10,7 @@ import type { CompletedRun, ExecutionFilter, ExecutionRecord, ExecutionsReposito
 // times the CPU of the query itself (bench/exec-latency). The stored code is never
 // read back.
 const COLUMN_NAMES = [
-  'id', 'tenant_id', 'session_id', 'thread_id', 'kind', 'code_sha256', 'status', 'stdout', 'stderr', 'truncated', 'exit_code', 'signal',
+  'id', 'tenant_id', 'session_id', 'thread_id', 'kind', 'code_sha256', 'status', 'stdout', 'stderr', 'truncated', 'exit_code', 'signal', 'background', 'pid',
   'result', 'error', 'state_lost', 'files', 'artifacts', 'artifacts_skipped', 'idempotency_key', 'timeout_ms',
   'duration_ms', 'cpu_ms', 'created_at', 'started_at', 'finished_at',
 ] as const;
@@ -55,6 +55,8 @@ interface ExecutionRow {
   truncated: boolean;
   exit_code: number | null;
   signal: string | null;
+  background: boolean;
+  pid: number | null;
   result: ExecutionRecord['result'];
   error: ExecutionRecord['error'];
   state_lost: boolean;
@@ -88,6 +90,8 @@ function toRecord(row: ExecutionRow): ExecutionRecord {
     truncated: row.truncated,
     exitCode: row.exit_code,
     signal: row.signal,
+    background: row.background,
+    pid: row.pid,
     result: row.result,
     error: row.error,
     stateLost: row.state_lost,
@@ -183,6 +187,39 @@ export class TypeOrmExecutionsRepository implements ExecutionsRepository {
       [tenantId, executionId],
     );
     return rows.length > 0;
+  }
+
+  async markStarted(tenantId: string, executionId: string, pid: number): Promise<ExecutionRecord | null> {
+    assertTenant(tenantId);
+    const { rows } = await this.pool.query<ExecutionRow>({
+      name: 'executions.mark-started',
+      text: `UPDATE executions SET status = 'running', started_at = COALESCE(started_at, now()), pid = $3
+        WHERE tenant_id = $1 AND id = $2 AND status IN ('queued', 'running') RETURNING ${COLUMNS}`,
+      values: [tenantId, executionId, pid],
+    });
+    return rows[0] ? toRecord(rows[0]) : null;
+  }
+
+  async listBackground(tenantId: string, sessionId: string, limit: number): Promise<(ExecutionRecord & { code: string })[]> {
+    assertTenant(tenantId);
+    const { rows } = await this.pool.query<ExecutionRow & { code: string }>({
+      name: 'executions.list-background',
+      text: `SELECT ${COLUMNS}, code FROM executions
+        WHERE tenant_id = $1 AND session_id = $2 AND background AND status <> 'queued'
+        ORDER BY created_at DESC, id DESC LIMIT $3`,
+      values: [tenantId, sessionId, limit],
+    });
+    return rows.map((row) => ({ ...toRecord(row), code: row.code }));
+  }
+
+  async listRunningBackground(tenantId: string, sessionId: string): Promise<string[]> {
+    assertTenant(tenantId);
+    const { rows } = await this.pool.query<{ id: string }>({
+      name: 'executions.list-running-background',
+      text: `SELECT id FROM executions WHERE tenant_id = $1 AND session_id = $2 AND background AND status = 'running'`,
+      values: [tenantId, sessionId],
+    });
+    return rows.map((r) => r.id);
   }
 
   async complete(tenantId: string, executionId: string, outcome: CompletedRun): Promise<ExecutionRecord> {

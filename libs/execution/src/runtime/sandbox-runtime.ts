@@ -87,10 +87,66 @@ export type RecycleOutcome = Omit<RecycledEvent, 'ev' | 'id'>;
 
 export type OutputListener = (name: 'stdout' | 'stderr', text: string) => void;
 
+// What a background process sends its host: a chunk of output while it is watched, and
+// its end (`lost`: the sandbox went with it, so the exit status is unknown).
+export type ProcessEvent =
+  | { kind: 'chunk'; processId: string; seq: number; name: 'stdout' | 'stderr'; text: string }
+  | {
+      kind: 'exit';
+      processId: string;
+      exitCode: number | null;
+      signal: string | null;
+      durationMs: number;
+      stdout: string;
+      stderr: string;
+      truncated: boolean;
+      lost?: string;
+    };
+
+// The kept output of a background process after chunk `after`: [seq, stream, text]
+// chunks, the oldest kept (`first`; older ones were dropped), and its exit once it ended.
+export interface ProcessOutput {
+  known: boolean;
+  chunks: [number, 'stdout' | 'stderr', string][];
+  first: number;
+  exit: { exitCode: number | null; signal: string | null } | null;
+}
+
+export type ProcessSignal = 'SIGINT' | 'SIGTERM' | 'SIGKILL' | 'SIGHUP';
+
+// Why a background process did not start: `limit` (too many run in the sandbox),
+// `exists`, `spawn` (the program or its cwd), `unsupported` (an older image).
+export class ProcessRefusedError extends Error {
+  constructor(
+    readonly reason: 'limit' | 'exists' | 'spawn' | 'unsupported',
+    message: string,
+  ) {
+    super(message);
+    this.name = 'ProcessRefusedError';
+  }
+}
+
+// Background processes of one sandbox (commands started with `background: true`). They
+// run beside runs; none of these calls waits for one.
+export interface SandboxProcesses {
+  start(processId: string, command: CommandSpec): Promise<{ pid: number }>;
+  // The kept output after `after`; with `watch`, each new chunk comes as an event after.
+  read(processId: string, after: number, watch: boolean): Promise<ProcessOutput>;
+  unwatch(processId: string): void;
+  writeStdin(processId: string, data: Buffer, eof: boolean): Promise<{ accepted: number; refused: string | null }>;
+  signal(processId: string, signal: ProcessSignal): Promise<boolean>;
+  // Ids of the processes that have not ended.
+  running(): string[];
+  // Returns the unsubscribe.
+  onEvent(listener: (event: ProcessEvent) => void): () => void;
+}
+
 // One live sandbox (container + REPL). Runs are serialised by the caller.
 export interface Sandbox {
   readonly id: string;
   readonly alive: boolean;
+  // Background processes, when the sandbox's supervisor can run them.
+  readonly processes?: SandboxProcesses;
   run(request: RunRequest, onOutput?: OutputListener): Promise<RunOutcome>;
   // Asks the run `runId`, if it is the one in progress, to stop: its `run` then ends as
   // the code did (usually status `error`, a KeyboardInterrupt), or `killed` with a new

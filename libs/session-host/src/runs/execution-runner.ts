@@ -20,6 +20,7 @@ import { fileStateOf, threadOf, type HostedSession } from '../hosting/hosted-ses
 import { HostedSessionRegistry } from '../hosting/hosted-session.registry.js';
 import { SessionActivity } from '../lifecycle/session-activity.js';
 import { SandboxProvisioner } from '../sandboxes/sandbox-provisioner.js';
+import { BackgroundProcesses } from '../processes/background-processes.js';
 import { CLAIM_MARGIN_MS, RUN_GUARD, runWindow, type RunGuard } from './run-guard.js';
 
 const RUNNING_MARK_DELAY_MS = 50;
@@ -62,6 +63,7 @@ export class ExecutionRunner {
     private readonly ingester: ArtifactIngester,
     private readonly activity: SessionActivity,
     private readonly metrics: PlatformMetrics,
+    private readonly background: BackgroundProcesses,
   ) {}
 
   async execute(data: ExecuteJobData, onOutput?: OutputListener): Promise<ExecutionView> {
@@ -97,6 +99,11 @@ export class ExecutionRunner {
         );
       }, RUNNING_MARK_DELAY_MS);
       const prepared = await preparing;
+      if (data.background && 'sandbox' in prepared) {
+        clearTimeout(markTimer);
+        await marking;
+        return this.startBackground(prepared.sandbox, data);
+      }
       let outcome: CompletedRun;
       try {
         if ('ended' in prepared) {
@@ -114,6 +121,26 @@ export class ExecutionRunner {
       this.activity.mark(sessionId);
       return toExecutionView(record);
     });
+  }
+
+  // A background process: started after the thread's files are in, its execution
+  // running until it ends (BackgroundProcesses). One that cannot start is recorded as
+  // an error, and the caller gets the typed error.
+  private async startBackground(sandbox: Sandbox, data: ExecuteJobData): Promise<ExecutionView> {
+    const { tenantId } = data.session;
+    if (this.interruptedEarly.delete(data.executionId)) {
+      const record = await this.durably('recording', () =>
+        this.executions.complete(tenantId, data.executionId, failedRun({ status: 'error', name: 'KeyboardInterrupt', value: 'The process was interrupted before it started.' })),
+      );
+      return toExecutionView(record);
+    }
+    try {
+      return await this.background.start(sandbox, data);
+    } catch (error) {
+      const value = error instanceof DrydockError ? error.message : `The process could not be started: ${(error as Error).message}`;
+      await this.durably('recording', () => this.executions.complete(tenantId, data.executionId, failedRun({ status: 'error', name: 'ProcessNotStarted', value })));
+      throw error;
+    }
   }
 
   // Stops the execution if its code runs here (the run ends as the code does on

@@ -70,6 +70,23 @@ function cwdOf(cwd: string | undefined): string {
 
 // What is recorded (and hashed for idempotency) as the run's `code`: the spec as JSON,
 // with the variables in name order, so the same command is the same text.
-export function canonicalCommand(spec: CommandSpec): string {
-  return JSON.stringify({ argv: spec.argv, cwd: spec.cwd, env: spec.env, ...(spec.stdin !== undefined ? { stdin: spec.stdin } : {}) });
+export function canonicalCommand(spec: CommandSpec, background = false): string {
+  return JSON.stringify({
+    argv: spec.argv,
+    cwd: spec.cwd,
+    env: spec.env,
+    ...(spec.stdin !== undefined ? { stdin: spec.stdin } : {}),
+    ...(background ? { background: true } : {}),
+  });
+}
+
+// How a process is shown in listings: the shell line it was given, else its argv.
+export function commandLineOf(canonical: string): string {
+  try {
+    const { argv } = JSON.parse(canonical) as { argv: string[] };
+    if (argv.length === 3 && argv[0] === '/bin/bash' && argv[1] === '-c') return argv[2]!;
+    return argv.map((arg) => (/^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replaceAll("'", `'\\''`)}'`)).join(' ');
+  } catch {
+    return '';
+  }
 }

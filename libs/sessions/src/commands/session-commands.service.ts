@@ -15,15 +15,16 @@ export class SessionCommandsService {
   run(
     principal: Pick<TenantPrincipal, 'tenantId' | 'limits'>,
     sessionId: string,
-    input: CommandInput & { timeoutMs?: number; idempotencyKey?: string },
+    input: CommandInput & { timeoutMs?: number; idempotencyKey?: string; background?: boolean },
     onOutput?: (event: StreamEvent) => void,
     options: { countRequest?: boolean; signal?: AbortSignal } = {},
   ): Promise<ExecutionView> {
     const spec = commandSpecOf(input);
+    const background = input.background === true;
     return this.executions.execute(
       principal,
       sessionId,
-      { code: canonicalCommand(spec), process: spec, timeoutMs: input.timeoutMs, idempotencyKey: input.idempotencyKey },
+      { code: canonicalCommand(spec, background), process: spec, background, timeoutMs: input.timeoutMs, idempotencyKey: input.idempotencyKey },
       onOutput,
       options,
     );

@@ -31,7 +31,7 @@ export class CreateCommandDto {
   @IsOptional() @IsInt() @Min(100) @Max(86_400_000)
   timeoutMs?: number;
 
-  @ApiPropertyOptional({ default: false, description: 'Start the process and answer at once with its id (not available yet: 422 BACKGROUND_NOT_AVAILABLE).' })
+  @ApiPropertyOptional({ default: false, description: 'Start a background process and answer 202 with its id and pid at once (`timeoutMs` does not apply to it).' })
   @IsOptional() @IsBoolean()
   background?: boolean;
 

@@ -35,8 +35,9 @@ export class ExecutionResponse implements ExecutionView {
   @ApiProperty() threadId: string;
   @ApiProperty({ enum: ['code', 'command'], description: '`code`: Python run in the REPL; `command`: a process (POST /v1/sessions/:id/commands).' }) kind: ExecutionView['kind'];
   @ApiProperty({ enum: ['queued', 'running', 'ok', 'error', 'timeout', 'memory', 'killed'] }) status: ExecutionView['status'];
-  @ApiPropertyOptional({ type: 'integer', nullable: true, description: "Commands only: the process's exit status; null when a signal or the platform (timeout, memory) ended it." }) exitCode?: number | null;
-  @ApiPropertyOptional({ type: 'string', nullable: true, example: 'SIGKILL', description: 'Commands only: the signal that ended the process, if one did.' }) signal?: string | null;
+  @ApiPropertyOptional({ type: 'integer', nullable: true, description: "Commands only: the process's exit status; null when a signal ended it (the platform's at a timeout or out of memory)." }) exitCode?: number | null;
+  @ApiPropertyOptional({ type: 'string', nullable: true, example: 'SIGKILL', description: 'Commands only: the signal that ended the process, if one did (SIGKILL at a timeout).' }) signal?: string | null;
+  @ApiPropertyOptional({ type: 'integer', nullable: true, description: 'Background processes only: its pid in the sandbox.' }) pid?: number | null;
   @ApiProperty() stdout: string;
   @ApiProperty() stderr: string;
   @ApiProperty({ description: 'Output was cut at the session\'s maxOutputBytes.' }) truncated: boolean;
