@@ -92,7 +92,8 @@ export class SessionExecutionsService {
     const handedOver = { freed: false };
     try {
       const view = await this.executeHolding(principal, recorded, command, onOutput, admission, handedOver, options.signal);
-      this.metrics?.executions.inc({ tenant: tenantId, status: view.status });
+      // Counted by outcome: a background process (answered `running`) has none yet.
+      if (view.status !== 'running') this.metrics?.executions.inc({ tenant: tenantId, status: view.status });
       return view;
     } finally {
       // Not waited for: the release goes out now, ahead of anything this gateway sends
