@@ -274,7 +274,7 @@ describe('Background processes', () => {
     expect(await waitForExit(id)).toMatchObject({ exitCode: 0 });
     expect((await api.get(`/v1/executions/${id}`)).body.stdout).toBe('got hello\ngot bye\ninput closed\n');
     const late = await write('more\n');
-    expect([late.status, (await late.json()).error.code]).toEqual([409, 'PROCESS_NOT_RUNNING']);
+    expect([late.status, ((await late.json()) as { error: { code: string } }).error.code]).toEqual([409, 'PROCESS_NOT_RUNNING']);
   });
 
   it('should deliver a signal to the process and its group', async () => {
