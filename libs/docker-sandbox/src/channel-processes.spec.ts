@@ -28,7 +28,7 @@ describe('ChannelProcesses', () => {
     const { sent, processes } = setup();
     const read = processes.read('exe_1', 3, true);
     const signal = processes.signal('exe_1', 'SIGTERM');
-    const [readFrame, signalFrame] = sent as [{ id: string }, { id: string }];
+    const [readFrame, signalFrame] = sent as unknown as [{ id: string }, { id: string }];
     expect(sent[0]).toMatchObject({ op: 'bg-read', process: 'exe_1', after: 3, watch: true });
     processes.onFrame({ ev: 'bg-signalled', id: signalFrame.id, process: 'exe_1', delivered: true });
     processes.onFrame({ ev: 'bg-output', id: readFrame.id, process: 'exe_1', known: true, chunks: [[4, 'stdout', 'hi\n']], first: 1, exit: null });
