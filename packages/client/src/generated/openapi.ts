@@ -369,9 +369,100 @@ export interface paths {
         put?: never;
         /**
          * Run a shell command or a program in the session and answer its record
-         * @description `command` is run by `/bin/bash -c`; `argv` runs a program without a shell. It runs as the sandbox user in /session (or `cwd`), beside the REPL, whose variables it never touches. The record has the exit code, the output (capped like executions'), the files it changed under /session (now in the thread) and the artifacts it left. `status` is `ok` when it exited 0, `error` for another exit or a signal, `timeout` when it reached its time limit (its whole process group is killed), `memory` when the sandbox ran out of memory. Processes it left running are killed when it returns. With `Accept: text/event-stream` the answer is `stdout`/`stderr` events ({text}) as it writes, then `done` with the record.
+         * @description `command` is run by `/bin/bash -c`; `argv` runs a program without a shell. It runs as the sandbox user in /session (or `cwd`), beside the REPL, whose variables it never touches. The record has the exit code, the output (capped like executions'), the files it changed under /session (now in the thread) and the artifacts it left. `status` is `ok` when it exited 0, `error` for another exit or a signal, `timeout` when it reached its time limit (its whole process group is killed), `memory` when the sandbox ran out of memory. Processes it left running are killed when it returns. With `Accept: text/event-stream` the answer is `stdout`/`stderr` events ({text}) as it writes, then `done` with the record. With `background: true` it starts a background process and answers 202 `{id, pid, status: "running"}` at once: the process runs beside everything else (no time limit) until it exits, is signalled, or the session ends; see /v1/sessions/:id/processes.
          */
         post: operations["CommandsController_run"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sessions/{id}/processes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The session's background processes, newest first */
+        get: operations["ProcessesController_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sessions/{id}/processes/{processId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One background process */
+        get: operations["ProcessesController_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sessions/{id}/processes/{processId}/output": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A background process's output: what was kept so far, then live, then its exit
+         * @description Server-sent events: `stdout` and `stderr` ({text}) from its start (the sandbox keeps the newest 1 MiB of each process), then as it writes, then `exit` ({exitCode, signal}) when it ends, and the stream closes. A process that has ended answers its kept output and `exit` at once.
+         */
+        get: operations["ProcessesController_output"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sessions/{id}/processes/{processId}/stdin": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Write to a background process's standard input
+         * @description The body's bytes (any type, at most 1048576 bytes) are written as they are; `?eof=true` closes its input after them.
+         */
+        post: operations["ProcessesController_stdin"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sessions/{id}/processes/{processId}/signal": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Send a signal to a background process and its group */
+        post: operations["ProcessesController_signal"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1355,13 +1446,15 @@ export interface components {
             kind: "code" | "command";
             /** @enum {string} */
             status: "queued" | "running" | "ok" | "error" | "timeout" | "memory" | "killed";
-            /** @description Commands only: the process's exit status; null when a signal or the platform (timeout, memory) ended it. */
+            /** @description Commands only: the process's exit status; null when a signal ended it (the platform's at a timeout or out of memory). */
             exitCode?: number | null;
             /**
-             * @description Commands only: the signal that ended the process, if one did.
+             * @description Commands only: the signal that ended the process, if one did (SIGKILL at a timeout).
              * @example SIGKILL
              */
             signal?: string | null;
+            /** @description Background processes only: its pid in the sandbox. */
+            pid?: number | null;
             stdout: string;
             stderr: string;
             /** @description Output was cut at the session's maxOutputBytes. */
@@ -1534,13 +1627,15 @@ export interface components {
             kind: "code" | "command";
             /** @enum {string} */
             status: "queued" | "running" | "ok" | "error" | "timeout" | "memory" | "killed";
-            /** @description Commands only: the process's exit status; null when a signal or the platform (timeout, memory) ended it. */
+            /** @description Commands only: the process's exit status; null when a signal ended it (the platform's at a timeout or out of memory). */
             exitCode?: number | null;
             /**
-             * @description Commands only: the signal that ended the process, if one did.
+             * @description Commands only: the signal that ended the process, if one did (SIGKILL at a timeout).
              * @example SIGKILL
              */
             signal?: string | null;
+            /** @description Background processes only: its pid in the sandbox. */
+            pid?: number | null;
             stdout: string;
             stderr: string;
             /** @description Output was cut at the session's maxOutputBytes. */
@@ -1608,12 +1703,57 @@ export interface components {
             /** @description The command's time limit (clamped to the tenant's maximum); default the session's. At the limit its whole process group is killed; the REPL's variables stay. */
             timeoutMs?: number;
             /**
-             * @description Start the process and answer at once with its id (not available yet: 422 BACKGROUND_NOT_AVAILABLE).
+             * @description Start a background process and answer 202 with its id and pid at once (`timeoutMs` does not apply to it).
              * @default false
              */
             background?: boolean;
             /** @description The same key with the same command and session returns the first run instead of running again. */
             idempotencyKey?: string;
+        };
+        ProcessStartedResponse: {
+            /**
+             * @description The process id (also its execution record, GET /v1/executions/:id).
+             * @example exe_01jd6v4m9t2q8x
+             */
+            id: string;
+            /** @description Its pid in the sandbox. */
+            pid: number | null;
+            /** @enum {string} */
+            status: "running";
+        };
+        ProcessResponse: {
+            /** @example exe_01jd6v4m9t2q8x */
+            id: string;
+            pid: number | null;
+            /**
+             * @description The shell line it was given, or its argv.
+             * @example python3 -m http.server 8000
+             */
+            command: string;
+            /** @enum {string} */
+            status: "running" | "exited";
+            exitCode: number | null;
+            /** @example SIGTERM */
+            signal: string | null;
+            /** Format: date-time */
+            startedAt: string | null;
+            /** Format: date-time */
+            endedAt: string | null;
+        };
+        ProcessListResponse: {
+            /** @description Newest first, at most 200. */
+            processes: components["schemas"]["ProcessResponse"][];
+        };
+        ProcessSignalDto: {
+            /**
+             * @description Sent to the process's group (what it started too).
+             * @enum {string}
+             */
+            signal: "SIGINT" | "SIGTERM" | "SIGKILL" | "SIGHUP";
+        };
+        SignalDeliveredResponse: {
+            /** @description Whether the signal reached the process (false: it had just ended). */
+            delivered: boolean;
         };
         FileEntryResponse: {
             /** @example /data/sales.csv */
@@ -4774,6 +4914,16 @@ export interface operations {
                     "text/event-stream": string;
                 };
             };
+            /** @description `background: true`: the process started. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProcessStartedResponse"];
+                    "text/event-stream": components["schemas"]["ProcessStartedResponse"];
+                };
+            };
             /** @description `INVALID_COMMAND`, `INVALID_CWD`, `INVALID_ENV`, `INVALID_JSON`, `JSON_TOO_DEEP`, `VALIDATION_FAILED` */
             400: {
                 headers: {
@@ -4858,7 +5008,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BACKGROUND_NOT_AVAILABLE` */
+            /** @description `BACKGROUND_UNSUPPORTED`, `PROCESS_NOT_STARTED` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4867,12 +5017,12 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         error?: {
                             /** @enum {string} */
-                            code?: "BACKGROUND_NOT_AVAILABLE";
+                            code?: "BACKGROUND_UNSUPPORTED" | "PROCESS_NOT_STARTED";
                         };
                     };
                 };
             };
-            /** @description `RATE_LIMITED` */
+            /** @description `PROCESS_LIMIT`, `RATE_LIMITED` */
             429: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -4883,7 +5033,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         error?: {
                             /** @enum {string} */
-                            code?: "RATE_LIMITED";
+                            code?: "PROCESS_LIMIT" | "RATE_LIMITED";
                         };
                     };
                 };
@@ -4928,6 +5078,565 @@ export interface operations {
                         error?: {
                             /** @enum {string} */
                             code?: "EXECUTION_WAIT_TIMEOUT";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    ProcessesController_list: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProcessListResponse"];
+                };
+            };
+            /** @description `INVALID_API_KEY`, `UNAUTHORIZED` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "INVALID_API_KEY" | "UNAUTHORIZED";
+                        };
+                    };
+                };
+            };
+            /** @description `TENANT_SUSPENDED` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "TENANT_SUSPENDED";
+                        };
+                    };
+                };
+            };
+            /** @description `SESSION_NOT_FOUND` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "SESSION_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description `RATE_LIMITED` */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "RATE_LIMITED";
+                        };
+                    };
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "SERVICE_UNAVAILABLE";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    ProcessesController_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                processId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProcessResponse"];
+                };
+            };
+            /** @description `INVALID_API_KEY`, `UNAUTHORIZED` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "INVALID_API_KEY" | "UNAUTHORIZED";
+                        };
+                    };
+                };
+            };
+            /** @description `TENANT_SUSPENDED` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "TENANT_SUSPENDED";
+                        };
+                    };
+                };
+            };
+            /** @description `PROCESS_NOT_FOUND`, `SESSION_NOT_FOUND` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "PROCESS_NOT_FOUND" | "SESSION_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description `RATE_LIMITED` */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "RATE_LIMITED";
+                        };
+                    };
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "SERVICE_UNAVAILABLE";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    ProcessesController_output: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                processId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            /** @description `INVALID_API_KEY`, `UNAUTHORIZED` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "INVALID_API_KEY" | "UNAUTHORIZED";
+                        };
+                    };
+                };
+            };
+            /** @description `TENANT_SUSPENDED` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "TENANT_SUSPENDED";
+                        };
+                    };
+                };
+            };
+            /** @description `PROCESS_NOT_FOUND`, `SESSION_NOT_FOUND` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "PROCESS_NOT_FOUND" | "SESSION_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description `RATE_LIMITED` */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "RATE_LIMITED";
+                        };
+                    };
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "SERVICE_UNAVAILABLE";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    ProcessesController_stdin: {
+        parameters: {
+            query?: {
+                eof?: boolean;
+            };
+            header?: never;
+            path: {
+                id: string;
+                processId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/octet-stream": string;
+                "text/plain": string;
+            };
+        };
+        responses: {
+            /** @description Queued for the process (it reads it when it wants). */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `INVALID_API_KEY`, `UNAUTHORIZED` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "INVALID_API_KEY" | "UNAUTHORIZED";
+                        };
+                    };
+                };
+            };
+            /** @description `TENANT_SUSPENDED` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "TENANT_SUSPENDED";
+                        };
+                    };
+                };
+            };
+            /** @description `PROCESS_NOT_FOUND`, `SESSION_NOT_FOUND` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "PROCESS_NOT_FOUND" | "SESSION_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description `PROCESS_NOT_RUNNING`, `PROCESS_STDIN_CLOSED` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "PROCESS_NOT_RUNNING" | "PROCESS_STDIN_CLOSED";
+                        };
+                    };
+                };
+            };
+            /** @description `BODY_TOO_LARGE` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "BODY_TOO_LARGE";
+                        };
+                    };
+                };
+            };
+            /** @description `PROCESS_STDIN_FULL`, `RATE_LIMITED` */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "PROCESS_STDIN_FULL" | "RATE_LIMITED";
+                        };
+                    };
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "SERVICE_UNAVAILABLE";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    ProcessesController_signal: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                processId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ProcessSignalDto"];
+            };
+        };
+        responses: {
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SignalDeliveredResponse"];
+                };
+            };
+            /** @description `INVALID_JSON`, `JSON_TOO_DEEP`, `VALIDATION_FAILED` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "INVALID_JSON" | "JSON_TOO_DEEP" | "VALIDATION_FAILED";
+                        };
+                    };
+                };
+            };
+            /** @description `INVALID_API_KEY`, `UNAUTHORIZED` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "INVALID_API_KEY" | "UNAUTHORIZED";
+                        };
+                    };
+                };
+            };
+            /** @description `TENANT_SUSPENDED` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "TENANT_SUSPENDED";
+                        };
+                    };
+                };
+            };
+            /** @description `PROCESS_NOT_FOUND`, `SESSION_NOT_FOUND` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "PROCESS_NOT_FOUND" | "SESSION_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description `PROCESS_NOT_RUNNING` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "PROCESS_NOT_RUNNING";
+                        };
+                    };
+                };
+            };
+            /** @description `BODY_TOO_LARGE` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "BODY_TOO_LARGE";
+                        };
+                    };
+                };
+            };
+            /** @description `RATE_LIMITED` */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "RATE_LIMITED";
+                        };
+                    };
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "SERVICE_UNAVAILABLE";
                         };
                     };
                 };
