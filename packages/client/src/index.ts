@@ -1,7 +1,7 @@
 export { Drydock, type DrydockOptions } from './drydock.js';
 export { DrydockError, isDrydockError } from './errors.js';
 export { Session, Sessions, type RunOptions } from './sessions.js';
-export { SessionCommands, type CommandOptions } from './commands.js';
+export { ProcessHandle, SessionCommands, type CommandOptions, type ProcessExit, type ProcessSignal } from './commands.js';
 export type { OutputCallbacks } from './run-stream.js';
 export { ThreadFiles, type FileData } from './files.js';
 export { Artifacts } from './artifacts.js';

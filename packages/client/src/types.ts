@@ -10,6 +10,7 @@ export type Execution = Schemas['ExecutionResponse'];
 // says how the process ended. `status` is "ok" iff it exited 0; `exitCode` is null when a
 // signal or the platform (timeout, memory) ended it, `signal` then names it (e.g. SIGKILL).
 export type CommandResult = Omit<Execution, 'kind' | 'exitCode' | 'signal'> & { kind: 'command'; exitCode: number | null; signal: string | null };
+export type ProcessInfo = Schemas['ProcessResponse'];
 export type FileEntry = Schemas['FileEntryResponse'];
 export type FileInfo = Schemas['FileInfoResponse'];
 export type GrepResult = Schemas['GrepResultResponse'];

@@ -152,6 +152,30 @@ describe('@drydock/client', () => {
       await ended.delete();
       await expect(ended.commands.run('true')).rejects.toMatchObject({ code: 'SESSION_ENDED', status: 409 });
     });
+
+    it('should start a background process and give a handle to follow, feed, list and signal it', async () => {
+      const session = await client.sessions.create({ threadId: 'sdk-background' });
+      const chunks: string[] = [];
+      const reader = await session.commands.run('while read line; do echo "got $line"; done; echo closed', {
+        background: true,
+        onStdout: (text) => chunks.push(text),
+      });
+      expect(reader.pid).toBeGreaterThan(1);
+      await reader.sendStdin('one\n');
+      await reader.sendStdin(new TextEncoder().encode('two\n'), { eof: true });
+      await expect(reader.wait()).resolves.toEqual({ exitCode: 0, signal: null });
+      expect(chunks.join('')).toBe('got one\ngot two\nclosed\n');
+      expect(await reader.info()).toMatchObject({ id: reader.id, status: 'exited', exitCode: 0 });
+
+      const server = await session.commands.run(['sleep', '300'], { background: true });
+      expect((await session.commands.list()).map((p) => [p.id, p.status])).toEqual([
+        [server.id, 'running'],
+        [reader.id, 'exited'],
+      ]);
+      expect(await server.kill('SIGTERM')).toBe(true);
+      await expect(session.commands.process(server.id).wait()).resolves.toEqual({ exitCode: null, signal: 'SIGTERM' });
+      await expect(server.sendStdin('late')).rejects.toMatchObject({ code: 'PROCESS_NOT_RUNNING', status: 409 });
+    });
   });
 
   it('should read and write thread files', async () => {
