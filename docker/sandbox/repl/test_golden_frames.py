@@ -70,7 +70,7 @@ class TestGoldenFrames(ReplTestCase, GoldenAssertions):
 
     def test_ready(self) -> None:
         self.assertConforms(self.repl.ready, "ready")
-        self.assertEqual(self.repl.ready["features"], ["fs-read", "fs-write", "interrupt", "commands", "background"])  # recycling needs the two users
+        self.assertEqual(self.repl.ready["features"], ["fs-read", "fs-write", "interrupt", "commands", "background", "terminals"])  # recycling needs the two users
 
     def test_ping(self) -> None:
         self.repl.send(golden("requests", "ping"))
@@ -131,6 +131,22 @@ class TestGoldenFrames(ReplTestCase, GoldenAssertions):
         bg.expect(lambda f: f.get("ev") == "bg-exit" and f["process"] == "exe_10")
         self.repl.send({**golden("requests", "bg-read"), "process": "exe_10"})
         self.assertConforms(bg.expect(lambda f: f.get("id") == "r1"), "bg-output")
+
+    def test_terminal(self) -> None:
+        from test_background import BackgroundClient
+        frames = BackgroundClient(self.repl)
+        self.repl.send({**golden("requests", "pty-open"), "cwd": self.repl.dir})
+        self.assertConforms(frames.expect(lambda f: f.get("id") == "pty_1" and f["ev"] == "pty-opened"), "pty-opened")
+        self.repl.send(golden("requests", "pty-resize"))
+        self.repl.send(golden("requests", "pty-input"))
+        self.assertConforms(frames.expect(lambda f: f["ev"] == "pty-output"), "pty-output")
+        for n in range(2, 5):
+            self.repl.send({**golden("requests", "pty-open"), "id": f"pty_{n}", "cwd": self.repl.dir})
+            frames.expect(lambda f, n=n: f.get("id") == f"pty_{n}" and f["ev"] == "pty-opened")
+        self.repl.send({**golden("requests", "pty-open"), "id": "pty_5", "cwd": self.repl.dir})
+        self.assertConforms(frames.expect(lambda f: f.get("id") == "pty_5"), "pty-refused")
+        self.repl.send(golden("requests", "pty-close"))
+        self.assertConforms(frames.expect(lambda f: f["ev"] == "pty-exit" and f["id"] == "pty_1"), "pty-exit")
 
     def test_interrupt(self) -> None:
         request = golden("requests", "interrupt")

@@ -226,15 +226,16 @@ class Spawner:
         self.sock = ours
         return True
 
-    def spawn(self, argv: list[str], cwd: str, env: dict[str, str], fds: tuple[int, int, int]) -> int | OSError | None:
+    def spawn(self, argv: list[str], cwd: str, env: dict[str, str], fds: tuple[int, ...], op: str = "spawn") -> int | OSError | None:
         """The new process's pid, the OSError that kept it from starting, or None when
-        the spawner could not be asked."""
+        the spawner could not be asked. `op` "spawn-pty" starts a terminal's shell on the
+        one pty slave in `fds`."""
         if not self.ensure():
             return None
         assert self.sock is not None
         try:
             self.sock.settimeout(SPAWN_TIMEOUT_S)
-            socket.send_fds(self.sock, [json.dumps({"op": "spawn", "argv": argv, "cwd": cwd, "env": env}).encode()], list(fds))
+            socket.send_fds(self.sock, [json.dumps({"op": op, "argv": argv, "cwd": cwd, "env": env}).encode()], list(fds))
             while True:
                 message = self.receive()
                 if message is None:
@@ -599,6 +600,7 @@ class CommandMixin:
         for bg in list(self.background.values()):
             if bg.exit is None and bg.proc.popen is None and bg.proc.pid in self.spawner.exits:
                 self.bg_exited(bg)
+        self.check_terminal_exits()
 
     def forget_spawner(self) -> None:
         if self.spawner_fd is not None:

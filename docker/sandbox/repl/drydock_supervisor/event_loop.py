@@ -11,6 +11,7 @@ import signal
 import time
 
 from .background import BackgroundMixin, BgProc
+from .terminals import Terminal, TerminalMixin
 from .commands import EXIT_POLL_INTERVAL_S as COMMAND_POLL_INTERVAL_S, CommandMixin, CommandProc, Spawner
 from .execs import Exec, ExecMixin
 from .framing import MAX_HOST_FRAME, Exit, FrameReader, log
@@ -23,7 +24,7 @@ from .session_tree import ChangeWatch, Snapshot
 from .zygote import Zygote
 
 
-class Supervisor(HostChannelMixin, ExecMixin, CommandMixin, BackgroundMixin, KernelMixin):
+class Supervisor(HostChannelMixin, ExecMixin, CommandMixin, BackgroundMixin, TerminalMixin, KernelMixin):
     def __init__(
         self,
         host_in: int,
@@ -62,6 +63,8 @@ class Supervisor(HostChannelMixin, ExecMixin, CommandMixin, BackgroundMixin, Ker
         self.spawner_fd: int | None = None
         # Background processes by id, running or exited (background.py).
         self.background: dict[str, BgProc] = {}
+        # Open terminals by id (terminals.py).
+        self.terminals: dict[str, Terminal] = {}
         # The kernel was replaced since the last exec finished: the next `done` says so.
         self.state_lost = False
         self.announced = False  # the host got `ready`
@@ -80,10 +83,13 @@ class Supervisor(HostChannelMixin, ExecMixin, CommandMixin, BackgroundMixin, Ker
             while True:
                 events = self.selector.select(self.select_timeout())
                 events.sort(key=lambda ev: EVENT_PRIORITY[ev[0].data[0]])
-                for key, _mask in events:
+                for key, mask in events:
                     kind, generation = key.data[0], key.data[1]
                     if kind.startswith("bg-"):
                         self.dispatch_background_event(kind, key.data[2])
+                        continue
+                    if kind.startswith("pty-"):
+                        self.dispatch_terminal_event(kind, key.data[2], mask)
                         continue
                     kernel = self.kernel
                     stale = kernel is None or kernel.generation != generation
@@ -94,6 +100,7 @@ class Supervisor(HostChannelMixin, ExecMixin, CommandMixin, BackgroundMixin, Ker
         except Exit as exc:
             return exc.code
         finally:
+            self.stop_terminals()
             self.stop_background()
             self.stop_command()
             self.stop_kernel()

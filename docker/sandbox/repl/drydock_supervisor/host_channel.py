@@ -103,6 +103,14 @@ class HostChannelMixin:
             self.on_bg_stdin(message)
         elif op == "bg-signal":
             self.on_bg_signal(message)
+        elif op == "pty-open":
+            self.on_pty_open(message)
+        elif op == "pty-input":
+            self.on_pty_input(message)
+        elif op == "pty-resize":
+            self.on_pty_resize(message)
+        elif op == "pty-close":
+            self.on_pty_close(message)
         elif op == "recycle":
             self.on_recycle(message)
         elif op == "shutdown":
@@ -360,6 +368,7 @@ class HostChannelMixin:
             problems = ["an exec is running"]
         else:
             assert identity.sandbox_uid is not None
+            self.stop_terminals()
             self.stop_background()
             self.stop_kernel()
             problems = [f"process {pid} of the sandbox user survived" for pid in kill_user_processes(identity)]

@@ -32,7 +32,7 @@ EXIT_POLL_INTERVAL_S = 0.1
 EVENT_PRIORITY = {
     "host": 0, "stdout": 1, "stderr": 1, "result": 2, "command": 3, "zygote": 4, "pidfd": 5,
     "cmd-stdout": 1, "cmd-stderr": 1, "cmd-stdin": 1, "cmd-pidfd": 5, "spawner": 4,
-    "bg-stdout": 1, "bg-stderr": 1, "bg-stdin": 1, "bg-pidfd": 5,
+    "bg-stdout": 1, "bg-stderr": 1, "bg-stdin": 1, "bg-pidfd": 5, "pty-master": 1, "pty-pidfd": 5,
 }
 KERNEL_PATH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "kernel.py")
 
@@ -274,7 +274,7 @@ class KernelMixin:
                         "python": "%d.%d.%d" % sys.version_info[:3],
                         "pid": os.getpid(),
                         # Optional requests this supervisor can serve.
-                        "features": (["recycle"] if self.identity.separated else []) + ["fs-read", "fs-write", "interrupt", "commands", "background"],
+                        "features": (["recycle"] if self.identity.separated else []) + ["fs-read", "fs-write", "interrupt", "commands", "background", "terminals"],
                     }
                 )
             if cur is not None and cur.started is None and cur.command is None:

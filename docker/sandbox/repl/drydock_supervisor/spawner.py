@@ -12,6 +12,7 @@ commands itself (commands.py) and starts a new spawner later.
 Channel (a SOCK_SEQPACKET socketpair, one JSON message per packet):
   supervisor -> spawner  {"op": "spawn", "argv": [...], "cwd": str, "env": {...}} with the
                          command's stdin, stdout and stderr fds attached
+                         {"op": "spawn-pty", ...} the same with a terminal's pty slave attached
   spawner -> supervisor  {"ev": "spawned", "pid": int}
                          {"ev": "failed", "errno": int, "strerror": str, "filename": str}
                          {"ev": "exit", "pid": int, "code": int}  (as Popen.returncode)
@@ -20,6 +21,7 @@ Channel (a SOCK_SEQPACKET socketpair, one JSON message per packet):
 from __future__ import annotations
 
 import ctypes
+import fcntl
 import errno
 import json
 import os
@@ -28,6 +30,7 @@ import shutil
 import signal
 import socket
 import sys
+import termios
 
 PACKET = 1 << 20  # argv + env of one command (bounded by the gateway far below this)
 
@@ -59,6 +62,29 @@ def spawn(message: dict, fds: list[int]) -> dict:
         return {"ev": "failed", "errno": exc.errno or 0, "strerror": exc.strerror or str(exc), "filename": argv[0]}
     finally:
         os.chdir("/")
+    return {"ev": "spawned", "pid": pid}
+
+
+def spawn_pty(message: dict, fds: list[int]) -> dict:
+    """A terminal's shell: forked (a vfork cannot set a controlling terminal), made the
+    leader of a new session whose controlling terminal is the pty slave it was given."""
+    argv, cwd, env = message["argv"], message["cwd"], message["env"]
+    if not os.path.isdir(cwd):
+        return {"ev": "failed", "errno": errno.ENOENT, "strerror": os.strerror(errno.ENOENT), "filename": cwd}
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child only sets up its terminal and execs
+        try:
+            os.setsid()
+            fcntl.ioctl(fds[0], termios.TIOCSCTTY, 0)
+            for target in (0, 1, 2):
+                os.dup2(fds[0], target)
+            os.chdir(cwd)
+            for number in (signal.SIGPIPE, signal.SIGXFSZ, signal.SIGCHLD):
+                signal.signal(number, signal.SIG_DFL)
+            signal.set_wakeup_fd(-1)
+            os.execvpe(argv[0], argv, env)
+        except BaseException:
+            os._exit(127)
     return {"ev": "spawned", "pid": pid}
 
 
@@ -95,7 +121,12 @@ def main() -> int:
                 os.set_inheritable(fd, False)  # only their dup2 copies reach the command
             try:
                 message = json.loads(data)
-                answer = spawn(message, fds) if message.get("op") == "spawn" and len(fds) == 3 else {"ev": "failed", "errno": errno.EINVAL, "strerror": "bad request", "filename": ""}
+                if message.get("op") == "spawn" and len(fds) == 3:
+                    answer = spawn(message, fds)
+                elif message.get("op") == "spawn-pty" and len(fds) == 1:
+                    answer = spawn_pty(message, fds)
+                else:
+                    answer = {"ev": "failed", "errno": errno.EINVAL, "strerror": "bad request", "filename": ""}
             except (ValueError, KeyError, TypeError):
                 answer = {"ev": "failed", "errno": errno.EINVAL, "strerror": "bad request", "filename": ""}
             finally:

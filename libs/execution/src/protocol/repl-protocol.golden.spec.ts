@@ -13,10 +13,14 @@ const read = (kind: string) =>
     .map((name) => ({ name, frame: JSON.parse(readFileSync(join(FRAMES, kind, name), 'utf8')) as Record<string, unknown> }));
 
 // Each list is typed with the union's own keys: a renamed field breaks this build.
-const OPS: ReplRequest['op'][] = ['exec', 'fs-delete', 'fs-read', 'fs-write', 'ping', 'shutdown', 'recycle', 'interrupt', 'bg-read', 'bg-unwatch', 'bg-stdin', 'bg-signal'];
+const OPS: ReplRequest['op'][] = [
+  'exec', 'fs-delete', 'fs-read', 'fs-write', 'ping', 'shutdown', 'recycle', 'interrupt', 'bg-read', 'bg-unwatch', 'bg-stdin', 'bg-signal',
+  'pty-open', 'pty-input', 'pty-resize', 'pty-close',
+];
 const EVENTS: ReplEvent['ev'][] = [
   'ready', 'pong', 'stream', 'done', 'fs-deleted', 'fs-written', 'fs-file', 'fs-file-end', 'recycled', 'protocol_error',
   'bg-started', 'bg-refused', 'bg-output', 'bg-chunk', 'bg-exit', 'bg-stdin-done', 'bg-signalled',
+  'pty-opened', 'pty-refused', 'pty-output', 'pty-exit',
 ];
 const STATUSES: ExecutionStatus[] = ['ok', 'error', 'timeout', 'memory', 'killed'];
 const DONE_FIELDS: (keyof DoneFrame)[] = [
@@ -84,7 +88,7 @@ describe('REPL protocol golden frames', () => {
       expect(Object.keys(frame).sort()).toEqual([...RECYCLED_FIELDS].sort());
     }
     const ready = events.find(({ frame }) => frame.ev === 'ready')!.frame as Extract<ReplEvent, { ev: 'ready' }>;
-    expect(ready.features).toEqual(expect.arrayContaining(['recycle', 'fs-read', 'fs-write', 'interrupt', 'commands', 'background']));
+    expect(ready.features).toEqual(expect.arrayContaining(['recycle', 'fs-read', 'fs-write', 'interrupt', 'commands', 'background', 'terminals']));
   });
 });
 

@@ -224,9 +224,17 @@ export interface BgSignalledEvent {
 
 export type BackgroundEvent = BgStartedEvent | BgRefusedEvent | BgOutputEvent | BgChunkEvent | BgExitEvent | BgStdinDoneEvent | BgSignalledEvent;
 
+// Terminals (supervisors announcing "terminals"): a login shell on a pty. Bytes are
+// base64 both ways (`pty-input`, `pty-output`).
+export type TerminalEvent =
+  | { ev: 'pty-opened'; id: string; pid: number }
+  | { ev: 'pty-refused'; id: string; reason: 'invalid' | 'exists' | 'limit' | 'spawn'; message: string }
+  | { ev: 'pty-output'; id: string; data64: string }
+  | { ev: 'pty-exit'; id: string; exitCode: number | null; signal: string | null };
+
 export type ReplEvent =
   // `features`: optional requests this supervisor knows ("recycle", "fs-read",
-  // "fs-write", "interrupt", "commands", "background"); absent from older ones.
+  // "fs-write", "interrupt", "commands", "background", "terminals"); absent from older ones.
   | { ev: 'ready'; protocol: number; python: string; pid: number; features?: string[] }
   | { ev: 'pong'; id: string }
   | { ev: 'stream'; id: string; name: 'stdout' | 'stderr'; text: string }
@@ -237,6 +245,7 @@ export type ReplEvent =
   | FsFileEvent
   | FsFileEndEvent
   | BackgroundEvent
+  | TerminalEvent
   | { ev: 'protocol_error'; message: string };
 
 // Not a frame: raw bytes of the file the last `fs-file` announced, passed on by the
@@ -269,7 +278,13 @@ export type ReplRequest =
   | { op: 'bg-read'; id: string; process: string; after: number; watch?: boolean }
   | { op: 'bg-unwatch'; process: string }
   | { op: 'bg-stdin'; id: string; process: string; data64: string; eof: boolean }
-  | { op: 'bg-signal'; id: string; process: string; signal: 'SIGINT' | 'SIGTERM' | 'SIGKILL' | 'SIGHUP' };
+  | { op: 'bg-signal'; id: string; process: string; signal: 'SIGINT' | 'SIGTERM' | 'SIGKILL' | 'SIGHUP' }
+  // Terminals (TerminalEvent): open one (cols and rows 1-1000), type into it, resize it,
+  // hang it up (SIGHUP to its session; its pty-exit follows).
+  | { op: 'pty-open'; id: string; cols: number; rows: number; cwd?: string; env?: Record<string, string> }
+  | { op: 'pty-input'; id: string; data64: string }
+  | { op: 'pty-resize'; id: string; cols: number; rows: number }
+  | { op: 'pty-close'; id: string };
 
 export function encodeFrame(message: ReplRequest): Buffer {
   const body = Buffer.from(JSON.stringify(message), 'utf8');
