@@ -25,13 +25,12 @@ import codecs
 import os
 import selectors
 import signal
-import subprocess
 import time
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
-from .commands import CommandProc, kill_session, signal_name
+from .commands import CommandProc, kill_session, pid_exists, signal_name
 from .framing import READ_CHUNK
 
 MAX_RUNNING = 16
@@ -159,14 +158,7 @@ class BackgroundMixin:
     def bg_exited(self, bg: BgProc) -> None:
         proc = bg.proc
         kill_session(proc.pid)
-        rc: int | None
-        if proc.popen is None:
-            rc = self.spawner.wait(proc.pid, 5.0)
-        else:
-            try:
-                rc = proc.popen.wait(timeout=5.0)
-            except subprocess.TimeoutExpired:
-                rc = None
+        rc = self.wait_exit(proc.pid, proc.popen)
         for name in ("stdout", "stderr"):
             fd = proc.stdout_fd if name == "stdout" else proc.stderr_fd
             for _ in range(64):
@@ -183,13 +175,8 @@ class BackgroundMixin:
             self.close_command_fd(proc, name)
         bg.stdin_queue.clear()
         self.close_command_fd(proc, "stdin")
-        if proc.pidfd is not None:
-            try:
-                self.selector.unregister(proc.pidfd)
-            except (KeyError, ValueError):
-                pass
-            os.close(proc.pidfd)
-            proc.pidfd = None
+        self.release_pidfd(proc.pidfd)
+        proc.pidfd = None
         bg.exit = {
             "exitCode": rc if rc is not None and rc >= 0 else None,
             "signal": signal_name(-rc) if rc is not None and rc < 0 else None,
@@ -228,7 +215,7 @@ class BackgroundMixin:
             if proc.popen is not None:
                 gone = proc.popen.poll() is not None
             else:
-                gone = proc.pid in self.spawner.exits or (self.spawner.fd is None and not pid_alive(proc.pid))
+                gone = proc.pid in self.spawner.exits or (self.spawner.fd is None and not pid_exists(proc.pid))
             if gone:
                 self.bg_exited(bg)
 
@@ -301,21 +288,7 @@ class BackgroundMixin:
                 kill_session(bg.proc.pid)
             for name in ("stdout", "stderr", "stdin"):
                 self.close_command_fd(bg.proc, name)
-            if bg.proc.pidfd is not None:
-                try:
-                    self.selector.unregister(bg.proc.pidfd)
-                except (KeyError, ValueError):
-                    pass
-                os.close(bg.proc.pidfd)
-                bg.proc.pidfd = None
+            self.release_pidfd(bg.proc.pidfd)
+            bg.proc.pidfd = None
         self.background.clear()
 
-
-def pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .framing import READ_CHUNK, log
-from .processes import read_oom_kills
+from .processes import iter_processes, read_oom_kills
 
 if TYPE_CHECKING:
     from .execs import Exec
@@ -96,25 +96,7 @@ def command_env(session_dir: str, cwd: str, extra: dict[str, str]) -> dict[str, 
 
 def session_members(sid: int) -> list[int]:
     """Live processes whose session or process group is `sid`."""
-    found: list[int] = []
-    try:
-        names = os.listdir("/proc")
-    except OSError:
-        return found
-    for name in names:
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/stat", "rb") as f:
-                stat = f.read()
-            fields = stat[stat.rindex(b")") + 2 :].split()
-            if fields[0] in (b"Z", b"X"):
-                continue
-            if int(fields[2]) == sid or int(fields[3]) == sid:
-                found.append(int(name))
-        except (OSError, ValueError, IndexError):
-            continue
-    return found
+    return [pid for pid, _ppid, pgrp, session in iter_processes() if sid in (pgrp, session)]
 
 
 def kill_session(sid: int) -> int:
@@ -479,18 +461,30 @@ class CommandMixin:
         else:
             proc.stdin_fd = -1
 
+    def wait_exit(self, pid: int, popen: subprocess.Popen[bytes] | None) -> int | None:
+        """The exit status (as Popen.returncode) of a process that has ended: from the
+        spawner that started it, or from our own child; None when it cannot be known."""
+        if popen is None:
+            return self.spawner.wait(pid, 5.0)
+        try:
+            return popen.wait(timeout=5.0)
+        except subprocess.TimeoutExpired:
+            log(f"process {pid} did not die after SIGKILL")
+            return None
+
+    def release_pidfd(self, pidfd: int | None) -> None:
+        if pidfd is None:
+            return
+        try:
+            self.selector.unregister(pidfd)
+        except (KeyError, ValueError):
+            pass
+        os.close(pidfd)
+
     def command_exited(self, proc: CommandProc) -> None:
         """Its main process is gone: end what it left, collect the output, answer."""
         kill_session(proc.pid)
-        rc: int | None
-        if proc.popen is None:
-            rc = self.spawner.wait(proc.pid, 5.0)
-        else:
-            try:
-                rc = proc.popen.wait(timeout=5.0)
-            except subprocess.TimeoutExpired:
-                log(f"command {proc.pid} did not die after SIGKILL")
-                rc = None
+        rc = self.wait_exit(proc.pid, proc.popen)
         for name in ("stdout", "stderr"):
             fd = proc.stdout_fd if name == "stdout" else proc.stderr_fd
             for _ in range(DRAIN_MAX_READS):
@@ -505,13 +499,8 @@ class CommandMixin:
                 self.on_command_output(name, data)
             self.close_command_fd(proc, name)
         self.close_command_fd(proc, "stdin")
-        if proc.pidfd is not None:
-            try:
-                self.selector.unregister(proc.pidfd)
-            except (KeyError, ValueError):
-                pass
-            os.close(proc.pidfd)
-            proc.pidfd = None
+        self.release_pidfd(proc.pidfd)
+        proc.pidfd = None
         self.command_proc = None
         self.finish_command(proc, rc)
 

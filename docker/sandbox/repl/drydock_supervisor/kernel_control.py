@@ -307,7 +307,7 @@ class KernelMixin:
         try:
             for _ in range(10):
                 found = False
-                for pid, ppid, pgrp in iter_processes():
+                for pid, ppid, pgrp, _sid in iter_processes():
                     if pgrp != pgid or pid == kernel.pid:
                         continue
                     found = True

@@ -81,9 +81,9 @@ def read_cpu_usec(counter: CounterFile) -> int | None:
     return None
 
 
-def iter_processes() -> list[tuple[int, int, int]]:
-    """(pid, ppid, pgrp) of every live (non-zombie) process visible in /proc."""
-    out: list[tuple[int, int, int]] = []
+def iter_processes() -> list[tuple[int, int, int, int]]:
+    """(pid, ppid, pgrp, session) of every live (non-zombie) process visible in /proc."""
+    out: list[tuple[int, int, int, int]] = []
     try:
         names = os.listdir("/proc")
     except OSError:
@@ -98,7 +98,7 @@ def iter_processes() -> list[tuple[int, int, int]]:
             fields = stat[stat.rindex(b")") + 2 :].split()
             if fields[0] in (b"Z", b"X"):
                 continue
-            out.append((int(name), int(fields[1]), int(fields[2])))
+            out.append((int(name), int(fields[1]), int(fields[2]), int(fields[3])))
         except (OSError, ValueError, IndexError):
             continue
     return out

@@ -48,7 +48,7 @@ SCHEDULING_AT_START = scheduling(0)
 def user_processes(uid: int, exclude: frozenset[int] = frozenset()) -> list[int]:
     """Live processes whose real uid is `uid`."""
     found: list[int] = []
-    for pid, _ppid, _pgrp in iter_processes():
+    for pid, _ppid, _pgrp, _sid in iter_processes():
         if pid in exclude:
             continue
         try:

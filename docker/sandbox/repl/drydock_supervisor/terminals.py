@@ -214,20 +214,8 @@ class TerminalMixin:
                 self.send({"ev": "pty-output", "id": term.id, "data64": base64.b64encode(data).decode("ascii")})
             self.unregister_master(term)
         kill_session(term.pid)
-        rc: int | None
-        if term.popen is not None:
-            try:
-                rc = term.popen.wait(timeout=5.0)
-            except subprocess.TimeoutExpired:
-                rc = None
-        else:
-            rc = self.spawner.wait(term.pid, 5.0)
-        if term.pidfd is not None:
-            try:
-                self.selector.unregister(term.pidfd)
-            except (KeyError, ValueError):
-                pass
-            os.close(term.pidfd)
+        rc = self.wait_exit(term.pid, term.popen)
+        self.release_pidfd(term.pidfd)
         os.close(term.master)
         self.send({
             "ev": "pty-exit",
@@ -252,11 +240,6 @@ class TerminalMixin:
         for term in list(self.terminals.values()):
             kill_session(term.pid)
             self.unregister_master(term)
-            if term.pidfd is not None:
-                try:
-                    self.selector.unregister(term.pidfd)
-                except (KeyError, ValueError):
-                    pass
-                os.close(term.pidfd)
+            self.release_pidfd(term.pidfd)
             os.close(term.master)
         self.terminals.clear()
