@@ -1,6 +1,6 @@
 import type { CommandResult } from '../backends/backend-protocol.js';
-import { artifactLine, pathList } from './render-execution.js';
-import type { ToolArtifact, ToolResult } from './tool-artifact.js';
+import { executionArtifact, outcomeSections } from './render-execution.js';
+import type { ToolResult } from './tool-artifact.js';
 
 // How a shell command reads to the model: seed 004's `<output>\n\nExit code: N`, with
 // what the platform adds only when it has something to say:
@@ -38,17 +38,8 @@ export function renderCommand(run: CommandResult): ToolResult {
   const stopped = STOPPED_TEXT[run.status];
   if (stopped) sections.push(stopped(typeof run.durationMs === 'number' ? ` after ${(run.durationMs / 1000).toFixed(1)} s` : ''));
   sections.push(`Exit code: ${exitCodeText(run)}`);
-  const changed = run.files?.changed ?? [];
-  if (changed.length > 0) sections.push(`files changed: ${pathList(changed)}`);
-  const deleted = run.files?.deleted ?? [];
-  if (deleted.length > 0) sections.push(`files deleted: ${pathList(deleted)}`);
-  const artifacts: unknown[] = Array.isArray(run.artifacts) ? run.artifacts : [];
-  if (artifacts.length > 0) sections.push(`artifacts:\n${artifacts.map(artifactLine).join('\n')}`);
-
-  const execution: NonNullable<ToolArtifact['execution']> = { status: run.status };
-  if (run.executionId) execution.id = run.executionId;
-  if (artifacts.length > 0) execution.artifacts = artifacts;
-  const isError = run.status !== 'ok';
+  sections.push(...outcomeSections(run));
+  const { execution, isError } = executionArtifact(run);
   return [sections.join('\n\n'), isError ? { isError, execution } : { execution }];
 }
 

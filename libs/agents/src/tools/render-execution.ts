@@ -58,17 +58,8 @@ export function renderExecution(run: ExecuteResult): ToolResult {
   const status = STATUS_TEXT[run.status];
   if (status) sections.push(status);
   if (run.truncated) sections.push(TRUNCATED_TEXT);
-  const changed = run.files?.changed ?? [];
-  if (changed.length > 0) sections.push(`files changed: ${pathList(changed)}`);
-  const deleted = run.files?.deleted ?? [];
-  if (deleted.length > 0) sections.push(`files deleted: ${pathList(deleted)}`);
-  const artifacts: unknown[] = Array.isArray(run.artifacts) ? run.artifacts : [];
-  if (artifacts.length > 0) sections.push(`artifacts:\n${artifacts.map(artifactLine).join('\n')}`);
-
-  const execution: NonNullable<ToolArtifact['execution']> = { status: run.status };
-  if (run.executionId) execution.id = run.executionId;
-  if (artifacts.length > 0) execution.artifacts = artifacts;
-  const isError = run.status !== 'ok';
+  sections.push(...outcomeSections(run));
+  const { execution, isError } = executionArtifact(run);
   const text = sections.length > 0 ? sections.join('\n\n') : isError ? `The run ended with status ${run.status}.` : EMPTY_RUN_TEXT;
   return [text, isError ? { isError, execution } : { execution }];
 }
@@ -93,6 +84,32 @@ function resultText(result: RichResult | null | undefined): string | null {
   if (result.json !== undefined) return JSON.stringify(result.json);
   if (result.html) return '(an HTML value)';
   return null;
+}
+
+// What a run (code or a command) did beyond its output: the thread files it changed
+// and deleted, and the artifacts it left.
+export function outcomeSections(run: Pick<ExecuteResult, 'files' | 'artifacts'>): string[] {
+  const sections: string[] = [];
+  const changed = run.files?.changed ?? [];
+  if (changed.length > 0) sections.push(`files changed: ${pathList(changed)}`);
+  const deleted = run.files?.deleted ?? [];
+  if (deleted.length > 0) sections.push(`files deleted: ${pathList(deleted)}`);
+  const artifacts = artifactsOf(run);
+  if (artifacts.length > 0) sections.push(`artifacts:\n${artifacts.map(artifactLine).join('\n')}`);
+  return sections;
+}
+
+// The tool result's artifact for a run, and whether the run counts as an error.
+export function executionArtifact(run: Pick<ExecuteResult, 'status' | 'executionId' | 'artifacts'>): { execution: NonNullable<ToolArtifact['execution']>; isError: boolean } {
+  const execution: NonNullable<ToolArtifact['execution']> = { status: run.status };
+  if (run.executionId) execution.id = run.executionId;
+  const artifacts = artifactsOf(run);
+  if (artifacts.length > 0) execution.artifacts = artifacts;
+  return { execution, isError: run.status !== 'ok' };
+}
+
+function artifactsOf(run: Pick<ExecuteResult, 'artifacts'>): unknown[] {
+  return Array.isArray(run.artifacts) ? run.artifacts : [];
 }
 
 export function artifactLine(artifact: unknown): string {
