@@ -71,9 +71,14 @@ def spawn_pty(message: dict, fds: list[int]) -> dict:
     argv, cwd, env = message["argv"], message["cwd"], message["env"]
     if not os.path.isdir(cwd):
         return {"ev": "failed", "errno": errno.ENOENT, "strerror": os.strerror(errno.ENOENT), "filename": cwd}
+    # Answered once the shell is exec'd, as posix_spawn answers: the pipe closes on exec
+    # (or carries the errno that stopped it), so the shell's session and process group
+    # exist before anyone may signal them.
+    ready_r, ready_w = os.pipe2(os.O_CLOEXEC)
     pid = os.fork()
     if pid == 0:  # pragma: no cover - the child only sets up its terminal and execs
         try:
+            os.close(ready_r)
             os.setsid()
             fcntl.ioctl(fds[0], termios.TIOCSCTTY, 0)
             for target in (0, 1, 2):
@@ -83,8 +88,19 @@ def spawn_pty(message: dict, fds: list[int]) -> dict:
                 signal.signal(number, signal.SIG_DFL)
             signal.set_wakeup_fd(-1)
             os.execvpe(argv[0], argv, env)
+        except OSError as exc:
+            os.write(ready_w, str(exc.errno or errno.EIO).encode())
         except BaseException:
-            os._exit(127)
+            os.write(ready_w, str(errno.EIO).encode())
+        os._exit(127)
+    os.close(ready_w)
+    try:
+        failure = os.read(ready_r, 16)
+    finally:
+        os.close(ready_r)
+    if failure:
+        code = int(failure)
+        return {"ev": "failed", "errno": code, "strerror": os.strerror(code), "filename": argv[0]}
     return {"ev": "spawned", "pid": pid}
 
 
