@@ -74,6 +74,17 @@ class TerminalMixinTests:
         # The REPL answers beside them.
         self.assertEqual(self.repl.run("1 + 1")["result"]["text"], "2")
 
+    def test_force_close_ends_a_shell_that_ignores_the_hang_up(self) -> None:
+        self.open()
+        self.type("trap '' HUP; echo trapped-$((1+1))\r")
+        self.until(b"trapped-2")
+        self.repl.send({"op": "pty-close", "id": "t1"})
+        with self.assertRaises(AssertionError):  # still there after a hang-up
+            self.frames.expect(lambda f: f["ev"] == "pty-exit" and f["id"] == "t1", timeout=1.0)
+        self.repl.send({"op": "pty-close", "id": "t1", "force": True})
+        exit_frame = self.frames.expect(lambda f: f["ev"] == "pty-exit" and f["id"] == "t1")
+        self.assertEqual(exit_frame["signal"], "SIGKILL")
+
 
 class TestTerminals(TerminalMixinTests, ReplTestCase):
     pass

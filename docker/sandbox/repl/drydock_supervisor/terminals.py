@@ -11,7 +11,8 @@ Requests:
   {"op": "pty-open", "id", "cols", "rows", "cwd"?, "env"?}  -> pty-opened | pty-refused
   {"op": "pty-input", "id", "data64"}
   {"op": "pty-resize", "id", "cols", "rows"}
-  {"op": "pty-close", "id"}  (SIGHUP to its session, as a terminal hanging up)
+  {"op": "pty-close", "id", "force"?}  (SIGHUP to its session, as a terminal hanging
+                                       up; with force, SIGKILL to every process of it)
 Events:
   {"ev": "pty-output", "id", "data64"}
   {"ev": "pty-exit", "id", "exitCode", "signal"}
@@ -194,6 +195,9 @@ class TerminalMixin:
     def on_pty_close(self, message: dict[str, Any]) -> None:
         term = self.terminals.get(str(message.get("id")))
         if term is None:
+            return
+        if message.get("force") is True:
+            kill_session(term.pid)
             return
         try:
             os.killpg(term.pid, signal.SIGHUP)

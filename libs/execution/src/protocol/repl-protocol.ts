@@ -284,7 +284,8 @@ export type ReplRequest =
   | { op: 'pty-open'; id: string; cols: number; rows: number; cwd?: string; env?: Record<string, string> }
   | { op: 'pty-input'; id: string; data64: string }
   | { op: 'pty-resize'; id: string; cols: number; rows: number }
-  | { op: 'pty-close'; id: string };
+  // `force`: SIGKILL to every process of its session (a shell that ignores SIGHUP).
+  | { op: 'pty-close'; id: string; force?: true };
 
 export function encodeFrame(message: ReplRequest): Buffer {
   const body = Buffer.from(JSON.stringify(message), 'utf8');
