@@ -13,6 +13,7 @@ import {
 } from '@drydock/execution';
 import { ChannelFileRead } from './channel-file-read.js';
 import { ChannelProcesses } from './channel-processes.js';
+import { ChannelTerminals } from './channel-terminals.js';
 import { readSessionArchive, SESSION_ROOT, walkSessionArchive } from './session-archive.js';
 import {
   failedRunOutcome,
@@ -26,6 +27,7 @@ import {
   type RunRequest,
   type Sandbox,
   type SandboxProcesses,
+  type SandboxTerminals,
   type SessionFileIn,
   type SessionFileRead,
   type SessionTreeEntry,
@@ -69,6 +71,7 @@ export class DockerSandbox implements Sandbox {
   // Files were put into /session from outside since the last run (a new sandbox counts).
   private wroteSession = true;
   private readonly channelProcesses = new ChannelProcesses((message) => this.send(message));
+  private readonly channelTerminals = new ChannelTerminals((message) => this.send(message));
 
   constructor(
     readonly id: string,
@@ -86,6 +89,10 @@ export class DockerSandbox implements Sandbox {
   // Background processes, when the supervisor announced it can run them.
   get processes(): SandboxProcesses | undefined {
     return this.features.has('background') ? this.channelProcesses : undefined;
+  }
+
+  get terminals(): SandboxTerminals | undefined {
+    return this.features.has('terminals') ? this.channelTerminals : undefined;
   }
 
   // Wires the demultiplexed stdout of the attached container to the frame decoder.
@@ -448,6 +455,12 @@ export class DockerSandbox implements Sandbox {
       case 'bg-signalled':
         this.channelProcesses.onFrame(event);
         return;
+      case 'pty-opened':
+      case 'pty-refused':
+      case 'pty-output':
+      case 'pty-exit':
+        this.channelTerminals.onFrame(event);
+        return;
       default:
         return;
     }
@@ -467,6 +480,7 @@ export class DockerSandbox implements Sandbox {
     for (const read of this.fileReads.values()) read.fail(error);
     this.fileReads.clear();
     this.channelProcesses.onGone(error);
+    this.channelTerminals.onGone(error);
     this.rawTarget = null;
   }
 

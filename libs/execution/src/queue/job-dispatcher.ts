@@ -17,6 +17,9 @@ export interface JobDispatcher {
   // The JSON messages a worker publishes on `topic` (a background process's events,
   // processEventsChannel); resolves once subscribed, with the unsubscribe.
   subscribe(topic: string, onMessage: (message: unknown) => void): Promise<() => Promise<void>>;
+  // Publishes a JSON message on `topic` for the worker listening there (a terminal's
+  // input, terminalInputChannel). Messages of one gateway on one topic arrive in order.
+  publish(topic: string, message: unknown): Promise<void>;
   // Asks the worker to stop the execution if it is running there or still waiting for
   // its turn; nothing when it has ended. Marks the execution interrupted along with it
   // (see markInterrupted). Resolves once the request is sent.

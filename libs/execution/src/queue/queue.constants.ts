@@ -20,6 +20,9 @@ export const JobName = {
   // A request about a background process (read, stdin, signal, unwatch): answered by
   // the worker at once, beside the session's runs.
   ProcessOp: 'process-op',
+  // Opens a terminal in the session's sandbox (its thread's files in first) and relays
+  // it over terminalInputChannel / terminalOutputChannel until it ends.
+  OpenTerminal: 'open-terminal',
 } as const;
 export type JobName = (typeof JobName)[keyof typeof JobName];
 
@@ -111,12 +114,52 @@ export type ProcessChannelMessage =
   | { type: 'chunk'; seq: number; name: 'stdout' | 'stderr'; text: string }
   | { type: 'exit'; exitCode: number | null; signal: string | null; status: string };
 
+// What an OpenTerminal asks: a terminal `terminalId` of `cols` x `rows` in the
+// session's sandbox. Answered once the shell runs ({pid}); then its bytes go both ways
+// over the two channels below.
+export interface OpenTerminalJobData {
+  session: SessionSpec;
+  terminalId: string;
+  cols: number;
+  rows: number;
+}
+
+// The gateway holding a terminal's WebSocket pings its worker this often, and the
+// worker hangs up a terminal that heard nothing for TERMINAL_LEASE_MS (its gateway or
+// client gone without a close); the worker answers each ping, and a gateway that hears
+// nothing for the lease ends the WebSocket (the worker gone).
+export const TERMINAL_PING_MS = 10_000;
+export const TERMINAL_LEASE_MS = 35_000;
+
+// Redis pub/sub channels of one terminal: what the gateway sends (typed bytes, resizes,
+// the hang-up, pings) and what the worker sends back (what the terminal shows, pongs,
+// its end). Bytes travel as base64 in JSON, as on the host channel.
+export function terminalInputChannel(terminalId: string): string {
+  return `drydock:pty-in:${terminalId}`;
+}
+export function terminalOutputChannel(terminalId: string): string {
+  return `drydock:pty-out:${terminalId}`;
+}
+
+export type TerminalInputMessage =
+  | { type: 'input'; data64: string }
+  | { type: 'resize'; cols: number; rows: number }
+  | { type: 'close' }
+  | { type: 'ping' };
+
+export type TerminalOutputMessage =
+  | { type: 'output'; data64: string }
+  | { type: 'pong' }
+  // `exitCode` null: ended by a signal, or with its sandbox (`reason` then says why).
+  | { type: 'exit'; exitCode: number | null; signal: string | null; reason?: string };
+
 export interface JobDataByName {
   [JobName.StartSession]: StartSessionJobData;
   [JobName.Execute]: ExecuteJobData;
   [JobName.StopSession]: StopSessionJobData;
   [JobName.StageDataset]: StageDatasetJobData;
   [JobName.ProcessOp]: ProcessOpJobData;
+  [JobName.OpenTerminal]: OpenTerminalJobData;
 }
 
 // Job ids double as BullMQ's de-duplication key: a retried request for the same

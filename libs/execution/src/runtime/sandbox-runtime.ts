@@ -141,12 +141,47 @@ export interface SandboxProcesses {
   onEvent(listener: (event: ProcessEvent) => void): () => void;
 }
 
+// What a terminal of a sandbox reports: what it shows, as it comes, and its end (`lost`
+// when it ended with its sandbox).
+export type SandboxTerminalEvent =
+  | { kind: 'output'; terminalId: string; data: Buffer }
+  | { kind: 'exit'; terminalId: string; exitCode: number | null; signal: string | null; lost?: string };
+
+// Why a terminal did not open: `limit` (4 are open in the sandbox), `exists`, `invalid`
+// (its size), `spawn` (the shell could not start).
+export class TerminalRefusedError extends Error {
+  constructor(
+    readonly reason: 'invalid' | 'exists' | 'limit' | 'spawn',
+    message: string,
+  ) {
+    super(message);
+    this.name = 'TerminalRefusedError';
+  }
+}
+
+// Interactive shells of one sandbox, each on a pseudo-terminal of its own (the
+// supervisor's terminals.py). They run beside runs; none of these calls waits for one.
+export interface SandboxTerminals {
+  open(terminalId: string, size: { cols: number; rows: number }): Promise<{ pid: number }>;
+  // Typed bytes, a new window size, a hang-up (SIGHUP to the shell's session, or with
+  // `force` SIGKILL to all of it; its exit event follows). Fire and forget, in order.
+  input(terminalId: string, data: Buffer): void;
+  resize(terminalId: string, size: { cols: number; rows: number }): void;
+  close(terminalId: string, force?: boolean): void;
+  // Ids of the terminals that have not ended.
+  live(): string[];
+  // Returns the unsubscribe.
+  onEvent(listener: (event: SandboxTerminalEvent) => void): () => void;
+}
+
 // One live sandbox (container + REPL). Runs are serialised by the caller.
 export interface Sandbox {
   readonly id: string;
   readonly alive: boolean;
   // Background processes, when the sandbox's supervisor can run them.
   readonly processes?: SandboxProcesses;
+  // Terminals, when the sandbox's supervisor can open them.
+  readonly terminals?: SandboxTerminals;
   run(request: RunRequest, onOutput?: OutputListener): Promise<RunOutcome>;
   // Asks the run `runId`, if it is the one in progress, to stop: its `run` then ends as
   // the code did (usually status `error`, a KeyboardInterrupt), or `killed` with a new
