@@ -65,6 +65,16 @@ export class PlatformMetrics {
     registers: [this.registry],
   });
 
+  readonly terminalsOpened = new Counter({
+    name: 'drydock_terminals_opened_total',
+    help: 'Terminals (GET /v1/sessions/:id/pty) opened in sandboxes of this worker.',
+    registers: [this.registry],
+  });
+
+  terminalOpened(): void {
+    this.terminalsOpened.inc();
+  }
+
   private readonly collectors: (() => Promise<void>)[] = [];
 
   constructor() {

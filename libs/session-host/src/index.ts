@@ -18,3 +18,4 @@ export * from './presence/orphan-container.sweeper.js';
 export * from './batch-items/batch-item-runner.js';
 export * from './batch-items/batch-sandbox-pool.js';
 export * from './processes/background-processes.js';
+export * from './terminals/terminal-relay.js';

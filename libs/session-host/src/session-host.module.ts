@@ -16,6 +16,7 @@ import { OrphanContainerSweeper } from './presence/orphan-container.sweeper.js';
 import { WorkerHeartbeat } from './presence/worker-heartbeat.js';
 import { ExecutionRunner } from './runs/execution-runner.js';
 import { BackgroundProcesses } from './processes/background-processes.js';
+import { TerminalRelay } from './terminals/terminal-relay.js';
 import { RedisRunGuard } from './runs/redis-run-guard.js';
 import { RUN_GUARD } from './runs/run-guard.js';
 import { DatasetStager } from './sandboxes/dataset-stager.js';
@@ -25,6 +26,7 @@ import { WarmSandboxPool } from './sandboxes/warm-sandbox-pool.js';
 const EXPORTED = [
   ExecutionRunner,
   BackgroundProcesses,
+  TerminalRelay,
   BatchItemRunner,
   SessionLifecycle,
   IdleReaper,
@@ -58,6 +60,7 @@ export class SessionHostModule {
       SessionLifecycle,
       ExecutionRunner,
       BackgroundProcesses,
+      TerminalRelay,
       IdleReaper,
       AbandonedSessionSweeper,
       OrphanContainerSweeper,

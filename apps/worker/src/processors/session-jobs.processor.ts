@@ -19,9 +19,10 @@ import {
   type StopSessionJobData,
   type StageDatasetJobData,
   type ProcessOpJobData,
+  type OpenTerminalJobData,
 } from '@drydock/execution';
 import { SessionsError } from '@drydock/sessions';
-import { BackgroundProcesses, ExecutionRunner, SessionLifecycle } from '@drydock/session-host';
+import { BackgroundProcesses, ExecutionRunner, SessionLifecycle, TerminalRelay } from '@drydock/session-host';
 import { PlatformMetrics } from '@drydock/metrics';
 import { closeQueueWorker, stopQueueWorker } from './close-queue-worker.js';
 import { ExecutionLaneConsumer } from './execution-lane.consumer.js';
@@ -62,6 +63,7 @@ export class SessionJobsProcessor {
     private readonly runner: ExecutionRunner,
     private readonly metrics: PlatformMetrics,
     private readonly processes: BackgroundProcesses,
+    private readonly terminals: TerminalRelay,
   ) {}
 
   async start(): Promise<void> {
@@ -259,6 +261,8 @@ export class SessionJobsProcessor {
         return this.lifecycle.stop((job.data as StopSessionJobData).session.sessionId);
       case JobName.ProcessOp:
         return this.processes.handle(job.data as ProcessOpJobData);
+      case JobName.OpenTerminal:
+        return this.terminals.open(job.data as OpenTerminalJobData);
       default:
         throw new Error(`unknown job ${job.name}`);
     }

@@ -11,6 +11,7 @@ import {
   type OutputListener,
   type RunOutcome,
   type Sandbox,
+  type SessionSpec,
 } from '@drydock/execution';
 import { PlatformMetrics, type ExecutionStage } from '@drydock/metrics';
 import { SessionsError } from '@drydock/sessions';
@@ -120,6 +121,21 @@ export class ExecutionRunner {
       const record = await this.durably('recording', () => this.executions.complete(tenantId, data.executionId, outcome));
       this.activity.mark(sessionId);
       return toExecutionView(record);
+    });
+  }
+
+  // A live sandbox of the session holding its thread's current files, for what works
+  // beside its runs (a terminal): prepared in the session's turn, as a run's would be.
+  // Throws the typed error when the session ended or its sandbox could not be made ready.
+  async readySandbox(spec: SessionSpec): Promise<Sandbox> {
+    const hosted = await this.registry.acquire(spec);
+    return this.registry.serialize(hosted, async () => {
+      if (!this.registry.isCurrent(hosted)) throw SessionsError.ended(spec.sessionId);
+      const prepared = await this.prepare(hosted);
+      if ('ended' in prepared) throw prepared.ended.error;
+      if ('failed' in prepared) throw new SessionsError('SANDBOX_UNAVAILABLE', prepared.failed.error?.value ?? 'The sandbox could not be made ready.', 503);
+      this.activity.mark(spec.sessionId);
+      return prepared.sandbox;
     });
   }
 
