@@ -81,11 +81,12 @@ describe('OpenAPI document', () => {
     for (const { path, method, op } of operations()) {
       const name = `${method.toUpperCase()} ${path}`;
       if (!op.summary) gaps.push(`${name}: no summary`);
-      const success = Object.keys(op.responses).filter((s) => /^2\d\d$/.test(s));
+      // A WebSocket's success is its upgrade (101), with no content.
+      const success = Object.keys(op.responses).filter((s) => /^2\d\d$/.test(s) || s === '101');
       if (path !== '/mcp' || method === 'post') {
         if (success.length === 0) gaps.push(`${name}: no 2xx response`);
         for (const status of success) {
-          if (status !== '204' && !op.responses[status].content) gaps.push(`${name}: ${status} has no content`);
+          if (status !== '204' && status !== '101' && !op.responses[status].content) gaps.push(`${name}: ${status} has no content`);
         }
       }
       for (const [status, response] of Object.entries(op.responses)) {

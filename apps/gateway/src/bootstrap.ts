@@ -14,6 +14,7 @@ import { requestMetrics } from './metrics/request-metrics.js';
 import { PlatformMetrics } from '@drydock/metrics';
 import { QueueDashboard } from './queue/queue-dashboard.js';
 import { mountOpenApiDocs } from './openapi/openapi.document.js';
+import { mountTerminalSocket } from './terminals/terminal-socket.js';
 
 // Path parameters longer than this answer 414 before any handler runs. Ids are far
 // shorter; the router's default (100) would refuse a long thread id that the thread-id
@@ -55,6 +56,7 @@ export async function createGateway(options: { logger?: false } & GatewayOptions
   drainRefusedBodies(fastify);
   app.useGlobalPipes(new ValidationPipe({ whitelist: true, transform: true }));
   await app.get(QueueDashboard).mount(app);
+  await mountTerminalSocket(app);
   mountOpenApiDocs(app);
   app.enableShutdownHooks(SHUTDOWN_SIGNALS);
   return app;

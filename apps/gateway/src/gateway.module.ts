@@ -5,7 +5,7 @@ import { LoggerModule } from 'nestjs-pino';
 import { gatewayLogging } from './http/request-logging.js';
 import { ConfigModule, RedisModule, TenantRateLimiter, TenantsService } from '@drydock/core';
 import { JOB_DISPATCHER } from '@drydock/execution';
-import { PlatformDataModule, SessionCommandsService, SessionExecutionsService, SessionProcessesService, SessionsService } from '@drydock/sessions';
+import { PlatformDataModule, SessionCommandsService, SessionExecutionsService, SessionProcessesService, SessionsService, SessionTerminalsService } from '@drydock/sessions';
 import { VfsModule } from '@drydock/vfs';
 import { ArtifactsModule } from '@drydock/artifacts';
 import { BatchesModule } from '@drydock/batches';
@@ -30,6 +30,7 @@ import { AdminAuthGuard } from './auth/admin-auth.guard.js';
 import { TenantAuthGuard } from './auth/tenant-auth.guard.js';
 import { CommandsController } from './commands/commands.controller.js';
 import { ProcessesController } from './commands/processes.controller.js';
+import { PtyTokensController } from './terminals/pty-tokens.controller.js';
 import { ExecutionsController } from './executions/executions.controller.js';
 import { FilesController } from './files/files.controller.js';
 import { HealthController } from './health/health.controller.js';
@@ -74,6 +75,7 @@ export interface GatewayOptions {
     ExecutionsController,
     CommandsController,
     ProcessesController,
+    PtyTokensController,
     FilesController,
     ArtifactsController,
     SignedArtifactsController,
@@ -101,6 +103,7 @@ export interface GatewayOptions {
     SessionExecutionsService,
     SessionCommandsService,
     SessionProcessesService,
+    SessionTerminalsService,
     TenantAuthGuard,
     AdminAuthGuard,
     ArtifactLinks,

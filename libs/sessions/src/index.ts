@@ -13,3 +13,4 @@ export * from './datasets/dataset-registry.js';
 export * from './commands/command-spec.js';
 export * from './commands/session-commands.service.js';
 export * from './processes/session-processes.service.js';
+export * from './terminals/session-terminals.service.js';

@@ -170,7 +170,7 @@ export class SessionsService {
 
   // Sends a session's job to its worker; when that worker drained and sent the job back
   // (SESSION_MOVED), places the session again and resends, a few times at most.
-  private async onItsWorker<T>(session: SessionRecord, send: (placed: SessionRecord) => Promise<T>): Promise<T> {
+  async onItsWorker<T>(session: SessionRecord, send: (placed: SessionRecord) => Promise<T>): Promise<T> {
     let placed = session;
     for (let attempt = 1; ; attempt++) {
       try {

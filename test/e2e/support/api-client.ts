@@ -11,6 +11,11 @@ export class ApiClient {
     private readonly key: string | null,
   ) {}
 
+  // The Authorization header this client sends, for clients other than fetch (a WebSocket).
+  get authHeaders(): Record<string, string> {
+    return this.key ? { authorization: `Bearer ${this.key}` } : {};
+  }
+
   withKey(key: string | null): ApiClient {
     return new ApiClient(this.baseUrl, key);
   }

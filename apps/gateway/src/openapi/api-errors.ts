@@ -27,9 +27,14 @@ const declared = new Map<string, ErrorCodes[]>();
 
 export function ApiErrors(codes: ErrorCodes): ClassDecorator & MethodDecorator {
   return ((target: object | (new (...args: never[]) => unknown), key?: string | symbol) => {
-    const name = key === undefined ? (target as { name: string }).name : `${(target as object).constructor.name}_${String(key)}`;
-    declared.set(name, [...(declared.get(name) ?? []), codes]);
+    declareErrors(key === undefined ? (target as { name: string }).name : `${(target as object).constructor.name}_${String(key)}`, codes);
   }) as ClassDecorator & MethodDecorator;
+}
+
+// The same for a route that is not a controller's (the terminal WebSocket): `name` is
+// its operationId ("Name_method") or the name part alone for codes of all its routes.
+export function declareErrors(name: string, codes: ErrorCodes): void {
+  declared.set(name, [...(declared.get(name) ?? []), codes]);
 }
 
 export function declaredErrors(controller: string, method: string): Map<number, Set<string>> {

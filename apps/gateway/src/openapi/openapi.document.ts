@@ -2,6 +2,7 @@ import type { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, getSchemaPath, SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
 import { declaredErrors, ErrorEnvelopeDto } from './api-errors.js';
 import { ADMIN_KEY_SCHEME, TENANT_HEADER_SCHEME, TENANT_KEY_SCHEME } from './api-auth.js';
+import { TERMINAL_ROUTE, TERMINAL_SOCKET_OPERATION } from '../terminals/terminal-socket.js';
 
 export const DOCS_PATH = 'docs';
 export const DOCUMENT_PATH = 'docs/openapi.json';
@@ -28,6 +29,8 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     operationIdFactory: (controller, method) => `${controller}_${method}`,
     extraModels: [ErrorEnvelopeDto],
   });
+  // The terminal WebSocket is Fastify's own route, not a controller's.
+  document.paths[TERMINAL_ROUTE.replace(':id', '{id}')] = { get: structuredClone(TERMINAL_SOCKET_OPERATION) as never };
   addErrorResponses(document);
   return document;
 }

@@ -268,6 +268,10 @@ export class RedisJobDispatcher implements JobDispatcher, OnApplicationShutdown 
     };
   }
 
+  async publish(topic: string, message: unknown): Promise<void> {
+    await this.redis.publish(topic, JSON.stringify(message));
+  }
+
   // The mark and the message in one MULTI: a worker that misses the message finds the
   // mark (SessionJobsProcessor, at start and after its subscriber reconnects).
   async interrupt(workerId: string, executionId: string): Promise<void> {

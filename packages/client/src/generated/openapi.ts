@@ -469,6 +469,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/sessions/{id}/pty-tokens": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A one-use token that opens a terminal of this session (for browsers)
+         * @description Valid 60 s, for one WebSocket to GET /v1/sessions/:id/pty?token=…; only its digest is stored.
+         */
+        post: operations["PtyTokensController_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/threads/{threadId}/files": {
         parameters: {
             query?: never;
@@ -1181,6 +1201,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/sessions/{id}/pty": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An interactive shell on a pseudo-terminal, over a WebSocket
+         * @description Upgrade to a WebSocket. Authenticated by the tenant key (`Authorization: Bearer`) or by `?token=` from POST /v1/sessions/:id/pty-tokens (browsers). The shell is `bash -l` as the sandbox user in /session, TERM=xterm-256color, opened once the thread's files are in the sandbox. Binary frames are the terminal's bytes both ways; text frames are JSON: the client sends `{"type": "resize", "cols", "rows"}`, the server `{"type": "exit", "exitCode", "signal"}` before it closes (1000), and `{"type": "error", "code", "message"}` for a text frame it cannot take. Closing the socket hangs the terminal up (SIGHUP to its shell, SIGKILL 3 s later). At most 4 terminals per session.
+         */
+        get: operations["TerminalSocket_open"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1754,6 +1794,18 @@ export interface components {
         SignalDeliveredResponse: {
             /** @description Whether the signal reached the process (false: it had just ended). */
             delivered: boolean;
+        };
+        PtyTokenResponse: {
+            /**
+             * @description Give it as `?token=` to GET /v1/sessions/:id/pty; one use.
+             * @example pty_3q9…
+             */
+            token: string;
+            /**
+             * Format: date-time
+             * @description It is refused after this (60 s).
+             */
+            expiresAt: string;
         };
         FileEntryResponse: {
             /** @example /data/sales.csv */
@@ -5605,6 +5657,115 @@ export interface operations {
                         error?: {
                             /** @enum {string} */
                             code?: "BODY_TOO_LARGE";
+                        };
+                    };
+                };
+            };
+            /** @description `RATE_LIMITED` */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "RATE_LIMITED";
+                        };
+                    };
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "SERVICE_UNAVAILABLE";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    PtyTokensController_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PtyTokenResponse"];
+                };
+            };
+            /** @description `INVALID_API_KEY`, `UNAUTHORIZED` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "INVALID_API_KEY" | "UNAUTHORIZED";
+                        };
+                    };
+                };
+            };
+            /** @description `TENANT_SUSPENDED` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "TENANT_SUSPENDED";
+                        };
+                    };
+                };
+            };
+            /** @description `SESSION_NOT_FOUND` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "SESSION_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description `SESSION_ENDED` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "SESSION_ENDED";
                         };
                     };
                 };
@@ -11696,6 +11857,94 @@ export interface operations {
                         };
                     };
                 };
+            };
+        };
+    };
+    TerminalSocket_open: {
+        parameters: {
+            query?: {
+                cols?: number;
+                rows?: number;
+                /** @description A one-use token, instead of the Authorization header. */
+                token?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Switching Protocols: the terminal is open. */
+            101: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `INVALID_TERMINAL_SIZE` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `UNAUTHORIZED`, `INVALID_API_KEY`, `INVALID_PTY_TOKEN` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `TENANT_SUSPENDED` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `SESSION_NOT_FOUND` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `SESSION_ENDED` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `TERMINALS_UNSUPPORTED`, `TERMINAL_NOT_OPENED` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `UPGRADE_REQUIRED`: not a WebSocket request */
+            426: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `TERMINAL_LIMIT`, `RATE_LIMITED` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `NO_WORKER_AVAILABLE`, `SANDBOX_UNAVAILABLE`, `SERVICE_UNAVAILABLE` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
