@@ -77,6 +77,73 @@ describe('Sandbox image', () => {
     expect(out.tools.awk.first[0]).toMatch(/^GNU Awk/);
   });
 
+  // The data-analysis set (issue 52, part 1), each module doing a little real work, as
+  // the sandbox user with no network: a package dropped from build-base.sh, or one whose
+  // library is missing, fails here.
+  it('should import the data-analysis set and do a little work with each module', async () => {
+    const out = await run(
+      [
+        'import io, json, warnings',
+        'warnings.simplefilter("ignore")',
+        'done = {}',
+        'import scipy.stats, scipy.optimize',
+        'done["scipy"] = round(float(scipy.optimize.brentq(lambda x: x * x - 2, 0, 2)), 4)',
+        'import numpy as np, sklearn.linear_model',
+        'X = np.arange(10).reshape(-1, 1); y = 3 * X.ravel() + 1',
+        'done["sklearn"] = round(float(sklearn.linear_model.LinearRegression().fit(X, y).coef_[0]), 4)',
+        'import statsmodels.api as sm',
+        'done["statsmodels"] = [round(float(v), 4) for v in sm.OLS(y, sm.add_constant(X.ravel())).fit().params]',
+        'import pandas as pd, seaborn as sns, matplotlib.pyplot as plt',
+        'ax = sns.barplot(data=pd.DataFrame({"k": ["a", "b"], "v": [1, 2]}), x="k", y="v"); buf = io.BytesIO(); plt.savefig(buf, format="png")',
+        'done["seaborn"] = buf.getvalue()[:4] == b"\\x89PNG"',
+        'import openpyxl',
+        'wb = openpyxl.Workbook(); wb.active["A1"] = 41; b = io.BytesIO(); wb.save(b); b.seek(0)',
+        'done["openpyxl"] = openpyxl.load_workbook(b).active["A1"].value + 1',
+        'from PIL import Image',
+        'im = Image.new("RGB", (4, 3), "red"); b = io.BytesIO(); im.save(b, "PNG"); b.seek(0)',
+        'done["pil"] = list(Image.open(b).size)',
+        'import sympy',
+        'done["sympy"] = str(sympy.solve(sympy.Symbol("x") ** 2 - 4))',
+        'import networkx as nx',
+        'done["networkx"] = nx.shortest_path(nx.path_graph(5), 0, 4)',
+        'from bs4 import BeautifulSoup',
+        'done["bs4"] = BeautifulSoup("<p>hi <b>there</b></p>", "lxml").b.text',
+        'import lxml.etree',
+        'done["lxml"] = lxml.etree.fromstring("<a><b>1</b><b>2</b></a>").xpath("count(//b)")',
+        'import docx',
+        'd = docx.Document(); d.add_paragraph("from docx"); b = io.BytesIO(); d.save(b); b.seek(0)',
+        'done["docx"] = docx.Document(b).paragraphs[0].text',
+        'import pypdf',
+        'w = pypdf.PdfWriter(); w.add_blank_page(72, 72); b = io.BytesIO(); w.write(b); b.seek(0)',
+        'done["pypdf"] = len(pypdf.PdfReader(b).pages)',
+        'import yaml, tabulate, requests, pip',
+        'done["yaml"] = yaml.safe_load("a: [1, 2]")',
+        'done["tabulate"] = tabulate.tabulate([[1, 2]], headers=["x", "y"]).splitlines()[0].split()',
+        'done["requests"] = requests.Request("GET", "https://example.invalid/x", params={"q": 1}).prepare().url',
+        'done["pip"] = pip.__version__.split(".")[0].isdigit()',
+        'print(json.dumps(done))',
+      ].join('\n'),
+    );
+    expect(out).toEqual({
+      scipy: 1.4142,
+      sklearn: 3,
+      statsmodels: [1, 3],
+      seaborn: true,
+      openpyxl: 42,
+      pil: [4, 3],
+      sympy: '[-2, 2]',
+      networkx: [0, 1, 2, 3, 4],
+      bs4: 'there',
+      lxml: 2,
+      docx: 'from docx',
+      pypdf: 1,
+      yaml: { a: [1, 2] },
+      tabulate: ['x', 'y'],
+      requests: 'https://example.invalid/x?q=1',
+      pip: true,
+    });
+  });
+
   it('should let the sandbox user init, add and commit with git in /session (its HOME)', async () => {
     const out = await run(
       [

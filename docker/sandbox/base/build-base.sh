@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# Builds the offline sandbox base image (python3 + numpy, pandas, matplotlib, and the
-# everyday command-line tools agents reach for) from Debian packages with debootstrap
-# and imports it with `docker import`. Used on machines that reach Debian's mirror but
-# no container registry. Skips the work when the image already exists and was built by
-# this very script: the image carries the script's sha256 in the label
-# drydock.base.script-sha256, so a changed package list (or any other change here)
-# rebuilds it. DRYDOCK_REBUILD_BASE=1 forces a rebuild.
+# Builds the offline sandbox base image (python3 with the data-analysis set a code
+# interpreter is expected to have, and the everyday command-line tools agents reach
+# for) from Debian packages with debootstrap and imports it with `docker import`. Used
+# on machines that reach Debian's mirror but no container registry. Skips the work
+# when the image already exists and was built by this very script: the image carries
+# the script's sha256 in the label drydock.base.script-sha256, so a changed package
+# list (or any other change here) rebuilds it. DRYDOCK_REBUILD_BASE=1 forces a rebuild.
 set -euo pipefail
 
 IMAGE="${DRYDOCK_BASE_IMAGE:-drydock/sandbox-base:bookworm}"
@@ -16,6 +16,13 @@ MIRROR="${DRYDOCK_DEBIAN_MIRROR:-http://deb.debian.org/debian}"
 # Debian (minbase has them anyway); they are named so that this list is the promise
 # test/e2e/sandbox-image.e2e-spec.ts checks. No compiler is asked for here.
 PACKAGES="python3,python3-numpy,python3-pandas,python3-matplotlib,ca-certificates"
+# What a code interpreter is expected to import (docker/sandbox/README.md, "Python
+# packages"): statistics and models, spreadsheets, images, symbolic maths, graphs, HTML
+# and XML; then the files users hand an agent (Word, PDF), YAML, text tables, an HTTP
+# client and pip (for when a session is allowed a network).
+PACKAGES+=",python3-scipy,python3-sklearn,python3-seaborn,python3-statsmodels,python3-openpyxl,python3-pil"
+PACKAGES+=",python3-sympy,python3-networkx,python3-bs4,python3-lxml,python3-docx,python3-pypdf,python3-yaml"
+PACKAGES+=",python3-tabulate,python3-requests,python3-pip"
 PACKAGES+=",bash,coreutils,findutils,grep,sed,gawk,procps,git,jq,sqlite3,file,zip,unzip,xz-utils,less"
 
 LABEL=drydock.base.script-sha256

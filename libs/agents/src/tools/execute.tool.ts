@@ -11,7 +11,7 @@ import { EXECUTE_TOOL_NAME } from './tools.constants.js';
 
 export const EXECUTE_DESCRIPTION = `Run a shell command in this conversation's sandbox. /bin/bash -c runs it in /session, which holds this conversation's files (the file tools' /src/app.py is /session/src/app.py, or src/app.py from there).
 Returns what the command wrote (stdout, then stderr) followed by its exit code, e.g. "Exit code: 0". Each call is a new shell: cd, variables and background processes do not carry over to the next call (chain steps in one command with &&), and processes it leaves running are stopped when it returns. Each command has a time limit.
-Files it writes under /session are the conversation's files afterwards (ls, read_file and grep see them); files written under /session/artifacts/ are kept as downloadable artifacts. It runs beside the Python session of execute_python and never touches its variables. Installed: coreutils, grep, sed, gawk, find, git, jq, sqlite3, zip/unzip, xz, file, ps and python3 (numpy, pandas, matplotlib). There is no network access.`;
+Files it writes under /session are the conversation's files afterwards (ls, read_file and grep see them); files written under /session/artifacts/ are kept as downloadable artifacts. It runs beside the Python session of execute_python and never touches its variables. Installed: coreutils, grep, sed, gawk, find, git, jq, sqlite3, zip/unzip, xz, file, ps and python3 (numpy, pandas, matplotlib, scipy, scikit-learn, statsmodels and the rest of the data-analysis set). There is no network access.`;
 
 // Seed 004's execute, over the sandbox backend's execute. Like execute_python it passes
 // no idempotency key (tool call ids are not unique across turns and threads), and a
