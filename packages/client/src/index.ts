@@ -3,6 +3,7 @@ export { DrydockError, isDrydockError } from './errors.js';
 export { Session, Sessions, type RunOptions } from './sessions.js';
 export { ProcessHandle, SessionCommands, type CommandOptions, type ProcessExit, type ProcessSignal } from './commands.js';
 export type { OutputCallbacks } from './run-stream.js';
+export { Terminal, type TerminalExit, type TerminalOptions, type WebSocketConstructor, type WebSocketLike } from './terminals.js';
 export { ThreadFiles, type FileData } from './files.js';
 export { Artifacts } from './artifacts.js';
 export { BatchRun, Batches, finished, type BatchSource, type SubmitOptions, type WaitOptions } from './batches.js';

@@ -2,6 +2,7 @@ import { SessionCommands } from './commands.js';
 import { unwrap, unwrapStream, type Transport } from './http.js';
 import { ThreadFiles } from './files.js';
 import { followRun, wantsStream, type OutputCallbacks } from './run-stream.js';
+import { Terminal, type TerminalOptions } from './terminals.js';
 import type { CreateSessionOptions, Execution, SessionInfo } from './types.js';
 
 // With onStdout or onStderr (called with each chunk as the code prints it) the run is
@@ -56,6 +57,12 @@ export class Session {
       this.http.api.POST('/v1/sessions/{id}/executions', { ...request, headers: { accept: 'text/event-stream' }, parseAs: 'stream' }),
     );
     return followRun<Execution>(stream, options, 'execution');
+  }
+
+  // An interactive shell on a pseudo-terminal in the session's container (bash, as the
+  // sandbox user, in /session), once the WebSocket is open. At most 4 per session.
+  pty(options: TerminalOptions = {}): Promise<Terminal> {
+    return Terminal.open(this.http, this.id, options);
   }
 
   // Stops what runs in the session, like a notebook's interrupt: the running code gets a

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { build, stop as stopEsbuild } from 'esbuild';
 import tar from 'tar-stream';
+import WebSocket from 'ws';
 import { Drydock, DrydockError, isDrydockError } from '@drydock/client';
 import { startPlatform, type Platform } from '../../../test/e2e/support/platform.js';
 
@@ -175,6 +176,45 @@ describe('@drydock/client', () => {
       expect(await server.kill('SIGTERM')).toBe(true);
       await expect(session.commands.process(server.id).wait()).resolves.toEqual({ exitCode: null, signal: 'SIGTERM' });
       await expect(server.sendStdin('late')).rejects.toMatchObject({ code: 'PROCESS_NOT_RUNNING', status: 409 });
+    });
+  });
+
+  describe('terminals', () => {
+    it('should type into a terminal, resize it and resolve its exit code', async () => {
+      const session = await client.sessions.create();
+      let shown = '';
+      const decoder = new TextDecoder();
+      const terminal = await session.pty({ cols: 90, rows: 20, WebSocket: WebSocket as never, onData: (bytes) => (shown += decoder.decode(bytes)) });
+      const until = async (needle: string) => {
+        for (let i = 0; i < 300 && !shown.includes(needle); i++) await new Promise((resolve) => setTimeout(resolve, 50));
+        expect(shown).toContain(needle);
+      };
+      terminal.write('stty size; echo sdk-$((6*7))\r');
+      await until('sdk-42');
+      expect(shown).toContain('20 90');
+      terminal.resize(120, 33);
+      terminal.write(new TextEncoder().encode('stty size\r'));
+      await until('33 120');
+      terminal.write('exit 5\r');
+      await expect(terminal.exited).resolves.toEqual({ exitCode: 5, signal: null });
+      // close() is a hang-up, and what exited says.
+      const second = await session.pty({ WebSocket: WebSocket as never });
+      second.close();
+      await expect(second.exited).resolves.toMatchObject({ exitCode: null, signal: 'SIGHUP' });
+      await session.delete();
+      await expect(session.pty({ WebSocket: WebSocket as never })).rejects.toMatchObject({ code: 'SESSION_ENDED', status: 409 });
+    });
+
+    it('should say what to pass when the runtime has no WebSocket', async () => {
+      const session = await client.sessions.create();
+      const global = globalThis as { WebSocket?: unknown };
+      const saved = global.WebSocket;
+      delete global.WebSocket;
+      try {
+        await expect(session.pty()).rejects.toMatchObject({ code: 'WEBSOCKET_UNAVAILABLE' });
+      } finally {
+        if (saved) global.WebSocket = saved;
+      }
     });
   });
 
