@@ -5,6 +5,7 @@ import { registerBatch } from './commands/batch.js';
 import { registerExec } from './commands/exec.js';
 import { registerFiles } from './commands/files.js';
 import { registerRun } from './commands/run.js';
+import { registerShell } from './commands/shell.js';
 import { registerTenants } from './commands/tenants.js';
 import { DEFAULT_URL } from './config.js';
 import { Context } from './context.js';
@@ -17,7 +18,7 @@ const EXIT_CODES_HELP = `
 Environment: DRYDOCK_URL (default ${DEFAULT_URL}), DRYDOCK_API_KEY, DRYDOCK_ADMIN_KEY (tenants).
 
 Exit codes: 0 ok, 1 the code or batch failed, 2 bad arguments, 3 platform or API error,
-4 missing configuration (no API key), 130 interrupted; exec exits with the command's own code.`;
+4 missing configuration (no API key), 130 interrupted; exec and shell exit with the command's (the shell's) own code.`;
 
 export function buildProgram(ctx: Context): Command {
   const program = new Command('drydock')
@@ -34,6 +35,7 @@ export function buildProgram(ctx: Context): Command {
     .showHelpAfterError();
   registerRun(program, ctx);
   registerExec(program, ctx);
+  registerShell(program, ctx);
   registerFiles(program, ctx);
   registerArtifacts(program, ctx);
   registerBatch(program, ctx);

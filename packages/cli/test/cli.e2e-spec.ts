@@ -236,6 +236,48 @@ describe('drydock CLI', () => {
     }, 60_000);
   });
 
+  // `drydock shell` as a person runs it: in a terminal (util-linux `script` gives it a
+  // pseudo-terminal of 100x30), typing into the remote shell and reading what it shows.
+  describe('shell', () => {
+    it('should run what is typed in a remote terminal of the local size, and exit with its code', async () => {
+      const { id } = await (await fetch(`${platform.url}/v1/sessions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+        body: '{}',
+      })).json() as { id: string };
+      const line = [process.execPath, MAIN, 'shell', id].map(quote).join(' ');
+      const child = spawn('script', ['-qfec', `stty cols 100 rows 30; exec ${line}`, '/dev/null'], { env: env as NodeJS.ProcessEnv, cwd: dir, stdio: ['pipe', 'pipe', 'pipe'] });
+      let shown = '';
+      const waiters: (() => void)[] = [];
+      child.stdout.on('data', (data: Buffer) => {
+        shown += data.toString();
+        waiters.splice(0).forEach((wake) => wake());
+      });
+      const until = async (needle: string) => {
+        const deadline = Date.now() + 30_000;
+        while (!shown.includes(needle)) {
+          if (Date.now() > deadline) throw new Error(`${needle} not shown; got ${JSON.stringify(shown.slice(-1500))}`);
+          await new Promise<void>((wake) => {
+            waiters.push(wake);
+            setTimeout(wake, 500);
+          });
+        }
+      };
+      const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+      child.stdin.write('echo hi-$((40+2)); stty size\r');
+      await until('hi-42');
+      await until('30 100');
+      child.stdin.write('exit 3\r');
+      expect(await exited).toBe(3);
+    }, 60_000);
+
+    it('should say what to give when the session is missing', async () => {
+      const result = await drydock(['shell', 'not-a-session']);
+      expect(result.code).toBe(2);
+      expect(result.stderr).toMatch(/not a session id/);
+    });
+  });
+
   describe('batch', () => {
     it('draws a live progress bar on a terminal, then streams every result', async () => {
       const items = Array.from({ length: 500 }, (_, i) => JSON.stringify({ code: `print(${i}*${i})`, id: `item-${i}` })).join('\n');
