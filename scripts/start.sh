@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Starts the whole platform on this machine: PostgreSQL, Redis and a Docker engine
-# (installed from Debian's packages when missing and running as root), the sandbox
-# image, migrations, the workers and the gateway. Prints where the gateway listens and
-# how to authenticate. Ctrl-C stops the gateway and the workers (draining them);
-# `--detach` leaves them running in the background (stop them with scripts/stop.sh).
+# Starts the whole platform on this machine: PostgreSQL, Redis, the template registry
+# and a Docker engine (installed from Debian's packages when missing and running as
+# root), the sandbox image, migrations, the workers and the gateway. Prints where the
+# gateway listens and how to authenticate. Ctrl-C stops the gateway and the workers
+# (draining them); `--detach` leaves them running in the background (stop them with
+# scripts/stop.sh).
 #   --workers N   start N workers on this machine (worker-1 ... worker-N), default 1
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -25,6 +26,7 @@ done
 ensure_postgres
 ensure_database drydock
 ensure_redis
+ensure_registry
 ensure_docker
 ensure_node_modules
 build_images
@@ -86,6 +88,7 @@ cat <<INFO
   Drydock is running.
     gateway   $URL   (health: $URL/health)
     workers   $WORKERS (worker-1 ... worker-$WORKERS)
+    registry  http://$REGISTRY_ADDR/v2/   (templates' images; storage $REGISTRY_DIR/data)
     logs      $DRYDOCK_VAR/log/gateway.log, $DRYDOCK_VAR/log/worker-<n>.log
     settings  $ENV_FILE
 

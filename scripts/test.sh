@@ -9,6 +9,7 @@ source "$ROOT/scripts/lib/services.sh"
 ensure_postgres
 ensure_database drydock_test
 ensure_redis
+ensure_registry
 ensure_docker
 ensure_node_modules
 ensure_chromium
@@ -28,6 +29,8 @@ if [[ -z "${TEST_REDIS_URL:-}" ]] &&
 fi
 export DRYDOCK_ADMIN_KEY="test-admin-key-0123456789abcdef"
 export SANDBOX_IMAGE="${SANDBOX_IMAGE:-drydock/sandbox:latest}"
+# The template registry (ensure_registry): registry.e2e pushes to and pulls from it.
+export TEMPLATE_REGISTRY="${TEMPLATE_REGISTRY:-$REGISTRY_ADDR}"
 export ARTIFACTS_SIGNING_SECRET="test-signing-secret-0123456789abcdef0123"
 export ARTIFACTS_DIR="$DRYDOCK_VAR/test-artifacts"
 # The workers reach their sandboxes over Unix sockets here (decision 010), as

@@ -119,6 +119,62 @@ ensure_redis() {
   redis-cli -s "$REDIS_SOCKET" config set appendonly yes >/dev/null
 }
 
+# The OCI registry sandbox templates are pushed to and every worker pulls from (issue
+# 52; docs/operations.md, "Template registry"): Debian's docker-registry (Distribution
+# v2) on 127.0.0.1, its blobs under var/registry, deletes enabled (a deleted template's
+# versions go). No TLS and no auth: it listens on the loopback only, and Docker pushes
+# to and pulls from 127.0.0.0/8 without TLS by default. It starts on REGISTRY_PORT
+# (5000), or the next free port when another program (another checkout's registry)
+# holds that one; REGISTRY_ADDR is set to where it listens.
+REGISTRY_DIR="$DRYDOCK_VAR/registry"
+registry_ours() {
+  local pid_file="$DRYDOCK_VAR/run/registry.pid" addr_file="$REGISTRY_DIR/addr"
+  [[ -f "$pid_file" && -f "$addr_file" ]] && kill -0 "$(cat "$pid_file")" 2>/dev/null &&
+    curl -fsS --max-time 2 "http://$(cat "$addr_file")/v2/" >/dev/null 2>&1
+}
+
+ensure_registry() {
+  if ! registry_ours; then
+    command -v docker-registry >/dev/null || apt_install docker-registry
+    local port=${REGISTRY_PORT:-5000}
+    local who
+    while (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; do
+      who=$(ss -Hltnp "sport = :$port" 2>/dev/null | sed -n 's/.*users:(("\([^"]*\)".*/\1/p' | head -1)
+      log "port $port is taken (by ${who:-another program}): trying $((port + 1)) for the registry"
+      port=$((port + 1))
+    done
+    mkdir -p "$REGISTRY_DIR/data" "$DRYDOCK_VAR/run"
+    cat >"$REGISTRY_DIR/config.yml" <<YAML
+version: 0.1
+log:
+  level: info
+  fields:
+    service: drydock-registry
+storage:
+  filesystem:
+    rootdirectory: $REGISTRY_DIR/data
+  delete:
+    enabled: true
+http:
+  addr: 127.0.0.1:$port
+  headers:
+    X-Content-Type-Options: [nosniff]
+health:
+  storagedriver:
+    enabled: true
+    interval: 10s
+    threshold: 3
+YAML
+    echo "127.0.0.1:$port" >"$REGISTRY_DIR/addr"
+    log "starting the template registry on 127.0.0.1:$port (docker-registry, storage $REGISTRY_DIR/data)"
+    # A session of its own: it outlives this script, as PostgreSQL and Redis do.
+    setsid nohup docker-registry serve "$REGISTRY_DIR/config.yml" >>"$DRYDOCK_VAR/log/registry.log" 2>&1 </dev/null &
+    echo $! >"$DRYDOCK_VAR/run/registry.pid"
+    wait_for 20 "the registry on 127.0.0.1:$port (see $DRYDOCK_VAR/log/registry.log)" registry_ours
+  fi
+  REGISTRY_ADDR=$(cat "$REGISTRY_DIR/addr")
+}
+
 pg_version() { ls /usr/lib/postgresql 2>/dev/null | sort -n | tail -1; }
 
 ensure_postgres() {
