@@ -1210,7 +1210,7 @@ export interface paths {
         };
         /**
          * An interactive shell on a pseudo-terminal, over a WebSocket
-         * @description Upgrade to a WebSocket. Authenticated by the tenant key (`Authorization: Bearer`) or by `?token=` from POST /v1/sessions/:id/pty-tokens (browsers). The shell is `bash -l` as the sandbox user in /session, TERM=xterm-256color, opened once the thread's files are in the sandbox. Binary frames are the terminal's bytes both ways; text frames are JSON: the client sends `{"type": "resize", "cols", "rows"}`, the server `{"type": "exit", "exitCode", "signal"}` before it closes (1000), and `{"type": "error", "code", "message"}` for a text frame it cannot take. Closing the socket hangs the terminal up (SIGHUP to its shell, SIGKILL 3 s later). At most 4 terminals per session.
+         * @description Upgrade to a WebSocket. Authenticated by the tenant key (`Authorization: Bearer`) or by `?token=` from POST /v1/sessions/:id/pty-tokens (browsers). The shell is `bash -l` as the sandbox user in /session, TERM=xterm-256color, opened once the thread's files are in the sandbox. Binary frames are the terminal's bytes both ways; text frames are JSON: the client sends `{"type": "resize", "cols", "rows"}`, the server `{"type": "exit", "exitCode", "signal", "reason"?}` before it closes (1000), and `{"type": "error", "code", "message"}` for a text frame it cannot take. Closing the socket hangs the terminal up (SIGHUP to its shell, SIGKILL 3 s later). At most 4 terminals per session. A request that is not a WebSocket upgrade answers 426 once authenticated.
          */
         get: operations["TerminalSocket_open"];
         put?: never;
@@ -11888,63 +11888,144 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "INVALID_TERMINAL_SIZE";
+                        };
+                    };
+                };
             };
-            /** @description `UNAUTHORIZED`, `INVALID_API_KEY`, `INVALID_PTY_TOKEN` */
+            /** @description `INVALID_API_KEY`, `INVALID_PTY_TOKEN`, `UNAUTHORIZED` */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "INVALID_API_KEY" | "INVALID_PTY_TOKEN" | "UNAUTHORIZED";
+                        };
+                    };
+                };
             };
             /** @description `TENANT_SUSPENDED` */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "TENANT_SUSPENDED";
+                        };
+                    };
+                };
             };
             /** @description `SESSION_NOT_FOUND` */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "SESSION_NOT_FOUND";
+                        };
+                    };
+                };
             };
             /** @description `SESSION_ENDED` */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "SESSION_ENDED";
+                        };
+                    };
+                };
             };
             /** @description `TERMINALS_UNSUPPORTED`, `TERMINAL_NOT_OPENED` */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "TERMINALS_UNSUPPORTED" | "TERMINAL_NOT_OPENED";
+                        };
+                    };
+                };
             };
-            /** @description `UPGRADE_REQUIRED`: not a WebSocket request */
+            /** @description `UPGRADE_REQUIRED` */
             426: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "UPGRADE_REQUIRED";
+                        };
+                    };
+                };
             };
-            /** @description `TERMINAL_LIMIT`, `RATE_LIMITED` */
+            /** @description `RATE_LIMITED`, `TERMINAL_LIMIT` */
             429: {
                 headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "RATE_LIMITED" | "TERMINAL_LIMIT";
+                        };
+                    };
+                };
             };
-            /** @description `NO_WORKER_AVAILABLE`, `SANDBOX_UNAVAILABLE`, `SERVICE_UNAVAILABLE` */
-            503: {
+            /** @description `WORKER_FAILED` */
+            502: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "WORKER_FAILED";
+                        };
+                    };
+                };
+            };
+            /** @description `NO_WORKER_AVAILABLE`, `SANDBOX_UNAVAILABLE`, `SERVICE_UNAVAILABLE`, `SESSION_MOVED` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "NO_WORKER_AVAILABLE" | "SANDBOX_UNAVAILABLE" | "SERVICE_UNAVAILABLE" | "SESSION_MOVED";
+                        };
+                    };
+                };
             };
         };
     };
