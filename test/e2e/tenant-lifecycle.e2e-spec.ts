@@ -169,6 +169,28 @@ describe('Tenant suspension and deletion', () => {
     expect(runtime.forgetTenant(kept.tenantId)).toBe(1);
   });
 
+  it('should kill the running items of a batch its tenant had cancelled without kill', async () => {
+    const api = await platform.newTenant();
+    // A program with a name of its own, found in the item's container by `docker top`
+    // (the sandbox may come from the warm pool, whose labels name no tenant).
+    const batch = await api.post('/v1/batches', { items: [{ code: 'import subprocess\nsubprocess.run(["sleep", "151"])' }] });
+    expect(batch.status).toBe(202);
+    const sleeping = async () => {
+      let found = 0;
+      for (const info of await platform.docker.listContainers({ filters: { label: [`drydock.worker=${platform.workerId}`] } })) {
+        const top = await platform.docker.getContainer(info.Id).top().catch(() => ({ Processes: [] as string[][] }));
+        if ((top.Processes ?? []).some((row) => row.join(' ').includes('sleep 151'))) found++;
+      }
+      return found;
+    };
+    await until(async () => (await sleeping()) === 1);
+    // Cancelled by its tenant, running items left to finish: it is `cancelling`.
+    expect((await api.post(`/v1/batches/${batch.body.id}/cancel`, {})).body.status).toBe('cancelling');
+    expect((await platform.admin.delete(`/admin/tenants/${api.tenantId}`)).status).toBe(200);
+    // Killed at once, not when the item would have ended (151 s).
+    await until(async () => (await sleeping()) === 0, 20_000);
+  });
+
   it('should keep nothing of a run that was under way while its tenant was deleted', async () => {
     const api = await platform.newTenant();
     const thread = (await api.post('/threads', {})).body.thread_id as string;

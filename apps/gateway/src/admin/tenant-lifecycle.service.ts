@@ -86,6 +86,10 @@ export class TenantLifecycleService {
         if (batch.status === 'queued' || batch.status === 'running') {
           await this.batches.cancel(tenantId, batch.id, { kill: true });
           cancelled++;
+        } else if (batch.status === 'cancelling') {
+          // Cancelled already (by its tenant, without kill), its running items were left
+          // to end: they are killed too, as the tenant's containers must go.
+          await this.batches.cancel(tenantId, batch.id, { kill: true });
         }
       }
       if (!page.next) return cancelled;
