@@ -4,6 +4,7 @@ import {
   type SandboxTerminalEvent,
   type SandboxTerminals,
   type TerminalEvent,
+  type TerminalSize,
 } from '@drydock/execution';
 
 // The supervisor answers a pty-open once the shell is exec'd: a frame's round trip and
@@ -24,7 +25,7 @@ export class ChannelTerminals implements SandboxTerminals {
 
   constructor(private readonly send: (message: ReplRequest) => void) {}
 
-  async open(terminalId: string, { cols, rows }: { cols: number; rows: number }): Promise<{ pid: number }> {
+  async open(terminalId: string, { cols, rows }: TerminalSize): Promise<{ pid: number }> {
     if (this.gone) throw this.gone;
     const answer = await new Promise<OpenAnswer>((resolve, reject) => {
       const timer = setTimeout(() => {
@@ -42,16 +43,12 @@ export class ChannelTerminals implements SandboxTerminals {
     if (!this.gone && this.openIds.has(terminalId)) this.send({ op: 'pty-input', id: terminalId, data64: data.toString('base64') });
   }
 
-  resize(terminalId: string, { cols, rows }: { cols: number; rows: number }): void {
+  resize(terminalId: string, { cols, rows }: TerminalSize): void {
     if (!this.gone && this.openIds.has(terminalId)) this.send({ op: 'pty-resize', id: terminalId, cols, rows });
   }
 
   close(terminalId: string, force = false): void {
     if (!this.gone && this.openIds.has(terminalId)) this.send({ op: 'pty-close', id: terminalId, ...(force ? { force: true as const } : {}) });
-  }
-
-  live(): string[] {
-    return [...this.openIds];
   }
 
   onEvent(listener: (event: SandboxTerminalEvent) => void): () => void {

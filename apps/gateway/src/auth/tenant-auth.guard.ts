@@ -22,15 +22,23 @@ export class TenantAuthGuard implements CanActivate {
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const req = context.switchToHttp().getRequest<TenantRequest>();
+    const counted = !this.reflector.get<boolean>(REQUEST_COUNTED_BY_HANDLER, context.getHandler());
+    req.principal = await this.authenticate(req, { countRequest: counted });
+    return true;
+  }
+
+  // The tenant of the request's key, by the rules of every /v1 route (unknown key,
+  // suspended tenant, the request counted against its rate limit unless the handler
+  // counts it): for routes outside Nest's controllers too (the terminal WebSocket).
+  async authenticate(req: FastifyRequest, { countRequest }: { countRequest: boolean }): Promise<TenantPrincipal> {
     const token = this.token(req);
     if (!token) throw this.missing();
     const tenant = await this.tenants.authenticate(token);
     if (!tenant) throw AuthError.invalid();
     addToLogContext({ tenantId: tenant.id });
     if (tenant.suspendedAt) throw AuthError.suspended();
-    if (!this.reflector.get<boolean>(REQUEST_COUNTED_BY_HANDLER, context.getHandler())) await this.rateLimits.admitRequest(tenant);
-    req.principal = { tenantId: tenant.id, tenantName: tenant.name, limits: tenant.limits };
-    return true;
+    if (countRequest) await this.rateLimits.admitRequest(tenant);
+    return { tenantId: tenant.id, tenantName: tenant.name, limits: tenant.limits };
   }
 
   // Where the key is read from; subclasses accept other headers (api-key-auth.guard.ts).

@@ -3,10 +3,11 @@ import { Logger } from '@nestjs/common';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RawData, WebSocket } from 'ws';
-import { addToLogContext, DrydockError, TenantRateLimiter, TenantsService } from '@drydock/core';
+import { addToLogContext, DrydockError, TenantsService } from '@drydock/core';
 import { SessionTerminalsService, terminalSizeOf, type OpenedTerminal } from '@drydock/sessions';
 import { AuthError } from '../auth/auth.errors.js';
 import { bearerToken } from '../auth/bearer-token.js';
+import { TenantAuthGuard } from '../auth/tenant-auth.guard.js';
 import { ErrorResponseFilter } from '../http/error-response.filter.js';
 import { TENANT_KEY_SCHEME } from '../openapi/api-auth.js';
 import { declareErrors, TENANT_AUTH_ERRORS } from '../openapi/api-errors.js';
@@ -39,7 +40,7 @@ export async function mountTerminalSocket(app: NestFastifyApplication): Promise<
   await app.register(websocket, { options: { maxPayload: MAX_FRAME_BYTES } });
   const fastify = app.getHttpAdapter().getInstance();
   const tenants = app.get(TenantsService);
-  const rateLimits = app.get(TenantRateLimiter);
+  const auth = app.get(TenantAuthGuard);
   const terminals = app.get(SessionTerminalsService);
   const logger = new Logger('TerminalSocket');
   const errors = new ErrorResponseFilter();
@@ -51,20 +52,16 @@ export async function mountTerminalSocket(app: NestFastifyApplication): Promise<
     return reply.status(status).send(body);
   };
 
+  // The key, as on every /v1 route (TenantAuthGuard), or a one-use token.
   const tenantOf = async (request: FastifyRequest, sessionId: string): Promise<string> => {
     const query = request.query as Record<string, unknown>;
-    const key = bearerToken(request);
-    if (!key && typeof query.token === 'string') {
+    if (!bearerToken(request) && typeof query.token === 'string') {
       const tenantId = await terminals.redeemToken(query.token, sessionId);
       if ((await tenants.get(tenantId)).suspendedAt) throw AuthError.suspended();
+      addToLogContext({ tenantId });
       return tenantId;
     }
-    if (!key) throw AuthError.missing();
-    const tenant = await tenants.authenticate(key);
-    if (!tenant) throw AuthError.invalid();
-    if (tenant.suspendedAt) throw AuthError.suspended();
-    await rateLimits.admitRequest(tenant);
-    return tenant.id;
+    return (await auth.authenticate(request, { countRequest: true })).tenantId;
   };
 
   // In a plugin of its own, so that it is added when the application starts, with the
@@ -85,7 +82,6 @@ export async function mountTerminalSocket(app: NestFastifyApplication): Promise<
           const query = request.query as Record<string, unknown>;
           const size = terminalSizeOf(query.cols, query.rows);
           const tenantId = await tenantOf(request, sessionId);
-          addToLogContext({ tenantId });
           const terminal = await terminals.open(tenantId, sessionId, size);
           opened.set(request, terminal);
           // Hung up if the client goes before (or after) the upgrade.
@@ -127,7 +123,7 @@ function relay(socket: WebSocket, terminal: OpenedTerminal): void {
     },
   });
   socket.on('message', (data: RawData, isBinary: boolean) => {
-    const bytes = Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as ArrayBuffer);
+    const bytes = Buffer.isBuffer(data) ? data : Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data);
     if (isBinary) {
       terminal.input(bytes);
       return;

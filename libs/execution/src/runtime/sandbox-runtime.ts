@@ -1,4 +1,4 @@
-import type { ArtifactListing, CommandSpec, DoneFrame, FsDeletedEvent, FsWrittenEvent, RecycledEvent, RichResult, SkipReason } from '../protocol/repl-protocol.js';
+import type { ArtifactListing, CommandSpec, DoneFrame, FsDeletedEvent, FsWrittenEvent, RecycledEvent, RichResult, SkipReason, TerminalEvent } from '../protocol/repl-protocol.js';
 
 // Limits applied to one session's container, after clamping to the tenant's maxima.
 export interface EffectiveLimits {
@@ -147,11 +147,17 @@ export type SandboxTerminalEvent =
   | { kind: 'output'; terminalId: string; data: Buffer }
   | { kind: 'exit'; terminalId: string; exitCode: number | null; signal: string | null; lost?: string };
 
+// A terminal's window, in characters (1-1000 each).
+export interface TerminalSize {
+  cols: number;
+  rows: number;
+}
+
 // Why a terminal did not open: `limit` (4 are open in the sandbox), `exists`, `invalid`
 // (its size), `spawn` (the shell could not start).
 export class TerminalRefusedError extends Error {
   constructor(
-    readonly reason: 'invalid' | 'exists' | 'limit' | 'spawn',
+    readonly reason: Extract<TerminalEvent, { ev: 'pty-refused' }>['reason'],
     message: string,
   ) {
     super(message);
@@ -162,14 +168,12 @@ export class TerminalRefusedError extends Error {
 // Interactive shells of one sandbox, each on a pseudo-terminal of its own (the
 // supervisor's terminals.py). They run beside runs; none of these calls waits for one.
 export interface SandboxTerminals {
-  open(terminalId: string, size: { cols: number; rows: number }): Promise<{ pid: number }>;
+  open(terminalId: string, size: TerminalSize): Promise<{ pid: number }>;
   // Typed bytes, a new window size, a hang-up (SIGHUP to the shell's session, or with
   // `force` SIGKILL to all of it; its exit event follows). Fire and forget, in order.
   input(terminalId: string, data: Buffer): void;
-  resize(terminalId: string, size: { cols: number; rows: number }): void;
+  resize(terminalId: string, size: TerminalSize): void;
   close(terminalId: string, force?: boolean): void;
-  // Ids of the terminals that have not ended.
-  live(): string[];
   // Returns the unsubscribe.
   onEvent(listener: (event: SandboxTerminalEvent) => void): () => void;
 }

@@ -12,6 +12,7 @@ import {
   type JobDispatcher,
   type TerminalInputMessage,
   type TerminalOutputMessage,
+  type TerminalSize,
 } from '@drydock/execution';
 import { SessionsError } from '../sessions.errors.js';
 import { specOf, SessionsService } from '../sessions.service.js';
@@ -32,11 +33,6 @@ export class TerminalsError extends DrydockError {
   static invalidSize() {
     return new TerminalsError('INVALID_TERMINAL_SIZE', '`cols` and `rows` must be whole numbers from 1 to 1000.', 400);
   }
-}
-
-export interface TerminalSize {
-  cols: number;
-  rows: number;
 }
 
 // Where a terminal's output goes: the client's WebSocket.
