@@ -91,7 +91,8 @@ describe('Sandbox hardening', () => {
     const out = JSON.parse(body.stdout) as { attached: Record<string, string>; calls: Record<string, boolean>; commands: string[]; sockets: Record<string, string> };
     // tini (pid 1) and the supervisor at least were tried.
     expect(out.attached).toHaveProperty('1');
-    expect(out.commands).toContain('python3 -u /opt/drydock/repl/supervisor.py');
+    // The supervisor, on the platform's runtime through its own loader.
+    expect(out.commands).toContainEqual(expect.stringContaining('/opt/drydock/runtime/bin/python3 -I -S -u /opt/drydock/repl/supervisor.py'));
     expect(new Set(Object.values(out.attached))).toEqual(new Set(['EPERM']));
     expect(out.calls).toEqual(Object.fromEntries(Object.keys(out.calls).map((name) => [name, true])));
     for (const name of Object.keys(out.calls)) expect(DENIED_SYSCALLS).toHaveProperty(name);
@@ -238,7 +239,7 @@ describe('Sandbox hardening', () => {
         ...PROCESSES,
         'import json, signal',
         // (tini's command line ends with the supervisor's too.)
-        'supervisor = [pid for pid, p in processes.items() if p["command"] == "python3 -u /opt/drydock/repl/supervisor.py"]',
+        'supervisor = [pid for pid, p in processes.items() if p["command"].startswith("/opt/drydock/runtime/sys/ld.so ") and p["command"].endswith(" -u /opt/drydock/repl/supervisor.py")]',
         // Everything that is not user code: init, the supervisor and what it runs under
         // its own user (the zygote).
         'theirs = sorted(pid for pid, p in processes.items() if p["uids"][0] != os.getuid())',

@@ -22,6 +22,10 @@ import signal
 import sys
 from typing import Any, NoReturn
 
+# Started with -I (the platform's runtime, drydock_supervisor/interpreters.py), so the
+# script's own folder is not on sys.path unless said.
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
 from drydock_supervisor.event_loop import Supervisor
 from drydock_supervisor.framing import Exit
 from drydock_supervisor.privileges import separate

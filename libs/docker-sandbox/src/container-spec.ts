@@ -5,7 +5,19 @@ import type { SandboxSpec } from '@drydock/execution';
 // user's effective id): docs/decisions/007-sandbox-process-separation.md.
 export const SANDBOX_UID = 10001;
 export const SUPERVISOR_UID = 10002;
-export const SANDBOX_COMMAND = ['python3', '-u', '/opt/drydock/repl/supervisor.py'];
+// The supervisor runs on the platform's own Python, through its own loader (the image's
+// python3 is for user code): docker/sandbox/runtime/make_runtime.py.
+export const SANDBOX_RUNTIME_DIR = '/opt/drydock/runtime';
+export const SANDBOX_COMMAND = [
+  `${SANDBOX_RUNTIME_DIR}/sys/ld.so`,
+  '--library-path',
+  `${SANDBOX_RUNTIME_DIR}/sys`,
+  `${SANDBOX_RUNTIME_DIR}/bin/python3`,
+  '-I',
+  '-S',
+  '-u',
+  '/opt/drydock/repl/supervisor.py',
+];
 // With SANDBOX_CHANNEL_DIR, the host channel is a Unix socket in a host folder mounted
 // here (docs/decisions/010-socket-host-channel.md) instead of the attached stdin/stdout.
 export const CHANNEL_MOUNT = '/run/drydock';
@@ -118,6 +130,10 @@ export function sandboxContainerOptions(
       'MPLBACKEND=Agg',
       'MPLCONFIGDIR=/tmp/.matplotlib',
       'PYTHONDONTWRITEBYTECODE=1',
+      // Empty, over whatever a template's image said: nothing is preloaded into the
+      // supervisor or found before its own libraries.
+      'LD_PRELOAD=',
+      'LD_LIBRARY_PATH=',
       `DRYDOCK_SANDBOX_UID=${SANDBOX_UID}`,
       `DRYDOCK_SUPERVISOR_UID=${SUPERVISOR_UID}`,
       ...(tuning.preloadModules?.length ? [`DRYDOCK_ZYGOTE_PRELOAD=${tuning.preloadModules.join(',')}`] : []),

@@ -24,12 +24,12 @@ import selectors
 import signal
 import socket
 import subprocess
-import sys
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .framing import READ_CHUNK, log
+from .interpreters import platform_python
 from .processes import iter_processes, read_oom_kills
 
 if TYPE_CHECKING:
@@ -178,7 +178,7 @@ class Spawner:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
             self.proc = subprocess.Popen(
-                [sys.executable, "-I", "-S", SPAWNER_PATH, str(theirs.fileno())],
+                [*platform_python(), "-I", "-S", SPAWNER_PATH, str(theirs.fileno())],
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=None,

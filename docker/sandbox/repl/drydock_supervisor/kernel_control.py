@@ -16,6 +16,7 @@ from typing import Any
 
 from .execs import Exec, interrupted_error, timeout_error
 from .framing import MAX_KERNEL_FRAME, PROTOCOL_VERSION, READ_CHUNK, Exit, FrameReader, encode_frame, log
+from .interpreters import user_python
 from .processes import iter_processes, read_oom_kills
 from .zygote import ForkedKernel
 
@@ -77,7 +78,7 @@ class KernelMixin:
         try:
             if proc is None:
                 proc = subprocess.Popen(
-                    [sys.executable, KERNEL_PATH, str(command_r), str(result_w)],
+                    [user_python(env), KERNEL_PATH, str(command_r), str(result_w)],
                     stdin=subprocess.DEVNULL,
                     stdout=stdout_w,
                     stderr=stderr_w,

@@ -22,11 +22,11 @@ import json
 import os
 import socket
 import subprocess
-import sys
 import time
 from typing import Any
 
 from .framing import log
+from .interpreters import user_python
 
 MAX_RESTARTS = 3
 START_TIMEOUT_S = 30.0
@@ -55,7 +55,7 @@ class Zygote:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
             self.proc = subprocess.Popen(
-                [sys.executable, self.kernel_path, "--zygote", str(theirs.fileno())],
+                [user_python(self.env), self.kernel_path, "--zygote", str(theirs.fileno())],
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=None,  # the container log
