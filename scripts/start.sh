@@ -52,6 +52,8 @@ grep -q '^ARTIFACTS_DIR=' "$ENV_FILE" || echo "ARTIFACTS_DIR=$DRYDOCK_VAR/artifa
 # Sandboxes' host channels on Unix sockets (decision 010; the workers run on this host).
 grep -q '^SANDBOX_CHANNEL_DIR=' "$ENV_FILE" || echo "SANDBOX_CHANNEL_DIR=$DRYDOCK_VAR/channels" >>"$ENV_FILE"
 set -a; source "$ENV_FILE"; set +a
+# Template images go to the registry ensure_registry started (unless the settings name one).
+export TEMPLATE_REGISTRY="${TEMPLATE_REGISTRY:-$REGISTRY_ADDR}"
 
 log "applying migrations"
 (cd "$ROOT" && node dist/scripts/migrate.js)

@@ -16,6 +16,7 @@ describe('Maintenance schedule', () => {
     [MaintenanceJob.SweepSessions]: 30_000,
     [MaintenanceJob.ExpireArtifacts]: 60_000,
     [MaintenanceJob.BatchMaintenance]: 90_000,
+    [MaintenanceJob.TemplateMaintenance]: 120_000,
   };
   const NAMES = Object.values(MaintenanceJob);
   // A next run waits for its time (delayed) or, when due, for a worker (waiting).

@@ -26,6 +26,7 @@ import { AdminTenantsController } from './admin/admin-tenants.controller.js';
 import { TenantLifecycleService } from './admin/tenant-lifecycle.service.js';
 import { AgentsController } from './agents/agents.controller.js';
 import { BatchesController } from './batches/batches.controller.js';
+import { AdminTemplatesController, TemplatesController } from './templates/templates.controller.js';
 import { AdminAuthGuard } from './auth/admin-auth.guard.js';
 import { TenantAuthGuard } from './auth/tenant-auth.guard.js';
 import { CommandsController } from './commands/commands.controller.js';
@@ -80,6 +81,8 @@ export interface GatewayOptions {
     ArtifactsController,
     SignedArtifactsController,
     BatchesController,
+    TemplatesController,
+    AdminTemplatesController,
     HealthController,
     AgentsController,
     McpController,

@@ -2,9 +2,10 @@ import { BullModule } from '@nestjs/bullmq';
 import { Module } from '@nestjs/common';
 import { LoggerModule } from 'nestjs-pino';
 import { APP_CONFIG, ConfigModule, logDestination, pinoOptions, RedisModule, redisOptions, type AppConfig } from '@drydock/core';
-import { DockerSandboxRuntime } from '@drydock/docker-sandbox';
-import { MAINTENANCE_QUEUE } from '@drydock/execution';
-import { PlatformDataModule } from '@drydock/sessions';
+import { DockerSandboxRuntime, DockerTemplateBuilder } from '@drydock/docker-sandbox';
+import { MAINTENANCE_QUEUE, TEMPLATE_IMAGE_BUILDER } from '@drydock/execution';
+import { PlatformDataModule, WORKER_REGISTRY, type WorkerRegistry } from '@drydock/sessions';
+import { LIVE_WORKER_IDS, TemplateBuildRunner, TemplateMaintenance, type LiveWorkerIds } from '@drydock/templates';
 import { SessionHostModule } from '@drydock/session-host';
 import { VfsModule } from '@drydock/vfs';
 import { ArtifactsModule } from '@drydock/artifacts';
@@ -12,6 +13,7 @@ import { BatchesModule } from '@drydock/batches';
 import { BatchItemsProcessor } from './processors/batch-items.processor.js';
 import { MaintenanceProcessor } from './processors/maintenance.processor.js';
 import { SessionJobsProcessor } from './processors/session-jobs.processor.js';
+import { TemplateBuildsProcessor } from './processors/template-builds.processor.js';
 import { OperatorServer } from './operator/operator-server.js';
 import { WorkerLifecycleService } from './registry/worker-lifecycle.service.js';
 
@@ -47,6 +49,22 @@ const batches = BatchesModule.register({ imports: [PlatformDataModule] });
     }),
     BullModule.registerQueue({ name: MAINTENANCE_QUEUE }),
   ],
-  providers: [SessionJobsProcessor, BatchItemsProcessor, WorkerLifecycleService, MaintenanceProcessor, OperatorServer],
+  providers: [
+    SessionJobsProcessor,
+    BatchItemsProcessor,
+    WorkerLifecycleService,
+    MaintenanceProcessor,
+    OperatorServer,
+    DockerTemplateBuilder,
+    { provide: TEMPLATE_IMAGE_BUILDER, useExisting: DockerTemplateBuilder },
+    {
+      provide: LIVE_WORKER_IDS,
+      inject: [WORKER_REGISTRY],
+      useFactory: (workers: WorkerRegistry): LiveWorkerIds => async () => (await workers.listLive()).map((w) => w.id),
+    },
+    TemplateBuildRunner,
+    TemplateMaintenance,
+    TemplateBuildsProcessor,
+  ],
 })
 export class WorkerModule {}

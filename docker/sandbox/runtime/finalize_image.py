@@ -33,16 +33,10 @@ def remove(path: str) -> None:
 
 
 def drop_preload() -> None:
-    path = "/etc/ld.so.preload"
-    if not os.path.lexists(path):
-        return
-    planted = b""
-    if os.path.isfile(path) and not os.path.islink(path):
-        with open(path, "rb") as f:
-            planted = f.read(200).strip()
-    remove(path)
-    if planted:
-        say(f"removed {path} (it preloaded {planted.decode(errors='replace')})")
+    # Emptied by the step before (a COPY, so that nothing is preloaded into this one);
+    # the builder has said what the template had put there.
+    if os.path.lexists("/etc/ld.so.preload"):
+        remove("/etc/ld.so.preload")
 
 
 def strip_set_id_bits() -> int:
@@ -104,9 +98,23 @@ def mount_points() -> None:
         os.chmod(path, mode)
 
 
+def check_platform_files() -> None:
+    """The platform's files were copied where they are named: no folder on their way is
+    a link the template planted (/opt/drydock pointing into /session, say)."""
+    for top in ("/opt", "/opt/drydock"):
+        if os.path.islink(top) or not os.path.isdir(top):
+            sys.exit(f"drydock: the template replaced {top} with a link or a file; a template may not change {top}")
+    for root, dirs, files in os.walk("/opt/drydock"):
+        for name in dirs + files:
+            path = os.path.join(root, name)
+            if os.path.islink(path):
+                sys.exit(f"drydock: {path} is a link; a template may not change /opt/drydock")
+
+
 def main() -> None:
     if os.getuid() != 0:
         sys.exit("finalize_image.py runs as root")
+    check_platform_files()
     drop_preload()
     stripped = strip_set_id_bits()
     os.makedirs("/etc", exist_ok=True)

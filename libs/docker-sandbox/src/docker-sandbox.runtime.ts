@@ -37,6 +37,7 @@ const channelFolderName = (containerName: string) => createHash('sha256').update
 export class DockerSandboxRuntime implements SandboxRuntime, OnModuleInit {
   private readonly logger = new Logger(DockerSandboxRuntime.name);
   private readonly docker: Docker;
+  private readonly pulls = new Map<string, Promise<void>>();
   private hardening: SandboxHardening = { seccompProfileJson: JSON.stringify(SANDBOX_SECCOMP_PROFILE) };
 
   constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {
@@ -74,6 +75,8 @@ export class DockerSandboxRuntime implements SandboxRuntime, OnModuleInit {
   }
 
   async create(spec: SandboxSpec): Promise<Sandbox> {
+    const image = spec.image ?? this.config.docker.sandboxImage;
+    if (spec.image) await this.ensureImage(spec.image);
     const name = `drydock-${spec.sessionId}-${Date.now().toString(36)}`;
     let session: { volume: string } | { hostDir: string };
     let removeVolume: () => Promise<void>;
@@ -106,7 +109,7 @@ export class DockerSandboxRuntime implements SandboxRuntime, OnModuleInit {
       container = await this.docker.createContainer({
         ...sandboxContainerOptions(
           spec,
-          this.config.docker.sandboxImage,
+          image,
           session,
           this.hardening,
           { preloadModules: this.config.docker.preloadModules },
@@ -128,6 +131,40 @@ export class DockerSandboxRuntime implements SandboxRuntime, OnModuleInit {
       await release();
       throw error;
     }
+  }
+
+  // A template's image, pulled from the registry the first time this engine needs it
+  // (one pull per image however many sandboxes wait for it).
+  private ensureImage(ref: string): Promise<void> {
+    let pending = this.pulls.get(ref);
+    if (!pending) {
+      pending = this.pullIfMissing(ref).finally(() => this.pulls.delete(ref));
+      this.pulls.set(ref, pending);
+    }
+    return pending;
+  }
+
+  private async pullIfMissing(ref: string): Promise<void> {
+    try {
+      await this.docker.getImage(ref).inspect();
+      return;
+    } catch (error) {
+      if ((error as { statusCode?: number }).statusCode !== 404) throw error;
+    }
+    const started = Date.now();
+    const stream = await this.docker.pull(ref);
+    let failure: string | null = null;
+    await new Promise<void>((resolve, reject) =>
+      this.docker.modem.followProgress(
+        stream,
+        (error: Error | null) => (error ? reject(error) : resolve()),
+        (event: { error?: string }) => {
+          if (event.error) failure = event.error;
+        },
+      ),
+    );
+    if (failure) throw new Error(`pulling the template image ${ref} failed: ${failure}`);
+    this.logger.log(`pulled ${ref} in ${Date.now() - started} ms`);
   }
 
   // The attached stdin/stdout: wired before the start, so `ready` cannot be missed.

@@ -4,3 +4,4 @@ export * from './docker-sandbox.runtime.js';
 export * from './session-archive.js';
 export * from './seccomp/sandbox-seccomp.profile.js';
 export * from './replica-identity.js';
+export * from './templates/docker-template-builder.js';

@@ -11,3 +11,4 @@ import { ExecutionEntity } from './records/execution.entity.js';
 export const EXECUTION_ENTITIES = [ExecutionEntity];
 export * from './queue/job-errors.js';
 export * from './records/failed-run.js';
+export * from './runtime/template-image-builder.js';

@@ -9,6 +9,7 @@ import {
 } from '@drydock/core';
 import { EXECUTION_ENTITIES, EXECUTIONS_REPOSITORY, TypeOrmExecutionsRepository } from '@drydock/execution';
 import { VFS_ENTITIES } from '@drydock/vfs';
+import { TEMPLATE_ENTITIES, TEMPLATES_REPOSITORY, TemplateBuildLogs, TemplateBuildQueue, TemplatesService, TypeOrmTemplatesRepository } from '@drydock/templates';
 import { SESSIONS_ENTITIES } from './session.entity.js';
 import { SESSIONS_REPOSITORY } from './sessions.repository.js';
 import { RedisWorkerRegistry } from './redis-worker-registry.js';
@@ -21,7 +22,7 @@ const LIVENESS_SNAPSHOT_MS = 1000;
 // The database connection and every repository and registry both apps use, bound to
 // their tokens in one place. Needs the global ConfigModule and RedisModule.
 @Module({
-  imports: [DatabaseModule.forRoot([...CORE_ENTITIES, ...SESSIONS_ENTITIES, ...EXECUTION_ENTITIES, ...VFS_ENTITIES])],
+  imports: [DatabaseModule.forRoot([...CORE_ENTITIES, ...SESSIONS_ENTITIES, ...EXECUTION_ENTITIES, ...VFS_ENTITIES, ...TEMPLATE_ENTITIES])],
   providers: [
     { provide: TENANTS_REPOSITORY, useClass: TypeOrmTenantsRepository },
     { provide: SESSIONS_REPOSITORY, useClass: TypeOrmSessionsRepository },
@@ -32,7 +33,22 @@ const LIVENESS_SNAPSHOT_MS = 1000;
       useFactory: (redis: Redis) => new RedisWorkerRegistry(redis, LIVENESS_SNAPSHOT_MS),
     },
     DatasetRegistry,
+    { provide: TEMPLATES_REPOSITORY, useClass: TypeOrmTemplatesRepository },
+    TemplateBuildLogs,
+    TemplateBuildQueue,
+    TemplatesService,
   ],
-  exports: [DatabaseModule, TENANTS_REPOSITORY, SESSIONS_REPOSITORY, EXECUTIONS_REPOSITORY, WORKER_REGISTRY, DatasetRegistry],
+  exports: [
+    DatabaseModule,
+    TENANTS_REPOSITORY,
+    SESSIONS_REPOSITORY,
+    EXECUTIONS_REPOSITORY,
+    WORKER_REGISTRY,
+    DatasetRegistry,
+    TEMPLATES_REPOSITORY,
+    TemplateBuildLogs,
+    TemplateBuildQueue,
+    TemplatesService,
+  ],
 })
 export class PlatformDataModule {}

@@ -32,6 +32,14 @@ export class SessionEntity {
   @Column({ type: 'jsonb', default: () => "'[]'" })
   datasets: SessionDataset[];
 
+  // The template version it started from ("name:version") and that version's image in
+  // the registry; null: the platform's image.
+  @Column({ type: 'text', nullable: true })
+  template: string | null;
+
+  @Column({ type: 'text', nullable: true })
+  image: string | null;
+
   // Set by the worker once a container exists; a later container for the same session
   // means the interpreter state was lost.
   @Column({ name: 'container_id', type: 'text', nullable: true })

@@ -9,6 +9,8 @@ export interface SessionView {
   limits: EffectiveLimits;
   storage: SessionRecord['storage'];
   datasets: SessionRecord['datasets'];
+  // The template version it started from ("name:version"); null: the platform's image.
+  template: string | null;
   createdAt: string;
   lastUsedAt: string;
   expiresAt: string | null;
@@ -26,6 +28,7 @@ export function toSessionView(record: SessionRecord, idleMs: number): SessionVie
     limits: record.limits,
     storage: record.storage,
     datasets: record.datasets ?? [],
+    template: record.template ?? null,
     createdAt: new Date(record.createdAt).toISOString(),
     lastUsedAt: lastUsed.toISOString(),
     expiresAt: record.status === 'ended' ? null : new Date(lastUsed.getTime() + idleMs).toISOString(),

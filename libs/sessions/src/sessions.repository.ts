@@ -10,6 +10,9 @@ export interface NewSession {
   limits: EffectiveLimits;
   storage: SessionStorage;
   datasets: SessionDataset[];
+  // The template version ("name:version") and its image; null: the platform's image.
+  template: string | null;
+  image: string | null;
 }
 
 // An execution to record on a session, in the same round trip as reading it.

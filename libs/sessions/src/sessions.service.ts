@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { APP_CONFIG, DrydockError, newId, TenantsService, type AppConfig } from '@drydock/core';
 import { JOB_DISPATCHER, JobName, type JobDispatcher, type SessionDataset, type SessionSpec } from '@drydock/execution';
+import { TemplatesService } from '@drydock/templates';
 import { DatasetRegistry } from './datasets/dataset-registry.js';
 import { resolveLimits, type RequestedLimits } from './session-limits.js';
 import { SessionsError } from './sessions.errors.js';
@@ -13,6 +14,8 @@ export interface CreateSessionCommand {
   limits?: RequestedLimits;
   storage?: SessionStorage;
   datasets?: SessionDataset[];
+  // "name" or "name:version" (docs/templates.md); absent: the platform's image.
+  template?: string;
 }
 
 export interface StagedDataset {
@@ -36,6 +39,7 @@ export class SessionsService {
     @Inject(JOB_DISPATCHER) private readonly dispatcher: JobDispatcher,
     private readonly tenants: TenantsService,
     private readonly datasets: DatasetRegistry,
+    private readonly templates: TemplatesService,
   ) {}
 
   get idleMs(): number {
@@ -55,6 +59,7 @@ export class SessionsService {
       );
     }
     const datasets = await this.checkDatasets(tenantId, command.datasets ?? []);
+    const template = command.template === undefined ? null : await this.templates.resolve(tenantId, command.template);
     const maxSessions = tenant.limits.maxSessions;
     if (maxSessions !== undefined && (await this.sessions.countLive(tenantId)) >= maxSessions) {
       const live = (await this.sessions.list(tenantId, { includeEnded: false, limit: 1000 })).find(
@@ -71,6 +76,8 @@ export class SessionsService {
       limits,
       storage: command.storage ?? 'tmpfs',
       datasets,
+      template: template?.ref ?? null,
+      image: template?.imageRef ?? null,
     });
     if (!created) return { session: await this.ensurePlaced(record), created: false };
     try {
@@ -207,5 +214,6 @@ export function specOf(session: SessionRecord): SessionSpec {
     limits: session.limits,
     storage: session.storage,
     datasets: session.datasets ?? [],
+    ...(session.image ? { image: session.image } : {}),
   };
 }

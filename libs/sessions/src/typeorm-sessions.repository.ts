@@ -24,6 +24,8 @@ interface SessionRow {
   limits: SessionRecord['limits'];
   storage: SessionRecord['storage'];
   datasets: SessionRecord['datasets'];
+  template: string | null;
+  image: string | null;
   container_id: string | null;
   created_at: Date;
   last_used_at: Date;
@@ -32,7 +34,7 @@ interface SessionRow {
 }
 const LIVE: SessionStatus[] = ['starting', 'ready', 'lost'];
 
-const SESSION_COLUMNS = `id, tenant_id, thread_id, status, worker_id, limits, storage, datasets, container_id,
+const SESSION_COLUMNS = `id, tenant_id, thread_id, status, worker_id, limits, storage, datasets, template, image, container_id,
   created_at, last_used_at, ended_at, end_reason`;
 
 // The session and, if it can take a run, the execution inserted on it: one round trip
@@ -71,6 +73,8 @@ function sessionFromRow(row: SessionRow): SessionRecord {
     limits: row.limits,
     storage: row.storage,
     datasets: row.datasets,
+    template: row.template,
+    image: row.image,
     containerId: row.container_id,
     createdAt: row.created_at,
     lastUsedAt: row.last_used_at,

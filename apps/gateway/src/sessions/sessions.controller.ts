@@ -20,8 +20,10 @@ export class SessionsController {
   @ApiOkResponse({ type: SessionResponse, description: 'The thread already had a live session.' })
   @ApiErrors({
     ...VALIDATION_ERRORS,
-    400: [...VALIDATION_ERRORS[400]!, 'INVALID_DATASET_NAME', 'DUPLICATE_DATASET'],
+    400: [...VALIDATION_ERRORS[400]!, 'INVALID_DATASET_NAME', 'DUPLICATE_DATASET', 'INVALID_TEMPLATE'],
     403: ['NETWORK_FORBIDDEN'],
+    404: ['TEMPLATE_NOT_FOUND'],
+    409: ['TEMPLATE_NOT_READY'],
     422: ['STORAGE_NOT_AVAILABLE', 'DATASETS_NOT_CONFIGURED', 'DATASET_NOT_FOUND', 'DATASET_TOO_LARGE'],
     429: ['SESSION_QUOTA_EXCEEDED'],
     503: ['NO_WORKER_AVAILABLE', 'SANDBOX_UNAVAILABLE'],
@@ -39,6 +41,7 @@ export class SessionsController {
       limits: dto.limits,
       storage: dto.storage,
       datasets: dto.datasets,
+      template: dto.template,
     });
     res.status(created ? 201 : 200);
     return toSessionView(session, this.sessions.idleMs);

@@ -6,6 +6,7 @@ import { BatchMaintenance } from '@drydock/batches';
 import { repeatedErrorLogger } from '@drydock/core';
 import { MAINTENANCE_QUEUE, MaintenanceJob } from '@drydock/execution';
 import { AbandonedSessionSweeper } from '@drydock/session-host';
+import { TemplateMaintenance } from '@drydock/templates';
 
 // Housekeeping shared by all workers; each scheduled job runs on one of them.
 @Processor(MAINTENANCE_QUEUE)
@@ -14,6 +15,7 @@ export class MaintenanceProcessor extends WorkerHost {
     private readonly sweeper: AbandonedSessionSweeper,
     private readonly artifacts: ArtifactsService,
     private readonly batches: BatchMaintenance,
+    private readonly templates: TemplateMaintenance,
   ) {
     super();
   }
@@ -36,6 +38,8 @@ export class MaintenanceProcessor extends WorkerHost {
       case MaintenanceJob.BatchMaintenance:
         // Retention of batches, and items a crash left admitted or running.
         return await this.batches.run();
+      case MaintenanceJob.TemplateMaintenance:
+        return await this.templates.run();
       default:
         throw new Error(`unknown maintenance job ${job.name}`);
     }

@@ -12,13 +12,18 @@ import { APP_CONFIG, type AppConfig, repeatedErrorLogger } from '@drydock/core';
 import { MAINTENANCE_QUEUE, MaintenanceJob, SANDBOX_RUNTIME, type SandboxRuntime } from '@drydock/execution';
 import { SESSIONS_REPOSITORY, WORKER_REGISTRY, type SessionsRepository, type WorkerRegistry } from '@drydock/sessions';
 import { IdleReaper, OrphanContainerSweeper, SessionLifecycle, WorkerHeartbeat } from '@drydock/session-host';
+import { TemplateMaintenance } from '@drydock/templates';
 import { BatchItemsProcessor } from '../processors/batch-items.processor.js';
+import { TemplateBuildsProcessor } from '../processors/template-builds.processor.js';
 import { SessionJobsProcessor } from '../processors/session-jobs.processor.js';
 import { MaintenanceSchedule } from './maintenance-schedule.js';
 
 // Start-up and shut-down order of a worker: clear containers left by a previous life,
 // announce itself, take jobs; on the way out (SIGTERM) or on an operator's request
 // (POST /admin/workers/:id/drain), drain. The work itself is in @drydock/session-host.
+// Template housekeeping (lost builds, registry purges) runs this often.
+const TEMPLATE_MAINTENANCE_MS = 60_000;
+
 @Injectable()
 export class WorkerLifecycleService implements OnModuleInit, OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger('Worker');
@@ -39,12 +44,15 @@ export class WorkerLifecycleService implements OnModuleInit, OnApplicationBootst
     private readonly lifecycle: SessionLifecycle,
     private readonly processor: SessionJobsProcessor,
     private readonly batchItems: BatchItemsProcessor,
+    private readonly templateBuilds: TemplateBuildsProcessor,
+    private readonly templates: TemplateMaintenance,
     @InjectQueue(MAINTENANCE_QUEUE) private readonly maintenance: Queue,
   ) {
     this.schedule = new MaintenanceSchedule(maintenance, {
       [MaintenanceJob.SweepSessions]: config.worker.reaperIntervalMs,
       [MaintenanceJob.ExpireArtifacts]: config.artifacts.expiryIntervalMs,
       [MaintenanceJob.BatchMaintenance]: config.batches.maintenanceIntervalMs,
+      [MaintenanceJob.TemplateMaintenance]: TEMPLATE_MAINTENANCE_MS,
     });
   }
 
@@ -75,6 +83,7 @@ export class WorkerLifecycleService implements OnModuleInit, OnApplicationBootst
     await this.schedule.ensure();
     await this.processor.start();
     await this.batchItems.start();
+    await this.templateBuilds.start();
     this.logger.log(
       `worker ${id} ready (capacity ${this.config.worker.capacity} sessions, ${this.config.batches.workerConcurrency} batch slots)`,
     );
@@ -95,10 +104,12 @@ export class WorkerLifecycleService implements OnModuleInit, OnApplicationBootst
     this.logger.log(`draining (up to ${drainTimeoutMs} ms for running work)`);
     try {
       await this.heartbeat.setState('draining');
-      const [sessionsDone, itemsDone] = await Promise.all([
+      const [sessionsDone, itemsDone, buildsDone] = await Promise.all([
         this.processor.drain(drainTimeoutMs),
         this.batchItems.drain(drainTimeoutMs),
+        this.templateBuilds.drain(drainTimeoutMs),
       ]);
+      if (!buildsDone) this.logger.warn('drain timeout: template builds still running were stopped (recorded failed)');
       if (!sessionsDone) this.logger.warn('drain timeout: executions still running end as killed');
       if (!itemsDone) {
         const given = this.batchItems.abandon();
@@ -128,7 +139,7 @@ export class WorkerLifecycleService implements OnModuleInit, OnApplicationBootst
     if (this.reaperTimer) clearInterval(this.reaperTimer);
     if (this.orphanTimer) clearInterval(this.orphanTimer);
     await this.heartbeat.deregister().catch(() => undefined);
-    const closed = await Promise.allSettled([this.processor.close(), this.batchItems.close()]);
+    const closed = await Promise.allSettled([this.processor.close(), this.batchItems.close(), this.templateBuilds.close()]);
     for (const result of closed) {
       if (result.status === 'rejected') this.logger.error(`closing a processor failed: ${(result.reason as Error).message}`);
     }
@@ -137,6 +148,7 @@ export class WorkerLifecycleService implements OnModuleInit, OnApplicationBootst
   private async sweepOrphans(): Promise<void> {
     if (this.heartbeat.state !== 'active') return;
     await this.orphans.sweep().catch((error: Error) => this.logger.warn(`orphan sweep: ${error.message}`));
+    await this.templates.sweepLocalImages().catch((error: Error) => this.logger.warn(`template image sweep: ${error.message}`));
   }
 
   private async reap(): Promise<void> {

@@ -145,6 +145,29 @@ export const configSchema = z.object({
     // Largest dataset a session may stage into /session/data.
     maxStagedBytes: int(256 * 1024 * 1024),
   }),
+  templates: z.object({
+    // The OCI registry (Distribution v2) template images are pushed to and every worker
+    // pulls from, as host:port (docs/templates.md). Unset: templates are refused.
+    registry: z
+      .string()
+      .regex(/^[A-Za-z0-9.-]+(:[0-9]{1,5})?$/, 'TEMPLATE_REGISTRY is host:port, e.g. 127.0.0.1:5000')
+      .optional(),
+    // Bounds of one build: its wall-clock time, the Dockerfile and the context files
+    // sent with it, and what its steps may add to the platform's image.
+    buildTimeoutMs: int(15 * 60_000),
+    maxDockerfileBytes: int(64 * 1024),
+    maxContextFiles: int(100),
+    maxContextBytes: int(1024 * 1024),
+    maxAddedImageMb: int(4096),
+    // Memory of a build's steps (the build container's limit).
+    buildMemoryMb: int(4096),
+    // The Docker network a build's RUN steps use: its own bridge (created when missing,
+    // no traffic between its containers), or "none" for builds without a network. Until
+    // egress control (docs/templates.md), the host firewalls what it may reach.
+    buildNetwork: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/, 'TEMPLATE_BUILD_NETWORK is a Docker network name, or "none"').default('drydock-builds'),
+    // Builds one worker runs at once (0: this worker builds none).
+    workerConcurrency: z.coerce.number().int().min(0).max(8).default(1),
+  }),
   batches: z.object({
     // Items per batch, and the largest request body a batch may come in (NDJSON bodies
     // are streamed; a JSON body is parsed whole, up to this size).
@@ -247,6 +270,7 @@ const ENV_NAMES: Record<string, string> = {
   'docker.runtime': 'SANDBOX_RUNTIME',
   'docker.seccompProfile': 'SANDBOX_SECCOMP_PROFILE',
   'docker.preloadModules': 'SANDBOX_PRELOAD_MODULES',
+  'templates.registry': 'TEMPLATE_REGISTRY',
 };
 
 // "datasets=/srv/data,notes=/srv/notes" -> { datasets: '/srv/data', notes: '/srv/notes' }
@@ -327,6 +351,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       preloadModules: env.SANDBOX_PRELOAD_MODULES,
     },
     datasets: { dir: env.DATASETS_DIR || undefined, maxStagedBytes: env.DATASETS_MAX_STAGED_BYTES },
+    templates: {
+      registry: env.TEMPLATE_REGISTRY || undefined,
+      buildTimeoutMs: env.TEMPLATE_BUILD_TIMEOUT_MS,
+      maxDockerfileBytes: env.TEMPLATE_MAX_DOCKERFILE_BYTES,
+      maxContextFiles: env.TEMPLATE_MAX_CONTEXT_FILES,
+      maxContextBytes: env.TEMPLATE_MAX_CONTEXT_BYTES,
+      maxAddedImageMb: env.TEMPLATE_MAX_ADDED_IMAGE_MB,
+      buildMemoryMb: env.TEMPLATE_BUILD_MEMORY_MB,
+      buildNetwork: env.TEMPLATE_BUILD_NETWORK || undefined,
+      workerConcurrency: env.WORKER_TEMPLATE_BUILD_CONCURRENCY,
+    },
     batches: {
       maxItems: env.BATCH_MAX_ITEMS,
       maxBodyBytes: env.BATCH_MAX_BODY_BYTES,

@@ -41,6 +41,9 @@ export interface SessionSpec {
   // Absent in jobs queued before these existed: tmpfs and no datasets.
   storage?: 'tmpfs' | 'bind';
   datasets?: SessionDataset[];
+  // The session's template (docs/templates.md): the image its sandbox starts from, by
+  // digest in the registry. Absent: the platform's image.
+  image?: string;
 }
 
 export interface StartSessionJobData {
@@ -217,6 +220,9 @@ export const MaintenanceJob = {
   ExpireArtifacts: 'expire-artifacts',
   // Deletes expired batches; re-queues items a crash left admitted or running.
   BatchMaintenance: 'batch-maintenance',
+  // Fails template builds lost with their worker; removes deleted templates' images from
+  // the registry once no live session uses them.
+  TemplateMaintenance: 'template-maintenance',
 } as const;
 
 // Redis pub/sub channel on which a worker relays live output of one execution.

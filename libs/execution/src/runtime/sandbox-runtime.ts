@@ -23,6 +23,9 @@ export interface SandboxSpec {
   // Operator dataset folders (already resolved and confined) mounted read-only at
   // /data/<name>.
   readOnlyMounts?: { name: string; hostPath: string }[];
+  // A template's image (in the registry, by digest) instead of the platform's own; the
+  // runtime pulls it the first time this host needs it.
+  image?: string;
 }
 
 // `code` for the REPL, or a `command` to run as a process beside it.

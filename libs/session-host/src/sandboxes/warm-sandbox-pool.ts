@@ -26,7 +26,8 @@ const RETRY_MAX_MS = 30_000;
 // A pooled sandbox has the default limits, tmpfs storage and no dataset mount, and
 // nothing of any tenant: it was started empty and has run nothing. Taking it hands it to
 // one session for good; it is destroyed with that session, never put back. A session
-// the pool cannot serve (other limits, `bind` storage, dataset mounts) starts cold.
+// the pool cannot serve (other limits, `bind` storage, dataset mounts, a template's
+// image) starts cold.
 // A start that fails (Docker down, image missing) is retried with back-off, not in a
 // loop.
 @Injectable()
@@ -55,8 +56,9 @@ export class WarmSandboxPool {
   }
 
   // Whether a session of this spec can take a pooled sandbox.
-  serves(spec: Pick<SandboxSpec, 'limits' | 'storage' | 'readOnlyMounts'>): boolean {
+  serves(spec: Pick<SandboxSpec, 'limits' | 'storage' | 'readOnlyMounts' | 'image'>): boolean {
     return (
+      spec.image === undefined &&
       (spec.storage ?? 'tmpfs') === 'tmpfs' &&
       (spec.readOnlyMounts?.length ?? 0) === 0 &&
       CONTAINER_LIMITS.every((key) => spec.limits[key] === this.limits[key])
@@ -65,7 +67,7 @@ export class WarmSandboxPool {
 
   // A started sandbox for this session, now its own; null when the pool has none ready
   // or cannot serve the spec (the caller starts one cold).
-  take(spec: Pick<SandboxSpec, 'limits' | 'storage' | 'readOnlyMounts'>): Sandbox | null {
+  take(spec: Pick<SandboxSpec, 'limits' | 'storage' | 'readOnlyMounts' | 'image'>): Sandbox | null {
     if (!this.open || !this.serves(spec)) return null;
     let taken: Sandbox | null = null;
     while (!taken && this.ready.length > 0) {

@@ -8,6 +8,7 @@ import {
   IsBoolean,
   IsIn,
   IsInt,
+  MaxLength,
   IsNumber,
   IsOptional,
   IsString,
@@ -65,6 +66,13 @@ export class CreateSessionDto {
   @ApiPropertyOptional({ type: () => [SessionDatasetDto], maxItems: 32 })
   @IsOptional() @IsArray() @ArrayMaxSize(32) @ValidateNested({ each: true }) @Type(() => SessionDatasetDto)
   datasets?: SessionDatasetDto[];
+
+  @ApiPropertyOptional({
+    example: 'analytics',
+    description: 'A template (GET /v1/templates): "name" for its newest ready version, "name:version" for that one. 404 TEMPLATE_NOT_FOUND, 409 TEMPLATE_NOT_READY.',
+  })
+  @IsOptional() @IsString() @MaxLength(80)
+  template?: string;
 
   @ApiPropertyOptional({ description: 'Sandboxes have no network; true is refused with 403 NETWORK_FORBIDDEN.', default: false })
   @IsOptional() @IsBoolean()

@@ -28,6 +28,8 @@ export class SessionResponse implements SessionView {
   @ApiProperty({ type: () => EffectiveLimitsResponse }) limits: EffectiveLimitsResponse;
   @ApiProperty({ enum: ['tmpfs', 'bind'] }) storage: SessionView['storage'];
   @ApiProperty({ type: () => [SessionDatasetResponse] }) datasets: SessionDatasetResponse[];
+  @ApiProperty({ type: 'string', nullable: true, example: 'analytics:3', description: 'The template version its sandbox starts from; null: the platform image.' })
+  template: string | null;
   @ApiProperty({ format: 'date-time' }) createdAt: string;
   @ApiProperty({ format: 'date-time' }) lastUsedAt: string;
   @ApiProperty({ type: 'string', format: 'date-time', nullable: true, description: 'When the idle reaper ends it; null once ended.' }) expiresAt: string | null;

@@ -1,0 +1,358 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import Docker from 'dockerode';
+import { extract, pack } from 'tar-stream';
+import { APP_CONFIG, type AppConfig } from '@drydock/core';
+import type { TemplateBuildOutcome, TemplateBuildRequest, TemplateImageBuilder } from '@drydock/execution';
+import { checkDockerfile, substituteBase, TEMPLATE_REPOSITORY_PREFIX } from '@drydock/templates';
+import { SANDBOX_COMMAND, SANDBOX_RUNTIME_DIR, SANDBOX_UID } from '../container-spec.js';
+
+// Lines of a failing step's output its error quotes.
+const FAILED_STEP_LINES = 20;
+// Variables of a template's image that would reach the supervisor (the loader's, glibc's)
+// or speak for the platform: refused unless they are the platform image's own.
+const PLATFORM_ENV = /^(LD_[A-Z_]*|DRYDOCK_[A-Z0-9_]*|GLIBC_TUNABLES|GCONV_PATH|LOCPATH|MALLOC_[A-Z_]*|HOSTALIASES|RES_OPTIONS|TZDIR)$/;
+const LOADER_ARGV = [`${SANDBOX_RUNTIME_DIR}/sys/ld.so`, '--library-path', `${SANDBOX_RUNTIME_DIR}/sys`, `${SANDBOX_RUNTIME_DIR}/bin/python3`, '-I', '-S'];
+
+interface BuildEvent {
+  stream?: string;
+  error?: string;
+  errorDetail?: { message?: string };
+  aux?: { ID?: string; Digest?: string };
+  status?: string;
+  progress?: string;
+  id?: string;
+}
+
+// Template images through the engine's own (classic) build API: the template's
+// Dockerfile on the platform's image, then the platform's final layer over it
+// (docs/decisions/016-template-registry.md), then checks of what the image says; pushed
+// to TEMPLATE_REGISTRY by the engine.
+@Injectable()
+export class DockerTemplateBuilder implements TemplateImageBuilder {
+  private readonly logger = new Logger(DockerTemplateBuilder.name);
+  private readonly docker: Docker;
+  private network: Promise<string> | null = null;
+  private readonly bases = new Map<string, Promise<string>>();
+
+  constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {
+    this.docker = new Docker({ socketPath: config.docker.socketPath });
+  }
+
+  async build(request: TemplateBuildRequest, onLog: (line: string) => void, signal: AbortSignal): Promise<TemplateBuildOutcome> {
+    const platform = await this.docker.getImage(this.config.docker.sandboxImage).inspect();
+    const check = checkDockerfile(request.dockerfile);
+    if (check.problems.length > 0) return { ok: false, error: `The Dockerfile cannot be built: ${check.problems.join('; ')}.` };
+    const dockerfile = substituteBase(request.dockerfile, check.baseRefs, await this.stepsBase(platform.Id));
+    onLog(`drydock: building ${request.name}:${request.version} on the platform image ${platform.Id.slice(7, 19)}`);
+    const steps = await this.runBuild(contextOf(dockerfile, request.files), await this.buildOptions(), onLog, signal);
+    if ('error' in steps) return { ok: false, error: steps.error };
+
+    const preload = await this.readFile(steps.imageId, '/etc/ld.so.preload');
+    if (preload?.trim()) onLog(`drydock: the template's /etc/ld.so.preload is removed (it preloaded ${preload.trim().slice(0, 200)})`);
+    onLog('drydock: adding the platform layer');
+    const final = await this.runBuild(contextOf(finalLayer(steps.imageId, platform.Id, request), {}), { ...(await this.buildOptions()), networkmode: 'none' }, onLog, signal);
+    if ('error' in final) return { ok: false, error: `The platform layer could not be added: ${final.error}` };
+
+    const image = await this.docker.getImage(final.imageId).inspect();
+    const refused = refusedConfig(image, platform);
+    if (refused.length > 0) {
+      await this.removeImage(final.imageId);
+      return { ok: false, error: `The image cannot be used: ${refused.join('; ')}.` };
+    }
+    const addedBytes = Math.max(0, image.Size - platform.Size);
+    const maxAdded = this.config.templates.maxAddedImageMb * 1024 * 1024;
+    if (addedBytes > maxAdded) {
+      await this.removeImage(final.imageId);
+      return { ok: false, error: `The template adds ${mb(addedBytes)} MB to the platform image, more than the ${this.config.templates.maxAddedImageMb} MB allowed.` };
+    }
+    onLog(`drydock: image ${final.imageId.slice(7, 19)}, ${mb(image.Size)} MB (${mb(addedBytes)} MB over the platform image)`);
+    return { ok: true, imageId: final.imageId, sizeBytes: image.Size, addedBytes };
+  }
+
+  // A file of an image, read from a container created (never started) from it; null
+  // when there is none.
+  private async readFile(imageId: string, path: string): Promise<string | null> {
+    const container = await this.docker.createContainer({ Image: imageId, Cmd: ['/nonexistent'], NetworkDisabled: true, Labels: { 'drydock.role': 'template-build' } });
+    try {
+      const archive = (await container.getArchive({ path })) as NodeJS.ReadableStream;
+      const untar = extract();
+      let text: string | null = null;
+      untar.on('entry', (header, stream, next) => {
+        const chunks: Buffer[] = [];
+        stream.on('data', (chunk: unknown) => {
+          if (chunks.length < 64) chunks.push(chunk as Buffer);
+        });
+        stream.on('end', () => {
+          if (header.type === 'file' && text === null) text = Buffer.concat(chunks).toString('utf8');
+          next();
+        });
+        stream.resume();
+      });
+      archive.pipe(untar);
+      await new Promise<void>((resolve, reject) => {
+        untar.on('finish', resolve);
+        untar.on('error', reject);
+      });
+      return text;
+    } catch (error) {
+      if ((error as { statusCode?: number }).statusCode === 404) return null;
+      throw error;
+    } finally {
+      await container.remove({ force: true }).catch(() => undefined);
+    }
+  }
+
+  // What `FROM drydock` builds on: the platform image with root as the user, so that
+  // a template's steps run as root (apt-get, pip) as in any Dockerfile; the final layer
+  // makes the sandbox user the image's user again. Built once per platform image.
+  private stepsBase(platformId: string): Promise<string> {
+    let pending = this.bases.get(platformId);
+    if (!pending) {
+      pending = (async () => {
+        const tag = `drydock/template-base:${platformId.slice(7, 19)}`;
+        const existing = await this.docker.getImage(tag).inspect().catch(() => null);
+        if (existing?.Config.Labels?.['drydock.platform-image'] === platformId) return existing.Id;
+        const built = await this.runBuild(
+          contextOf(`FROM ${platformId}\nUSER 0:0\nLABEL drydock.platform-image=${JSON.stringify(platformId)}\n`, {}),
+          { ...(await this.buildOptions()), nocache: false, t: tag, networkmode: 'none' },
+          () => undefined,
+          AbortSignal.timeout(60_000),
+        );
+        if ('error' in built) throw new Error(`the template base could not be built: ${built.error}`);
+        return built.imageId;
+      })();
+      pending.catch(() => this.bases.delete(platformId));
+      this.bases.set(platformId, pending);
+    }
+    return pending;
+  }
+
+  private async buildOptions() {
+    const { buildMemoryMb } = this.config.templates;
+    const memory = buildMemoryMb * 1024 * 1024;
+    return {
+      rm: true,
+      forcerm: true,
+      pull: false,
+      // No layer cache: the engine's cache is shared by every build on it, so one
+      // tenant's layer (a `RUN pip install x` against a mirror it controlled) would be
+      // another's for the same line, and "Using cache" would tell a tenant what another
+      // built.
+      nocache: true,
+      memory,
+      memswap: memory,
+      networkmode: await this.buildNetwork(),
+      // Nothing from the worker: no build argument, no credentials.
+      buildargs: {},
+    };
+  }
+
+  // The network of RUN steps: TEMPLATE_BUILD_NETWORK, created once when missing as a
+  // bridge whose containers cannot reach each other.
+  private buildNetwork(): Promise<string> {
+    const name = this.config.templates.buildNetwork;
+    if (name === 'none') return Promise.resolve('none');
+    this.network ??= (async () => {
+      const existing = await this.docker.listNetworks({ filters: { name: [name] } });
+      if (!existing.some((n) => n.Name === name)) {
+        await this.docker
+          .createNetwork({ Name: name, Driver: 'bridge', Options: { 'com.docker.network.bridge.enable_icc': 'false' }, Labels: { 'drydock.role': 'template-builds' } })
+          .catch((error: { statusCode?: number }) => {
+            if (error.statusCode !== 409) throw error;
+          });
+      }
+      return name;
+    })().catch((error) => {
+      this.network = null;
+      throw error;
+    });
+    return this.network;
+  }
+
+  // One build through the engine; its output goes to onLog line by line as it comes.
+  private async runBuild(
+    context: NodeJS.ReadableStream,
+    options: Record<string, unknown>,
+    onLog: (line: string) => void,
+    signal: AbortSignal,
+  ): Promise<{ imageId: string } | { error: string }> {
+    let step = null as string | null;
+    let stepOutput: string[] = [];
+    let imageId: string | null = null;
+    let failure: string | null = null;
+    let partial = '';
+    const onEvent = (event: BuildEvent) => {
+      if (event.stream !== undefined) {
+        const lines = (partial + event.stream).split('\n');
+        partial = lines.pop() ?? '';
+        for (const raw of lines) {
+          // The engine colours a step's stderr; the log is plain text.
+          const line = raw.replace(/\x1b\[[0-9;]*[A-Za-z]/g, '').replace(/\r/g, '');
+          if (/^Step \d+\/\d+ : /.test(line)) {
+            step = line;
+            stepOutput = [];
+          } else if (!/^ ---> /.test(line) && !/^Removing intermediate container /.test(line)) {
+            stepOutput.push(line);
+            if (stepOutput.length > FAILED_STEP_LINES) stepOutput.shift();
+          }
+          onLog(line);
+        }
+      }
+      if (event.aux?.ID) imageId = event.aux.ID;
+      if (event.error) {
+        failure = event.errorDetail?.message ?? event.error;
+        onLog(`error: ${failure}`);
+      }
+    };
+    let stream: NodeJS.ReadableStream;
+    try {
+      stream = await this.docker.buildImage(context, { ...options, abortSignal: signal } as Docker.ImageBuildOptions);
+    } catch (error) {
+      return { error: signal.aborted ? this.stopped(signal) : `the engine refused the build: ${(error as Error).message}` };
+    }
+    const finished = await new Promise<Error | null>((resolve) => {
+      const onAbort = () => (stream as unknown as { destroy?: (e?: Error) => void }).destroy?.(new Error('aborted'));
+      signal.addEventListener('abort', onAbort, { once: true });
+      this.docker.modem.followProgress(
+        stream,
+        (error: Error | null) => {
+          signal.removeEventListener('abort', onAbort);
+          resolve(error);
+        },
+        onEvent,
+      );
+    });
+    if (partial) onEvent({ stream: '\n' });
+    if (signal.aborted) return { error: this.stopped(signal) };
+    if (failure || finished || !imageId) {
+      const why = failure ?? finished?.message ?? 'the engine ended the build without an image';
+      const output = stepOutput.filter((l) => l.trim() !== '').join('\n');
+      return { error: step ? `${step.replace(/^Step (\d+\/\d+) : /, 'step $1 (')}) failed: ${why}${output ? `\n${output}` : ''}` : why };
+    }
+    return { imageId };
+  }
+
+  private stopped(signal: AbortSignal): string {
+    const reason = signal.reason as Error | undefined;
+    if (reason?.name === 'TimeoutError') {
+      return `the build took longer than ${Math.round(this.config.templates.buildTimeoutMs / 1000)} s, its limit, and was stopped`;
+    }
+    return `the build was stopped: ${reason?.message ?? 'cancelled'}`;
+  }
+
+  async push(imageId: string, repository: string, tag: string, onLog: (line: string) => void): Promise<{ imageRef: string; digest: string }> {
+    const registry = this.config.templates.registry;
+    if (!registry) throw new Error('TEMPLATE_REGISTRY is not set');
+    const repo = `${registry}/${repository}`;
+    await this.docker.getImage(imageId).tag({ repo, tag });
+    onLog(`drydock: pushing ${repo}:${tag}`);
+    const stream = await this.docker.getImage(`${repo}:${tag}`).push({ tag });
+    let digest: string | null = null;
+    let failure: string | null = null;
+    await new Promise<void>((resolve, reject) =>
+      this.docker.modem.followProgress(
+        stream,
+        (error: Error | null) => (error ? reject(error) : resolve()),
+        (event: BuildEvent) => {
+          if (event.aux?.Digest) digest = event.aux.Digest;
+          if (event.error) failure = event.errorDetail?.message ?? event.error;
+          if (event.status && !event.progress) onLog(`${event.id ? `${event.id}: ` : ''}${event.status}`);
+        },
+      ),
+    );
+    if (failure || !digest) throw new Error(`the push to ${registry} failed: ${failure ?? 'no digest came back'}`);
+    return { imageRef: `${repo}@${digest}`, digest };
+  }
+
+  // Every reference to the image goes with it (its tag and its digest), unless a
+  // container (running or not) was made from it.
+  async removeImage(image: string): Promise<boolean> {
+    let id: string;
+    try {
+      id = (await this.docker.getImage(image).inspect()).Id;
+    } catch (error) {
+      if ((error as { statusCode?: number }).statusCode === 404) return true;
+      throw error;
+    }
+    const users = await this.docker.listContainers({ all: true, filters: { ancestor: [id] } });
+    if (users.length > 0) return false;
+    try {
+      await this.docker.getImage(id).remove({ force: true });
+      return true;
+    } catch (error) {
+      const status = (error as { statusCode?: number }).statusCode;
+      if (status === 404) return true;
+      if (status === 409) return false;
+      throw error;
+    }
+  }
+
+  async deleteFromRegistry(imageRef: string): Promise<void> {
+    const match = /^([^/]+)\/(.+)@(sha256:[0-9a-f]{64})$/.exec(imageRef);
+    if (!match) throw new Error(`not an image reference by digest: ${imageRef}`);
+    const [, host, repository, digest] = match;
+    const response = await fetch(`http://${host}/v2/${repository}/manifests/${digest}`, { method: 'DELETE', signal: AbortSignal.timeout(10_000) });
+    if (response.status !== 202 && response.status !== 404) {
+      throw new Error(`the registry answered ${response.status} to deleting ${imageRef}: ${(await response.text()).slice(0, 200)}`);
+    }
+  }
+
+  async localTemplateImages(): Promise<string[]> {
+    const registry = this.config.templates.registry;
+    if (!registry) return [];
+    const prefix = `${registry}/${TEMPLATE_REPOSITORY_PREFIX}`;
+    const images = await this.docker.listImages();
+    return images.flatMap((image) => (image.RepoDigests ?? []).filter((ref) => ref.startsWith(prefix)));
+  }
+}
+
+const mb = (bytes: number) => Math.round(bytes / (1024 * 1024));
+
+// The build context: the Dockerfile and the template's files.
+function contextOf(dockerfile: string, files: Record<string, string>): NodeJS.ReadableStream {
+  const tar = pack();
+  tar.entry({ name: 'Dockerfile', mode: 0o644 }, dockerfile);
+  for (const [path, content] of Object.entries(files)) tar.entry({ name: path, mode: 0o644 }, content);
+  tar.finalize();
+  return tar as unknown as NodeJS.ReadableStream;
+}
+
+// The platform's last layer over the template's image (docs/templates.md, "What the
+// platform keeps"): its runtime and supervisor copied over whatever is there, an empty
+// /etc/ld.so.preload before anything runs, finalize_image.py on the platform's own
+// runtime (exec form: no shell of the template's), then the image's settings.
+function finalLayer(stepsImage: string, platformImage: string, request: TemplateBuildRequest): string {
+  const json = (argv: string[]) => JSON.stringify(argv);
+  return [
+    `FROM ${stepsImage}`,
+    `COPY --from=${platformImage} /opt/drydock/ /opt/drydock/`,
+    `COPY --from=${platformImage} /opt/drydock/finalize/empty /etc/ld.so.preload`,
+    'ENV LD_PRELOAD= LD_LIBRARY_PATH= LD_AUDIT=',
+    'USER 0:0',
+    'WORKDIR /',
+    `RUN ${json([...LOADER_ARGV, '/opt/drydock/finalize/finalize_image.py'])}`,
+    'ENTRYPOINT []',
+    `CMD ${json(SANDBOX_COMMAND)}`,
+    'HEALTHCHECK NONE',
+    'STOPSIGNAL SIGTERM',
+    `USER ${SANDBOX_UID}:${SANDBOX_UID}`,
+    'WORKDIR /session',
+    `LABEL drydock.template.id=${JSON.stringify(request.templateId)} drydock.template.version="${request.version}" drydock.platform-image=${JSON.stringify(platformImage)}`,
+    '',
+  ].join('\n');
+}
+
+// What the built image's configuration says that the platform does not allow.
+function refusedConfig(image: Docker.ImageInspectInfo, platform: Docker.ImageInspectInfo): string[] {
+  const refused: string[] = [];
+  const platformEnv = new Set(platform.Config.Env ?? []);
+  for (const entry of image.Config.Env ?? []) {
+    const name = entry.split('=')[0]!;
+    if (PLATFORM_ENV.test(name) && !platformEnv.has(entry) && !/^LD_(PRELOAD|LIBRARY_PATH|AUDIT)=$/.test(entry)) {
+      refused.push(`it sets ${name}, which a template may not set`);
+    }
+  }
+  if (Object.keys(image.Config.Volumes ?? {}).length > 0) refused.push('it declares volumes');
+  if ((image.Config.OnBuild ?? []).length > 0) refused.push('it has ONBUILD triggers');
+  return refused;
+}

@@ -1,0 +1,58 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { APP_CONFIG, type AppConfig } from '@drydock/core';
+import { TEMPLATE_IMAGE_BUILDER, type TemplateImageBuilder } from '@drydock/execution';
+import { TEMPLATE_BUILD_LOCK_MS } from './template-build-queue.js';
+import { TEMPLATES_REPOSITORY, type TemplatesRepository } from './templates.repository.js';
+
+// Where a live worker's registry entry is read from: the gateway and the worker share
+// WORKER_REGISTRY, which libs/sessions binds; this lib takes just the question.
+export const LIVE_WORKER_IDS = Symbol('LIVE_WORKER_IDS');
+export type LiveWorkerIds = () => Promise<string[]>;
+
+// Template housekeeping on the workers:
+// - `run` (the shared maintenance queue, one worker a period): builds whose worker is
+//   gone are failed, and the images of deleted templates that no live session uses
+//   leave the registry;
+// - `sweepLocalImages` (each worker): its engine's template images that nothing needs
+//   any more (their template deleted, no session on them) are removed.
+@Injectable()
+export class TemplateMaintenance {
+  private readonly logger = new Logger(TemplateMaintenance.name);
+
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(TEMPLATES_REPOSITORY) private readonly templates: TemplatesRepository,
+    @Inject(TEMPLATE_IMAGE_BUILDER) private readonly builder: TemplateImageBuilder,
+    @Inject(LIVE_WORKER_IDS) private readonly liveWorkers: LiveWorkerIds,
+  ) {}
+
+  async run(): Promise<{ lostBuilds: number; purged: number }> {
+    // A build claimed by a live worker is its own; one unclaimed for a lock's length was
+    // never taken (its job lost).
+    const lostBuilds = await this.templates.failLostBuilds(await this.liveWorkers(), new Date(Date.now() - 2 * TEMPLATE_BUILD_LOCK_MS));
+    if (lostBuilds) this.logger.warn(`${lostBuilds} template builds lost with their worker were failed`);
+    let purged = 0;
+    if (!this.config.templates.registry) return { lostBuilds, purged };
+    for (const version of await this.templates.purgeable()) {
+      try {
+        await this.builder.deleteFromRegistry(version.imageRef);
+        await this.templates.markPurged(version.templateId, version.version);
+        purged++;
+      } catch (error) {
+        this.logger.warn(`removing ${version.imageRef} from the registry failed: ${(error as Error).message}`);
+      }
+    }
+    if (purged) this.logger.log(`${purged} images of deleted templates removed from the registry`);
+    return { lostBuilds, purged };
+  }
+
+  async sweepLocalImages(): Promise<number> {
+    let removed = 0;
+    for (const ref of await this.builder.localTemplateImages()) {
+      if (await this.templates.imageInUse(ref)) continue;
+      // A container still on it (a session ending now) keeps it until the next sweep.
+      if (await this.builder.removeImage(ref).catch(() => false)) removed++;
+    }
+    return removed;
+  }
+}
