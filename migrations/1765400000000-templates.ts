@@ -3,7 +3,7 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
 // Templates (issue 52): sandbox images built from a tenant's or an operator's
 // Dockerfile. A template's name is unique among the live templates of its tenant (or
 // among the shared ones, tenant_id null); each build is a numbered version. Sessions
-// keep the template version they started from and the image it pulled.
+// and batches keep the template version they started from and its image.
 export class Templates1765400000000 implements MigrationInterface {
   name = 'Templates1765400000000';
 
@@ -40,9 +40,15 @@ export class Templates1765400000000 implements MigrationInterface {
       )`);
     await q.query(`ALTER TABLE sessions ADD COLUMN template text`);
     await q.query(`ALTER TABLE sessions ADD COLUMN image text`);
+    await q.query(`ALTER TABLE batches ADD COLUMN template text`);
+    await q.query(`ALTER TABLE batches ADD COLUMN image text`);
+    await q.query(`ALTER TABLE agents ADD COLUMN template text`);
   }
 
   async down(q: QueryRunner): Promise<void> {
+    await q.query(`ALTER TABLE agents DROP COLUMN template`);
+    await q.query(`ALTER TABLE batches DROP COLUMN image`);
+    await q.query(`ALTER TABLE batches DROP COLUMN template`);
     await q.query(`ALTER TABLE sessions DROP COLUMN image`);
     await q.query(`ALTER TABLE sessions DROP COLUMN template`);
     await q.query(`DROP TABLE template_versions`);

@@ -34,6 +34,8 @@ describe(BatchEventStreams.name, () => {
     concurrency: 2,
     idempotencyKey: null,
     metadata: null,
+    template: null,
+    image: null,
     createdAt: new Date(),
     startedAt: new Date(),
     finishedAt: null,

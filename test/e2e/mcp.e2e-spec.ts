@@ -33,7 +33,7 @@ describe('MCP server', () => {
     const tenant = await platform.newTenant();
     const client = await connect(keyOf(tenant));
     const tools = (await client.listTools()).tools.map((t) => t.name).sort();
-    expect(tools).toEqual(['delete_file', 'edit_file', 'glob', 'grep', 'list_artifacts', 'list_files', 'read_file', 'run_command', 'run_python', 'write_file']);
+    expect(tools).toEqual(['delete_file', 'edit_file', 'glob', 'grep', 'list_artifacts', 'list_files', 'list_templates', 'read_file', 'run_command', 'run_python', 'write_file']);
 
     const call = (name: string, args: Record<string, unknown>) => client.callTool({ name, arguments: { thread_id: 'mcp-1', ...args } });
     expect((await call('run_python', { code: 'x = 41' })).isError).toBeFalsy();
@@ -75,6 +75,22 @@ describe('MCP server', () => {
     expect([slow.isError, textOf(slow)]).toEqual([true, expect.stringMatching(/^started\n\nTimed out after [\d.]+ s: .*\n\nExit code: none \(timed out\)$/)]);
     const outside = await call('run_command', { command: 'ls', cwd: '/etc' });
     expect([outside.isError, textOf(outside)]).toEqual([true, expect.stringMatching(/^INVALID_CWD: /)]);
+  });
+
+  it("should start a thread's session from a template the tenant names, and list the templates it can use", async () => {
+    const tenant = await platform.newTenant();
+    const client = await connect(keyOf(tenant));
+    // A new tenant has none of its own: what it lists is what the operators share, as the API says.
+    const shared = (await tenant.get('/v1/templates')).body.templates as { name: string; shared: boolean }[];
+    const listed = textOf(await client.callTool({ name: 'list_templates', arguments: {} }));
+    if (shared.length === 0) expect(listed).toBe('(no templates: sessions start from the platform image)');
+    else expect(listed.split('\n').map((line) => line.split(' ')[0])).toEqual(shared.map((t) => `${t.name}`));
+    expect(shared.every((t) => t.shared)).toBe(true);
+    // Another tenant's or an unknown template is not found, for the model as for the API.
+    const unknown = await client.callTool({ name: 'run_python', arguments: { thread_id: 'mcp-tpl', code: '1', template: 'nope' } });
+    expect([unknown.isError, textOf(unknown)]).toEqual([true, 'TEMPLATE_NOT_FOUND: No template "nope".']);
+    const command = await client.callTool({ name: 'run_command', arguments: { thread_id: 'mcp-tpl', command: 'true', template: 'nope:2' } });
+    expect(textOf(command)).toBe('TEMPLATE_NOT_FOUND: No template "nope:2".');
   });
 
   it('should keep each tenant to its own threads, and refuse a missing key and a GET', async () => {

@@ -1,6 +1,8 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { DataSource } from 'typeorm';
+import { AIMessage, HumanMessage, ToolMessage, type BaseMessage } from '@langchain/core/messages';
+import { AGENT_RUNTIME, ScriptedModelProvider, type AgentRuntime, type ChatScript } from '@drydock/agents';
 import { TemplateMaintenance } from '@drydock/templates';
 import type { ApiClient } from './support/api-client.js';
 import { startPlatform, type Platform } from './support/platform.js';
@@ -16,16 +18,22 @@ describe('Templates', () => {
   let platform: Platform;
   let a: Tenant;
   let b: Tenant;
+  let second: Awaited<ReturnType<Platform['addWorker']>>;
   const registry = process.env.TEMPLATE_REGISTRY!;
+  // The agent's model, scripted per test.
+  let script: ChatScript = () => new AIMessage('no script');
+  const env = { WORKER_POOL_SIZE: '0', WORKER_BATCH_CONCURRENCY: '3', BATCH_TENANT_CONCURRENCY: '6', BATCH_RECYCLE_SANDBOXES: 'false' };
 
   beforeAll(async () => {
     if (!registry) throw new Error('TEMPLATE_REGISTRY is not set: run the tests through scripts/test.sh, which starts the registry');
-    platform = await startPlatform({ WORKER_POOL_SIZE: '0' });
+    platform = await startPlatform(env, { chatModels: new ScriptedModelProvider(() => (turn) => script(turn)) });
     a = await platform.newTenant();
     b = await platform.newTenant();
   });
 
   afterAll(async () => {
+    // Shared templates are every tenant's: this suite's goes with it.
+    await platform?.admin.delete('/admin/templates/shared-motd');
     await platform?.close();
   });
 
@@ -233,8 +241,52 @@ describe('Templates', () => {
     expect([deleted.status, deleted.body.error.code]).toEqual([403, 'TEMPLATE_SHARED']);
   });
 
+  it("should start an agent's thread sessions from its definition's template", async () => {
+    const created = await a.post('/v1/agents', { name: 'sql-analyst', template: 'sqlite', tools: ['execute'] });
+    expect([created.status, created.body.template]).toEqual([201, 'sqlite']);
+    const refused = await b.post('/v1/agents', { name: 'borrower', template: 'sqlite' });
+    expect([refused.status, refused.body.error.code]).toEqual([404, 'TEMPLATE_NOT_FOUND']);
+
+    script = (turn) =>
+      turn.step === 0
+        ? new AIMessage({ content: '', tool_calls: [{ id: 'c1', name: 'execute', args: { command: 'sqlite3 :memory: "select 6*7"' }, type: 'tool_call' }] })
+        : new AIMessage('done');
+    const runtime = platform.gateway.get<AgentRuntime>(AGENT_RUNTIME);
+    const config = await runtime.runConfig(a.tenantId, 'sql-thread', created.body.id);
+    const state = (await runtime.graph.invoke({ messages: [new HumanMessage('compute')] }, config)) as { messages: BaseMessage[] };
+    const tool = state.messages.find((m) => ToolMessage.isInstance(m)) as ToolMessage;
+    expect(String(tool.content)).toMatch(/^42\n/);
+    const session = (await a.get('/v1/sessions')).body.sessions.find((s: { threadId: string }) => s.threadId === 'sql-thread');
+    expect(session.template).toBe(`sqlite:${sqliteVersion}`);
+  });
+
+  it('should run a batch from the template, its items on every worker', async () => {
+    second = await platform.addWorker(env);
+    const items = Array.from({ length: 12 }, (_, i) => ({
+      code: `import subprocess, time\ntime.sleep(0.5)\nprint(subprocess.run(["sqlite3", ":memory:", "select ${i} * 2"], capture_output=True, text=True).stdout.strip())`,
+    }));
+    const submitted = await a.post('/v1/batches', { template: 'sqlite', concurrency: 6, items });
+    expect(submitted.status).toBe(202);
+    let batch;
+    for (const deadline = Date.now() + 120_000; ; ) {
+      batch = (await a.get(`/v1/batches/${submitted.body.id}`)).body;
+      if (batch.status === 'completed') break;
+      if (Date.now() > deadline) throw new Error(`batch did not finish: ${JSON.stringify(batch)}`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    expect([batch.template, batch.counts.ok]).toEqual([`sqlite:${sqliteVersion}`, 12]);
+    const results = (await a.get(`/v1/batches/${submitted.body.id}/items?limit=100`)).body.items.map((item: { stdout: string }) => item.stdout);
+    expect(results).toEqual(items.map((_, i) => `${i * 2}\n`));
+    const workers: { worker_id: string }[] = await platform.gateway
+      .get(DataSource)
+      .query('SELECT DISTINCT worker_id FROM batch_items WHERE batch_id = $1', [submitted.body.id]);
+    expect(workers.map((w) => w.worker_id).sort()).toEqual([platform.workerId, second.id].sort());
+    // Another tenant cannot run a batch on it.
+    const refused = await b.post('/v1/batches', { template: 'sqlite', items: [{ code: '1' }] });
+    expect([refused.status, refused.body.error.code]).toEqual([404, 'TEMPLATE_NOT_FOUND']);
+  });
+
   it('should pull a template built on one worker to another worker that needs it', async () => {
-    const second = await platform.addWorker({ WORKER_POOL_SIZE: '0' });
     // The engine is this machine's, shared by both workers: the image leaves it, so that
     // the second worker can only have it from the registry.
     const rows: { image: string }[] = await platform.gateway.get(DataSource).query(`SELECT image FROM sessions WHERE tenant_id = $1 AND template = $2 LIMIT 1`, [a.tenantId, `sqlite:${sqliteVersion}`]);

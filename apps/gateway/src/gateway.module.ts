@@ -14,8 +14,10 @@ import {
   AgentDefinitionsService,
   PYTHON_SCHEMA_DERIVER,
   SessionPythonSchemaDeriver,
+  TEMPLATE_NAMES,
   TenantCheckpointsRepository,
 } from '@drydock/agents';
+import { TemplatesService } from '@drydock/templates';
 import { ArtifactLinks } from './artifacts/artifact-links.service.js';
 import { ArtifactsController, SignedArtifactsController } from './artifacts/artifacts.controller.js';
 import { AdminOperationsController } from './admin/admin-operations.controller.js';
@@ -111,6 +113,7 @@ export interface GatewayOptions {
     AdminAuthGuard,
     ArtifactLinks,
     AgentDefinitionsService,
+    { provide: TEMPLATE_NAMES, useExisting: TemplatesService },
     { provide: PYTHON_SCHEMA_DERIVER, useClass: SessionPythonSchemaDeriver },
     ...LANGGRAPH_PROVIDERS,
   ],

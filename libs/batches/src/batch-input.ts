@@ -20,6 +20,8 @@ export const batchOptionsSchema = z
     limits: limits.optional(),
     timeoutMs: z.number().int().min(100).max(86_400_000).optional(),
     concurrency: z.number().int().min(1).max(10_000).optional(),
+    // A template ("name" or "name:version") every item's sandbox starts from.
+    template: z.string().min(1).max(80).optional(),
     idempotencyKey: z.string().min(1).max(200).optional(),
     metadata: z
       .record(z.string(), z.unknown())

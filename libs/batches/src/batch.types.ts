@@ -33,6 +33,10 @@ export interface BatchRecord {
   concurrency: number;
   idempotencyKey: string | null;
   metadata: Record<string, unknown> | null;
+  // The template version its items start from ("name:version") and its image; null:
+  // the platform's image.
+  template: string | null;
+  image: string | null;
   createdAt: Date;
   startedAt: Date | null;
   finishedAt: Date | null;
@@ -71,6 +75,8 @@ export interface NewBatch {
   concurrency: number;
   idempotencyKey: string | null;
   metadata: Record<string, unknown> | null;
+  template: string | null;
+  image: string | null;
 }
 
 // What the run queue carries for an item: where to find it (the code stays in
@@ -86,6 +92,8 @@ export interface StartedItem {
   attempt: number;
   limits: EffectiveLimits;
   timeoutMs: number;
+  // The batch's template image; null: the platform's.
+  image: string | null;
 }
 
 // How an item ended, as recorded (once).

@@ -8,6 +8,7 @@ export interface BatchView {
   concurrency: number;
   timeoutMs: number;
   limits: BatchRecord['limits'];
+  template: string | null;
   createdAt: string;
   startedAt: string | null;
   finishedAt: string | null;
@@ -23,6 +24,7 @@ export function toBatchView(record: BatchRecord): BatchView {
     concurrency: record.concurrency,
     timeoutMs: record.timeoutMs,
     limits: record.limits,
+    template: record.template,
     createdAt: record.createdAt.toISOString(),
     startedAt: record.startedAt?.toISOString() ?? null,
     finishedAt: record.finishedAt?.toISOString() ?? null,

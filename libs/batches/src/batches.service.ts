@@ -1,3 +1,4 @@
+import { TemplatesService } from '@drydock/templates';
 import { Inject, Injectable } from '@nestjs/common';
 import type { Readable } from 'node:stream';
 import type { Redis } from 'ioredis';
@@ -27,6 +28,7 @@ export class BatchesService {
     @Inject(BATCHES_REPOSITORY) private readonly batches: BatchesRepository,
     @Inject(REDIS) private readonly redis: Redis,
     private readonly admission: BatchAdmission,
+    private readonly templates: TemplatesService,
   ) {}
 
   private get rules(): BodyRules {
@@ -50,6 +52,8 @@ export class BatchesService {
     const timeoutMs = Math.min(options.timeoutMs ?? limits.timeoutMs, limits.timeoutMs);
     const tenantConcurrency = principal.limits.batchConcurrency ?? this.config.batches.tenantConcurrency;
     const concurrency = Math.min(options.concurrency ?? this.config.batches.defaultConcurrency, tenantConcurrency);
+    // Resolved once: every item of the batch runs the same version, whatever is built later.
+    const template = options.template === undefined ? null : await this.templates.resolve(tenantId, options.template);
     const { record, created } = await this.batches.create(
       tenantId,
       {
@@ -59,6 +63,8 @@ export class BatchesService {
         concurrency,
         idempotencyKey: options.idempotencyKey ?? null,
         metadata: options.metadata ?? null,
+        template: template?.ref ?? null,
+        image: template?.imageRef ?? null,
       },
       body.items,
     );

@@ -148,6 +148,17 @@ export class TemplatesService {
     );
   }
 
+  // That the tenant can name the template (its own or a shared one), ready or not:
+  // 404 TEMPLATE_NOT_FOUND otherwise (an agent definition naming one).
+  async assertVisible(tenantId: string, ref: string): Promise<void> {
+    const parsed = parseTemplateRef(ref);
+    try {
+      await this.visible({ tenantId }, parsed.name);
+    } catch {
+      throw TemplatesError.notFound(ref);
+    }
+  }
+
   // What `template: "name"` or `"name:version"` means now for this tenant: a ready
   // version's image. 404 TEMPLATE_NOT_FOUND, 409 TEMPLATE_NOT_READY.
   async resolve(tenantId: string, ref: string): Promise<ResolvedTemplate> {

@@ -74,7 +74,9 @@ export class BatchesController {
   @ApiAcceptedResponse({ type: SubmittedBatchResponse, description: 'A new batch, queued.' })
   @ApiOkResponse({ type: SubmittedBatchResponse, description: 'The tenant already used this idempotencyKey: its batch (nothing new is recorded).' })
   @ApiErrors({
-    400: ['BATCH_EMPTY', 'INVALID_BATCH_ITEM', 'INVALID_BATCH_OPTIONS', 'INVALID_JSON', 'INVALID_NDJSON', 'JSON_TOO_DEEP'],
+    400: ['BATCH_EMPTY', 'INVALID_BATCH_ITEM', 'INVALID_BATCH_OPTIONS', 'INVALID_JSON', 'INVALID_NDJSON', 'JSON_TOO_DEEP', 'INVALID_TEMPLATE'],
+    404: ['TEMPLATE_NOT_FOUND'],
+    409: ['TEMPLATE_NOT_READY'],
     413: ['BATCH_TOO_LARGE', 'BODY_TOO_LARGE', 'NDJSON_LINE_TOO_LONG'],
     415: ['UNSUPPORTED_MEDIA_TYPE'],
   })

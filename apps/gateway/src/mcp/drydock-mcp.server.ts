@@ -1,3 +1,4 @@
+import { TemplatesService } from '@drydock/templates';
 import { Injectable } from '@nestjs/common';
 import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
@@ -16,6 +17,12 @@ const threadId = z
   .string()
   .regex(THREAD_ID_PATTERN, 'a thread id: letters, digits, "_", ".", ":" or "-", up to 128')
   .describe('The conversation thread: its sandbox session and its files. Pick one per conversation and keep it.');
+
+const template = z
+  .string()
+  .max(80)
+  .optional()
+  .describe('A template ("name" or "name:version", see list_templates) the thread\'s session starts from when it has none running; default: the platform image.');
 
 const text = (value: string, isError = false): CallToolResult => ({ content: [{ type: 'text', text: value }], ...(isError ? { isError } : {}) });
 
@@ -40,6 +47,7 @@ export class DrydockMcpServer {
     private readonly commands: SessionCommandsService,
     private readonly vfs: VfsService,
     private readonly artifacts: ArtifactsService,
+    private readonly templates: TemplatesService,
   ) {}
 
   // A server for one request (stateless Streamable HTTP): it knows only this tenant.
@@ -58,13 +66,14 @@ export class DrydockMcpServer {
           thread_id: threadId,
           code: z.string().min(1).max(1_048_576).describe('Python source; the value of a trailing expression is returned.'),
           timeout_ms: z.number().int().min(100).max(86_400_000).optional().describe('Time limit of this run (clamped to the tenant\'s).'),
+          template,
         },
       },
       // extra.signal aborts when the client goes away mid-call (the transport closes with
       // its request): the code is then interrupted, not left to its time limit.
-      ({ thread_id, code, timeout_ms }, extra) =>
+      ({ thread_id, code, timeout_ms, template }, extra) =>
         attempt(async () => {
-          const { session } = await this.sessions.create(principal.tenantId, { threadId: thread_id });
+          const { session } = await this.sessions.create(principal.tenantId, { threadId: thread_id, ...(template ? { template } : {}) });
           const run = await this.executions.execute(principal, session.id, { code, timeoutMs: timeout_ms }, undefined, { signal: extra.signal });
           const [rendered, artifact] = renderExecution(toExecuteResult(run));
           return text(rendered, artifact.isError === true);
@@ -84,15 +93,36 @@ export class DrydockMcpServer {
           command: z.string().min(1).max(1_048_576).describe('The line for /bin/bash -c, e.g. "ls -la" or "git log --oneline | head".'),
           cwd: z.string().optional().describe('The folder to run in: /session (the default) or one under it, e.g. /session/src.'),
           timeout_ms: z.number().int().min(100).max(86_400_000).optional().describe('Time limit of this command (clamped to the tenant\'s).'),
+          template,
         },
       },
       // As for run_python: a client that goes away mid-call stops the command.
-      ({ thread_id, command, cwd, timeout_ms }, extra) =>
+      ({ thread_id, command, cwd, timeout_ms, template }, extra) =>
         attempt(async () => {
-          const { session } = await this.sessions.create(principal.tenantId, { threadId: thread_id });
+          const { session } = await this.sessions.create(principal.tenantId, { threadId: thread_id, ...(template ? { template } : {}) });
           const run = await this.commands.run(principal, session.id, { command, cwd, timeoutMs: timeout_ms }, undefined, { signal: extra.signal });
           const [rendered, artifact] = renderCommand(toCommandResult(run));
           return text(rendered, artifact.isError === true);
+        }),
+    );
+
+    server.registerTool(
+      'list_templates',
+      {
+        title: 'List templates',
+        description:
+          'The sandbox templates this tenant can start a thread\'s session from (its own and the shared ones), each with its newest version and status; ' +
+          'pass one as `template` to run_python or run_command.',
+        inputSchema: {},
+      },
+      () =>
+        attempt(async () => {
+          const templates = await this.templates.list(principal.tenantId);
+          return text(
+            templates.length
+              ? templates.map((t) => `${t.name}${t.shared ? ' (shared)' : ''}: ${t.latest ? `version ${t.latest.version} ${t.latest.status}` : 'no version'}${t.description ? ` — ${t.description}` : ''}`).join('\n')
+              : '(no templates: sessions start from the platform image)',
+          );
         }),
     );
 

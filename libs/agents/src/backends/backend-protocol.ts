@@ -27,6 +27,9 @@ export interface BackendContext {
   threadId: string;
   // The graph state's `files` as the tool saw it; only the state backend reads it.
   stateFiles?: Readonly<StateFiles>;
+  // The template the thread's session starts from (the agent definition's); absent:
+  // the platform image.
+  template?: string | null;
 }
 
 // A directory listing entry (absolute path, `file` or `directory`).

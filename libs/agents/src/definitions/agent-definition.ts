@@ -33,6 +33,9 @@ export interface AgentDefinition {
   tools: AgentBuiltinTool[];
   backendRoutes: BackendRouteConfig[];
   pythonModules: PythonToolModule[];
+  // The template ("name" or "name:version") the sessions of its threads start from;
+  // null: the platform image.
+  template: string | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -55,6 +58,8 @@ export interface AgentDefinitionInput {
   backendRoutes?: unknown[];
   // Default [].
   pythonModules?: PythonModuleInput[];
+  // Default null (the platform image).
+  template?: string | null;
 }
 
 export type AgentDefinitionPatch = Partial<AgentDefinitionInput>;
@@ -85,6 +90,7 @@ export interface AgentView {
   tools: AgentBuiltinTool[];
   backendRoutes: BackendRouteConfig[];
   pythonModules: PythonToolModule[];
+  template: string | null;
   createdAt: string;
   updatedAt: string;
 }

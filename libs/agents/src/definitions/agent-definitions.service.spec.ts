@@ -1,3 +1,4 @@
+import { DrydockError } from '@drydock/core';
 import { makeConfig } from '../../../../test/factories/config.factory.js';
 import { exportAgentBundle, serializeAgentBundle, type AgentBundle } from '../python-tools/agent-bundle.js';
 import { buildDeriveSchemaCode } from '../python-tools/derive-schema-script.js';
@@ -8,6 +9,7 @@ import { AgentDefinitionError } from './agent-definitions.errors.js';
 import { AgentDefinitionsService } from './agent-definitions.service.js';
 import type { AgentChanges, AgentRecord, AgentsRepository, NewAgent } from './agents.repository.js';
 import type { PythonSchemaDeriver } from './python-schema-deriver.js';
+import type { TemplateNames } from './template-names.js';
 
 const STATS_SOURCE = `import statistics
 
@@ -69,10 +71,19 @@ class LocalDeriver implements PythonSchemaDeriver {
   }
 }
 
+// The templates a tenant can name: "analytics" of ten_a only.
+const templates: TemplateNames = {
+  async assertVisible(tenantId, ref) {
+    if (!(tenantId === 'ten_a' && ref.split(':')[0] === 'analytics')) {
+      throw new DrydockError('TEMPLATE_NOT_FOUND', `No template "${ref}".`, 404);
+    }
+  },
+};
+
 function setup(env: Record<string, string> = {}) {
   const repo = new InMemoryAgentsRepository();
   const deriver = new LocalDeriver();
-  const sut = new AgentDefinitionsService(repo, deriver, makeConfig(env));
+  const sut = new AgentDefinitionsService(repo, deriver, makeConfig(env), templates);
   return { sut, repo, deriver };
 }
 
@@ -120,6 +131,17 @@ describe(AgentDefinitionsService.name, () => {
       const agent = await sut.create('ten_a', { name: 'Plain' });
       expect(agent).toMatchObject({ name: 'Plain', instructions: '', model: 'default', tools: [...AGENT_BUILTIN_TOOLS], backendRoutes: [], pythonModules: [] });
       expect(deriver.calls).toEqual([]);
+    });
+
+    it('should keep the template its sessions start from, one the tenant can name, until it is changed or cleared', async () => {
+      const { sut } = setup();
+      const agent = await sut.create('ten_a', { name: 'Analyst', template: 'analytics:2' });
+      expect(agent.template).toBe('analytics:2');
+      expect((await sut.update('ten_a', agent.id, { instructions: 'be brief' })).template).toBe('analytics:2');
+      expect((await sut.update('ten_a', agent.id, { template: null })).template).toBeNull();
+      expect(await refusal(sut.create('ten_b', { name: 'Other', template: 'analytics' }))).toMatchObject({ code: 'TEMPLATE_NOT_FOUND', status: 404 });
+      expect(await refusal(sut.update('ten_a', agent.id, { template: 'missing' }))).toMatchObject({ code: 'TEMPLATE_NOT_FOUND' });
+      expect((await sut.get('ten_a', agent.id)).template).toBeNull();
     });
 
     it.each([

@@ -28,8 +28,9 @@ import {
 import { AgentDefinitionError } from './agent-definitions.errors.js';
 import { AGENTS_REPOSITORY, type AgentsRepository, type NewAgent } from './agents.repository.js';
 import { PYTHON_SCHEMA_DERIVER, type PythonSchemaDeriver } from './python-schema-deriver.js';
+import { TEMPLATE_NAMES, type TemplateNames } from './template-names.js';
 
-type CheckedFields = Omit<NewAgent, 'id' | 'pythonModules'>;
+type CheckedFields = Omit<NewAgent, 'id' | 'pythonModules' | 'template'>;
 
 // Agent definitions of a tenant: checked, their Python modules' tool schemas derived in
 // the tenant's sandbox, stored, and moved between deployments as hashed bundles. Every
@@ -40,10 +41,11 @@ export class AgentDefinitionsService {
     @Inject(AGENTS_REPOSITORY) private readonly agents: AgentsRepository,
     @Inject(PYTHON_SCHEMA_DERIVER) private readonly deriver: PythonSchemaDeriver,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(TEMPLATE_NAMES) private readonly templates: TemplateNames,
   ) {}
 
   async create(tenantId: string, input: AgentDefinitionInput): Promise<AgentDefinition> {
-    const fields = this.checkFields(input);
+    const fields = { ...this.checkFields(input), template: await this.checkTemplate(tenantId, input.template ?? null) };
     const sources = checkModuleInputs(input.pythonModules ?? []);
     const pythonModules = await this.deriveModules(tenantId, sources);
     return this.agents.create(tenantId, this.checkedAgent({ id: newId('agt'), ...fields, pythonModules }));
@@ -70,10 +72,11 @@ export class AgentDefinitionsService {
       tools: patch.tools ?? current.tools,
       backendRoutes: patch.backendRoutes ?? current.backendRoutes,
     });
+    const template = patch.template === undefined ? current.template : await this.checkTemplate(tenantId, patch.template);
     const pythonModules = patch.pythonModules
       ? await this.deriveModules(tenantId, checkModuleInputs(patch.pythonModules), current.pythonModules)
       : current.pythonModules;
-    const { id: _id, ...changes } = this.checkedAgent({ id, ...fields, pythonModules });
+    const { id: _id, ...changes } = this.checkedAgent({ id, ...fields, template, pythonModules });
     const updated = await this.agents.update(tenantId, id, changes);
     if (!updated) throw AgentDefinitionError.notFound(id);
     return updated;
@@ -101,7 +104,15 @@ export class AgentDefinitionsService {
         if (!definesFunction(module.source, fn.name)) throw AgentDefinitionError.bundleFunctionMissing(module.name, fn.name);
       }
     }
-    return this.agents.create(tenantId, this.checkedAgent({ id: newId('agt'), ...fields, pythonModules: agent.pythonModules }));
+    return this.agents.create(tenantId, this.checkedAgent({ id: newId('agt'), ...fields, template: null, pythonModules: agent.pythonModules }));
+  }
+
+  // A template the tenant can use (its own or a shared one), ready or not yet.
+  private async checkTemplate(tenantId: string, ref: string | null): Promise<string | null> {
+    if (ref === null) return null;
+    if (typeof ref !== 'string') throw AgentDefinitionError.invalid('template', 'must be a template name, "name:version", or null.');
+    await this.templates.assertVisible(tenantId, ref);
+    return ref;
   }
 
   // Name, instructions, model, tools and routes: everything but the modules.

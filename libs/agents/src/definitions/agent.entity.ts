@@ -36,6 +36,9 @@ export class AgentEntity {
   @Column({ name: 'python_modules', type: 'json', default: () => "'[]'" })
   pythonModules: StoredPythonModule[];
 
+  @Column({ type: 'text', nullable: true })
+  template: string | null;
+
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;
 

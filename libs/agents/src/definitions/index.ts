@@ -9,3 +9,4 @@ export * from './python-schema-deriver.js';
 export * from './session-python-schema-deriver.js';
 export * from './agent-definitions.service.js';
 export * from './agent-definitions.module.js';
+export * from './template-names.js';

@@ -18,6 +18,7 @@ function toRecord(entity: AgentEntity): AgentRecord {
     tools: entity.tools,
     backendRoutes: entity.backendRoutes,
     pythonModules: entity.pythonModules as AgentRecord['pythonModules'],
+    template: entity.template ?? null,
     createdAt: entity.createdAt,
     updatedAt: entity.updatedAt,
   };

@@ -14,6 +14,8 @@ export interface ResolvedAgent {
   tools: ReadonlyMap<string, StructuredToolInterface>;
   backend: Backend;
   sandbox: SandboxBackend;
+  // The template its threads' sessions start from; null: the platform image.
+  template: string | null;
 }
 
 // Looks an agent up for a run (the default agent or a tenant's definition). Called by

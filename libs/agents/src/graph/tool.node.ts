@@ -57,6 +57,7 @@ export function createToolNode(resolver: AgentResolver, evictor: ToolResultEvict
           toolCallId: id,
           backend: agent.backend,
           sandbox: agent.sandbox,
+          template: agent.template,
           stateFiles,
           extracted: state.extracted[id],
         };

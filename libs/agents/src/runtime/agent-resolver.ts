@@ -19,6 +19,7 @@ export interface AgentDefinitionLike {
   model: string;
   tools: string[];
   backendRoutes: unknown[];
+  template?: string | null;
   updatedAt: Date | string;
 }
 
@@ -59,7 +60,7 @@ export class DefinitionAgentResolver<D extends AgentDefinitionLike = AgentDefini
   async resolve(scope: RunScope): Promise<ResolvedAgent> {
     if (scope.agentId === DEFAULT_ASSISTANT_ID) {
       return this.cached(DEFAULT_ASSISTANT_ID, () =>
-        this.build(DEFAULT_INSTRUCTIONS, DEFAULT_MODEL_NAME, [...this.deps.builtinTools.values()], this.deps.sandbox),
+        this.build(DEFAULT_INSTRUCTIONS, DEFAULT_MODEL_NAME, [...this.deps.builtinTools.values()], this.deps.sandbox, null),
       );
     }
     const definition = await this.deps.definitions.get(scope.tenantId, scope.agentId);
@@ -71,7 +72,7 @@ export class DefinitionAgentResolver<D extends AgentDefinitionLike = AgentDefini
       });
       const routes = parseBackendRoutes(definition.backendRoutes, { filesystemRoots: this.filesystemRootsForRoutes() });
       const backend = buildRoutedBackend(routes, this.backends);
-      return this.build(definition.instructions, definition.model, [...builtins, ...this.deps.pythonTools(definition)], backend);
+      return this.build(definition.instructions, definition.model, [...builtins, ...this.deps.pythonTools(definition)], backend, definition.template ?? null);
     });
   }
 
@@ -89,7 +90,7 @@ export class DefinitionAgentResolver<D extends AgentDefinitionLike = AgentDefini
     return agent;
   }
 
-  private build(instructions: string, modelName: string, tools: StructuredToolInterface[], backend: Backend): ResolvedAgent {
+  private build(instructions: string, modelName: string, tools: StructuredToolInterface[], backend: Backend, template: string | null): ResolvedAgent {
     const model = this.deps.models.get(modelName);
     if (typeof model.bindTools !== 'function') throw new Error(`the chat model for "${modelName}" cannot call tools`);
     return {
@@ -98,6 +99,7 @@ export class DefinitionAgentResolver<D extends AgentDefinitionLike = AgentDefini
       tools: new Map(tools.map((tool) => [tool.name, tool])),
       backend,
       sandbox: this.deps.sandbox,
+      template,
     };
   }
 }

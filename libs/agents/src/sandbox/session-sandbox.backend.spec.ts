@@ -38,13 +38,15 @@ function makeSut() {
   let live = 'ses_1';
   const ended = new Set<string>();
   const created: string[] = [];
+  const templates: (string | undefined)[] = [];
   const commandRuns: { sessionId: string; input: Parameters<SessionCommandsService['run']>[2]; options: unknown }[] = [];
   const pythonRuns: { sessionId: string; code: string }[] = [];
   let commandView = aView();
 
   const sessions: Pick<SessionsService, 'create'> = {
-    create: async (_tenantId, { threadId }) => {
+    create: async (_tenantId, { threadId, template }) => {
       created.push(threadId!);
+      templates.push(template);
       return { session: { id: live } as never, created: false };
     },
   };
@@ -73,6 +75,7 @@ function makeSut() {
   return {
     sut,
     created,
+    templates,
     commandRuns,
     pythonRuns,
     answer: (view: Partial<ExecutionView>) => void (commandView = aView(view)),
@@ -125,6 +128,14 @@ describe(SessionSandboxBackend.name, () => {
     expect(run.status).toBe('ok');
     expect(commandRuns.map((r) => r.sessionId)).toEqual(['ses_1', 'ses_2']);
     expect(created).toEqual(['chat-1', 'chat-1']);
+  });
+
+  it("should start the thread's session from the agent's template, and from the platform image without one", async () => {
+    const { sut, templates, endSession } = makeSut();
+    await sut.executePython({ ...ctx, template: 'analytics:2' }, '1 + 1');
+    endSession('ses_2');
+    await sut.execute({ tenantId: 'ten_a', threadId: 'chat-2' }, 'ls');
+    expect(templates).toEqual(['analytics:2', undefined]);
   });
 
   it('should pass the abort signal on, so a cancelled run stops the command', async () => {

@@ -73,7 +73,7 @@ export class SessionSandboxBackend implements SandboxBackend {
       }
     }
     // Returns the thread's live session when there is one.
-    const { session } = await this.sessions.create(ctx.tenantId, { threadId: ctx.threadId });
+    const { session } = await this.sessions.create(ctx.tenantId, { threadId: ctx.threadId, ...(ctx.template ? { template: ctx.template } : {}) });
     this.remember(key, session.id);
     return run(principal, session.id);
   }

@@ -4,6 +4,6 @@ import type { ToolCallContext } from './tool-context.js';
 // The part of a call's context a backend reads: whose files, and the graph state's
 // `files` for state-backed routes.
 export function backendContextOf(ctx: ToolCallContext): BackendContext {
-  return { tenantId: ctx.tenantId, threadId: ctx.threadId, stateFiles: ctx.stateFiles };
+  return { tenantId: ctx.tenantId, threadId: ctx.threadId, stateFiles: ctx.stateFiles, ...(ctx.template ? { template: ctx.template } : {}) };
 }
 

@@ -24,6 +24,8 @@ export interface ToolCallContext {
   backend: Backend;
   // Runs Python in the thread's session; the same files as the thread store.
   sandbox: SandboxBackend;
+  // The template of the agent's sessions (its definition's); null: the platform image.
+  template?: string | null;
   // The graph state's `files`, for state-backed routes.
   stateFiles: Readonly<StateFiles>;
   // For python_run_prepared and file_write: the content the tool node extracted for

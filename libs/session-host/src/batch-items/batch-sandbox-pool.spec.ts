@@ -7,6 +7,7 @@ import { BatchSandboxPool } from './batch-sandbox-pool.js';
 const item = (batchId: string, index: number): StartedItem => ({
   ref: { batchId, tenantId: 'ten_1', index },
   clientId: null,
+  image: null,
   code: '1',
   files: null,
   attempt: 1,

@@ -55,6 +55,7 @@ export class BatchSandboxPool {
       workerId: this.config.worker.id,
       limits: item.limits,
       storage: 'tmpfs',
+      ...(item.image ? { image: item.image } : {}),
     });
     return { sandbox, uses: 0 };
   }

@@ -2117,6 +2117,11 @@ export interface components {
             metadata?: {
                 [key: string]: unknown;
             };
+            /**
+             * @description A template ("name" or "name:version", resolved at submission) every item starts from. 404 TEMPLATE_NOT_FOUND, 409 TEMPLATE_NOT_READY.
+             * @example analytics
+             */
+            template?: string;
             /** @description At most BATCH_MAX_ITEMS (100,000 by default). */
             items: components["schemas"]["BatchItemDto"][];
         };
@@ -2158,6 +2163,11 @@ export interface components {
             timeoutMs: number;
             /** @description The sandbox limits every item runs with. */
             limits: components["schemas"]["EffectiveLimitsResponse"];
+            /**
+             * @description The template version every item starts from; null: the platform image.
+             * @example analytics:3
+             */
+            template: string | null;
             /** Format: date-time */
             createdAt: string;
             /** Format: date-time */
@@ -2487,6 +2497,11 @@ export interface components {
             backendRoutes?: components["schemas"]["BackendRouteDto"][];
             /** @description Python tool modules (on update, the whole list is replaced). Default []. */
             pythonModules?: components["schemas"]["PythonModuleDto"][];
+            /**
+             * @description A template ("name" or "name:version") the sessions of its threads start from; null: the platform image. 404 TEMPLATE_NOT_FOUND.
+             * @example analytics
+             */
+            template?: string | null;
             /** @description Unique within the tenant; not blank. */
             name: string;
         };
@@ -2525,6 +2540,8 @@ export interface components {
             tools: ("execute_python" | "python_run_prepared" | "execute" | "ls" | "read_file" | "write_file" | "file_write" | "edit_file" | "glob" | "grep" | "delete_file")[];
             backendRoutes: components["schemas"]["BackendRouteDto"][];
             pythonModules: components["schemas"]["PythonModuleResponse"][];
+            /** @description The template its sessions start from. */
+            template: string | null;
             /** Format: date-time */
             createdAt: string;
             /** Format: date-time */
@@ -2568,6 +2585,11 @@ export interface components {
             backendRoutes?: components["schemas"]["BackendRouteDto"][];
             /** @description Python tool modules (on update, the whole list is replaced). Default []. */
             pythonModules?: components["schemas"]["PythonModuleDto"][];
+            /**
+             * @description A template ("name" or "name:version") the sessions of its threads start from; null: the platform image. 404 TEMPLATE_NOT_FOUND.
+             * @example analytics
+             */
+            template?: string | null;
             /** @description Unique within the tenant; not blank. */
             name?: string;
         };
@@ -8234,7 +8256,7 @@ export interface operations {
                     "application/json": components["schemas"]["SubmittedBatchResponse"];
                 };
             };
-            /** @description `BATCH_EMPTY`, `INVALID_BATCH_ITEM`, `INVALID_BATCH_OPTIONS`, `INVALID_JSON`, `INVALID_NDJSON`, `JSON_TOO_DEEP` */
+            /** @description `BATCH_EMPTY`, `INVALID_BATCH_ITEM`, `INVALID_BATCH_OPTIONS`, `INVALID_JSON`, `INVALID_NDJSON`, `INVALID_TEMPLATE`, `JSON_TOO_DEEP` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8243,7 +8265,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         error?: {
                             /** @enum {string} */
-                            code?: "BATCH_EMPTY" | "INVALID_BATCH_ITEM" | "INVALID_BATCH_OPTIONS" | "INVALID_JSON" | "INVALID_NDJSON" | "JSON_TOO_DEEP";
+                            code?: "BATCH_EMPTY" | "INVALID_BATCH_ITEM" | "INVALID_BATCH_OPTIONS" | "INVALID_JSON" | "INVALID_NDJSON" | "INVALID_TEMPLATE" | "JSON_TOO_DEEP";
                         };
                     };
                 };
@@ -8272,6 +8294,34 @@ export interface operations {
                         error?: {
                             /** @enum {string} */
                             code?: "TENANT_SUSPENDED";
+                        };
+                    };
+                };
+            };
+            /** @description `TEMPLATE_NOT_FOUND` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "TEMPLATE_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description `TEMPLATE_NOT_READY` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "TEMPLATE_NOT_READY";
                         };
                     };
                 };

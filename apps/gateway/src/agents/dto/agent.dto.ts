@@ -88,6 +88,16 @@ class AgentFieldsDto {
   })
   @IsOptional() @IsArray() @ArrayMaxSize(MAX_AGENT_PYTHON_MODULES) @ValidateNested({ each: true }) @Type(() => PythonModuleDto)
   pythonModules?: PythonModuleDto[];
+
+  @ApiPropertyOptional({
+    type: 'string',
+    nullable: true,
+    maxLength: 80,
+    example: 'analytics',
+    description: 'A template ("name" or "name:version") the sessions of its threads start from; null: the platform image. 404 TEMPLATE_NOT_FOUND.',
+  })
+  @IsOptional() @IsString() @MaxLength(80)
+  template?: string | null;
 }
 
 export class CreateAgentDto extends AgentFieldsDto {

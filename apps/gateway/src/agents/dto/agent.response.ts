@@ -60,6 +60,8 @@ export class AgentResponse implements AgentView {
   @ApiProperty({ type: () => [PythonModuleResponse] })
   pythonModules: PythonModuleResponse[];
 
+  @ApiProperty({ type: 'string', nullable: true, description: 'The template its sessions start from.' }) template: string | null;
+
   @ApiProperty({ format: 'date-time' }) createdAt: string;
   @ApiProperty({ format: 'date-time' }) updatedAt: string;
 }

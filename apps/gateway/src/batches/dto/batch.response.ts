@@ -41,6 +41,7 @@ export class BatchResponse implements BatchView {
   @ApiProperty({ type: 'integer', description: 'Items of this batch running at once.' }) concurrency: number;
   @ApiProperty({ type: 'integer', description: "Each item's time limit (ms)." }) timeoutMs: number;
   @ApiProperty({ type: () => EffectiveLimitsResponse, description: 'The sandbox limits every item runs with.' }) limits: EffectiveLimitsResponse;
+  @ApiProperty({ type: 'string', nullable: true, example: 'analytics:3', description: 'The template version every item starts from; null: the platform image.' }) template: string | null;
   @ApiProperty({ format: 'date-time' }) createdAt: string;
   @ApiProperty({ type: 'string', format: 'date-time', nullable: true }) startedAt: string | null;
   @ApiProperty({ type: 'string', format: 'date-time', nullable: true }) finishedAt: string | null;

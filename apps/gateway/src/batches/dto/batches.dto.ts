@@ -97,6 +97,9 @@ export class BatchOptionsDto implements BatchOptions {
 
   @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: 'Anything, at most 16 KiB of JSON; returned as given.' })
   metadata?: Record<string, unknown>;
+
+  @ApiPropertyOptional({ maxLength: 80, example: 'analytics', description: 'A template ("name" or "name:version", resolved at submission) every item starts from. 404 TEMPLATE_NOT_FOUND, 409 TEMPLATE_NOT_READY.' })
+  template?: string;
 }
 
 export class SubmitBatchDto extends BatchOptionsDto {
