@@ -3,9 +3,12 @@ import { promisify } from 'node:util';
 import { DataSource } from 'typeorm';
 import { AIMessage, HumanMessage, ToolMessage, type BaseMessage } from '@langchain/core/messages';
 import { AGENT_RUNTIME, ScriptedModelProvider, type AgentRuntime, type ChatScript } from '@drydock/agents';
+import { TemplatePools } from '@drydock/session-host';
 import { TemplateMaintenance } from '@drydock/templates';
+import { createServer } from 'node:net';
 import type { ApiClient } from './support/api-client.js';
 import { startPlatform, type Platform } from './support/platform.js';
+import { pollUntil } from './support/until.js';
 
 const run = promisify(execFile);
 type Tenant = ApiClient & { tenantId: string };
@@ -24,9 +27,17 @@ describe('Templates', () => {
   let script: ChatScript = () => new AIMessage('no script');
   const env = { WORKER_POOL_SIZE: '0', WORKER_BATCH_CONCURRENCY: '3', BATCH_TENANT_CONCURRENCY: '6', BATCH_RECYCLE_SANDBOXES: 'false' };
 
+  let metricsPort: number;
+
   beforeAll(async () => {
     if (!registry) throw new Error('TEMPLATE_REGISTRY is not set: run the tests through scripts/test.sh, which starts the registry');
-    platform = await startPlatform(env, { chatModels: new ScriptedModelProvider(() => (turn) => script(turn)) });
+    metricsPort = await new Promise<number>((resolve) => {
+      const server = createServer().listen(0, '127.0.0.1', () => {
+        const { port } = server.address() as { port: number };
+        server.close(() => resolve(port));
+      });
+    });
+    platform = await startPlatform({ ...env, WORKER_METRICS_PORT: String(metricsPort) }, { chatModels: new ScriptedModelProvider(() => (turn) => script(turn)) });
     a = await platform.newTenant();
     b = await platform.newTenant();
   });
@@ -241,6 +252,41 @@ describe('Templates', () => {
     expect([deleted.status, deleted.body.error.code]).toEqual([403, 'TEMPLATE_SHARED']);
   });
 
+  it('should keep a warm pool of a template as the operator sets it, shown in /admin/workers and the metrics', async () => {
+    const patched = await platform.admin.request('PATCH', '/admin/templates/shared-motd', { json: { poolSize: 1 } });
+    expect([patched.status, patched.body.poolSize]).toEqual([200, 1]);
+    const ref = `shared-motd:${patched.body.versions.at(-1).version}`;
+    // Workers read pool sizes every TEMPLATE_POOL_SYNC_MS; this one is asked now.
+    await platform.worker.get(TemplatePools).sync();
+    const poolOf = async () => {
+      const workers = (await platform.admin.get('/admin/workers')).body.workers as { id: string; pool: { templates?: { template: string; ready: number; size: number }[] } }[];
+      return workers.find((w) => w.id === platform.workerId)!.pool.templates?.find((t) => t.template === ref);
+    };
+    await pollUntil(async () => (await poolOf())?.ready === 1, 30_000, 200, 'the template pool to fill');
+    expect(await poolOf()).toEqual({ template: ref, size: 1, ready: 1, starting: 0 });
+    const metrics = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+    expect(metrics).toContain(`drydock_sandboxes_pooled{pool="${ref}"} 1`);
+
+    // A session of the template takes the pooled sandbox: started before any tenant, its own from now on.
+    const pooled = (await platform.docker.listContainers({ filters: { label: [`drydock.worker=${platform.workerId}`, 'drydock.template.id'] } }))
+      .filter((c) => c.Labels['drydock.session']!.startsWith('pool-'))
+      .map((c) => c.Id);
+    expect(pooled).toHaveLength(1);
+    const session = await b.createSession({ template: 'shared-motd' });
+    expect((await platform.containerOf(session.id)).Id).toBe(pooled[0]);
+    expect(await output(b, session.id, 'print(open("/etc/drydock-motd").read(), end="")')).toBe('for everyone\n');
+    // The default image's sessions never get it; the pool refills for the next one.
+    const plain = await b.createSession();
+    expect((await platform.containerOf(plain.id)).Id).not.toBe(pooled[0]);
+    await pollUntil(async () => (await poolOf())?.ready === 1, 30_000, 200, 'the template pool to refill');
+
+    expect((await platform.admin.request('PATCH', '/admin/templates/shared-motd', { json: { poolSize: 0 } })).body.poolSize).toBe(0);
+    await platform.worker.get(TemplatePools).sync();
+    await pollUntil(async () => (await poolOf()) === undefined, 10_000, 200, 'the template pool to go');
+    const bad = await platform.admin.request('PATCH', '/admin/templates/shared-motd', { json: { poolSize: 99 } });
+    expect([bad.status, bad.body.error.code]).toEqual([400, 'VALIDATION_FAILED']);
+  });
+
   it("should start an agent's thread sessions from its definition's template", async () => {
     const created = await a.post('/v1/agents', { name: 'sql-analyst', template: 'sqlite', tools: ['execute'] });
     expect([created.status, created.body.template]).toEqual([201, 'sqlite']);
@@ -261,7 +307,7 @@ describe('Templates', () => {
   });
 
   it('should run a batch from the template, its items on every worker', async () => {
-    second = await platform.addWorker(env);
+    second = await platform.addWorker({ ...env, WORKER_METRICS_PORT: '0' });
     const items = Array.from({ length: 12 }, (_, i) => ({
       code: `import subprocess, time\ntime.sleep(0.5)\nprint(subprocess.run(["sqlite3", ":memory:", "select ${i} * 2"], capture_output=True, text=True).stdout.strip())`,
     }));
@@ -280,7 +326,7 @@ describe('Templates', () => {
     const workers: { worker_id: string }[] = await platform.gateway
       .get(DataSource)
       .query('SELECT DISTINCT worker_id FROM batch_items WHERE batch_id = $1', [submitted.body.id]);
-    expect(workers.map((w) => w.worker_id).sort()).toEqual([platform.workerId, second.id].sort());
+    expect(workers.map((w) => w.worker_id)).toEqual(expect.arrayContaining([platform.workerId, second.id]));
     // Another tenant cannot run a batch on it.
     const refused = await b.post('/v1/batches', { template: 'sqlite', items: [{ code: '1' }] });
     expect([refused.status, refused.body.error.code]).toEqual([404, 'TEMPLATE_NOT_FOUND']);
@@ -311,7 +357,16 @@ describe('Templates', () => {
     const [repository, digest] = rest!.split('@');
     const manifest = await fetch(`http://${host}/v2/${repository}/manifests/${digest}`, { headers: { accept: 'application/vnd.docker.distribution.manifest.v2+json' } });
     expect(manifest.status).toBe(404);
-    expect(await maintenance.sweepLocalImages()).toBeGreaterThanOrEqual(1);
-    await expect(run('docker', ['image', 'inspect', imageRef])).rejects.toThrow();
+    // The worker's sweep (each WORKER_ORPHAN_SWEEP_MS) removes it once the ended
+    // session's container is gone.
+    await pollUntil(
+      async () => {
+        await maintenance.sweepLocalImages();
+        return run('docker', ['image', 'inspect', imageRef]).then(() => false, () => true);
+      },
+      30_000,
+      500,
+      'the deleted template image to leave the engine',
+    );
   });
 });

@@ -6,6 +6,7 @@ import {
   type RunRequest,
   type Sandbox,
   type SandboxRuntime,
+  type SandboxSpec,
   type SessionFileIn,
   type SessionFileRead,
   type SessionTreeEntry,
@@ -131,10 +132,13 @@ export class FakeSandbox implements Sandbox {
 
 export class FakeRuntime implements SandboxRuntime {
   created: FakeSandbox[] = [];
+  // The spec of each sandbox created, in order.
+  specs: (SandboxSpec | undefined)[] = [];
   behaviour: (s: FakeSandbox) => Promise<RunOutcome> = async () => okOutcome();
-  async create() {
+  async create(spec?: SandboxSpec) {
     const sandbox = new FakeSandbox(`c${this.created.length + 1}`, (s) => this.behaviour(s));
     this.created.push(sandbox);
+    this.specs.push(spec);
     return sandbox;
   }
   released: string[] = [];

@@ -14,11 +14,11 @@ describe(PlatformMetrics.name, () => {
 
   it('should still render when a collector fails, with its gauges left as they were', async () => {
     const sut = new PlatformMetrics();
-    sut.sandboxesPooled.set(2);
+    sut.sandboxesPooled.set({ pool: 'default' }, 2);
     sut.onScrape(async () => {
       throw new Error('redis is down');
     });
-    expect((await sut.render()).text).toContain('drydock_sandboxes_pooled 2');
+    expect((await sut.render()).text).toContain('drydock_sandboxes_pooled{pool="default"} 2');
   });
 
   it('should keep two instances apart (two apps in one process)', async () => {

@@ -47,7 +47,8 @@ export class PlatformMetrics {
 
   readonly sandboxesPooled = new Gauge({
     name: 'drydock_sandboxes_pooled',
-    help: "Started sandboxes waiting in this worker's warm pool.",
+    help: "Started sandboxes waiting in this worker's warm pools, by pool (default, or a template's name:version).",
+    labelNames: ['pool'],
     registers: [this.registry],
   });
 

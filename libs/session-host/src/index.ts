@@ -4,6 +4,7 @@ export * from './hosting/hosted-session.registry.js';
 export * from './sandboxes/dataset-stager.js';
 export * from './sandboxes/sandbox-provisioner.js';
 export * from './sandboxes/warm-sandbox-pool.js';
+export * from './sandboxes/template-pools.js';
 export * from './runs/run-guard.js';
 export * from './runs/redis-run-guard.js';
 export * from './runs/execution-runner.js';

@@ -21,6 +21,7 @@ import { RedisRunGuard } from './runs/redis-run-guard.js';
 import { RUN_GUARD } from './runs/run-guard.js';
 import { DatasetStager } from './sandboxes/dataset-stager.js';
 import { SandboxProvisioner } from './sandboxes/sandbox-provisioner.js';
+import { TemplatePools } from './sandboxes/template-pools.js';
 import { WarmSandboxPool } from './sandboxes/warm-sandbox-pool.js';
 
 const EXPORTED = [
@@ -35,6 +36,7 @@ const EXPORTED = [
   WorkerHeartbeat,
   HostedSessionRegistry,
   WarmSandboxPool,
+  TemplatePools,
   PlatformMetrics,
 ];
 
@@ -55,6 +57,7 @@ export class SessionHostModule {
       DatasetStager,
       PlatformMetrics,
       WarmSandboxPool,
+      TemplatePools,
       SandboxProvisioner,
       SessionActivity,
       SessionLifecycle,

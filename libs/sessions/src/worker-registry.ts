@@ -12,8 +12,9 @@ export interface WorkerInfo {
   startedAt: string;
   lastSeenAt: string;
   dockerHealthy: boolean;
-  // The warm pool (WORKER_POOL_SIZE): its size, sandboxes ready and starting.
-  pool?: { size: number; ready: number; starting: number };
+  // The warm pool (WORKER_POOL_SIZE): its size, sandboxes ready and starting; and each
+  // template's pool ("name:version") that operators gave a size.
+  pool?: { size: number; ready: number; starting: number; templates?: { template: string; size: number; ready: number; starting: number }[] };
 }
 
 // Live workers announce themselves with a heartbeat; an entry whose heartbeat lapsed

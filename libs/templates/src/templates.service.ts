@@ -125,19 +125,22 @@ export class TemplatesService {
     this.logger.log(`template ${template.id} (${name}) deleted`);
   }
 
-  async setPoolSize(name: string, poolSize: number): Promise<TemplateView> {
-    const template = await this.templates.find('shared', name);
+  // The warm pool size of a shared template, or of a tenant's (`tenantId`).
+  async setPoolSize(name: string, poolSize: number, tenantId?: string): Promise<TemplateView> {
+    const owner: TemplateOwner = tenantId ? { tenantId } : 'shared';
+    const template = TEMPLATE_NAME.test(name) ? await this.templates.find(owner, name) : null;
     if (!template) throw TemplatesError.notFound(name);
     await this.templates.setPoolSize(template.id, poolSize);
-    return this.get('shared', name);
+    return toTemplateView({ ...template, poolSize }, await this.templates.versions(template.id));
   }
 
-  // The log of a version, from its first line, as the build goes, then `done`.
-  async *follow(viewer: TemplateOwner, name: string, version: number, signal: AbortSignal): AsyncGenerator<TemplateLogEvent> {
+  // The log of a version, from its first line, as the build goes, then `done`; the
+  // version is looked up first (404 TEMPLATE_NOT_FOUND before any event).
+  async follow(viewer: TemplateOwner, name: string, version: number, signal: AbortSignal): Promise<AsyncGenerator<TemplateLogEvent>> {
     const template = await this.visible(viewer, name);
     const record = await this.templates.version(template.id, version);
     if (!record) throw TemplatesError.notFound(formatTemplateRef(name, version));
-    yield* this.logs.follow(
+    return this.logs.follow(
       template.id,
       version,
       async () => {

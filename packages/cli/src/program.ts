@@ -6,6 +6,7 @@ import { registerExec } from './commands/exec.js';
 import { registerFiles } from './commands/files.js';
 import { registerRun } from './commands/run.js';
 import { registerShell } from './commands/shell.js';
+import { registerTemplates } from './commands/templates.js';
 import { registerTenants } from './commands/tenants.js';
 import { DEFAULT_URL } from './config.js';
 import { Context } from './context.js';
@@ -17,12 +18,12 @@ export const VERSION = '0.1.0';
 const EXIT_CODES_HELP = `
 Environment: DRYDOCK_URL (default ${DEFAULT_URL}), DRYDOCK_API_KEY, DRYDOCK_ADMIN_KEY (tenants).
 
-Exit codes: 0 ok, 1 the code or batch failed, 2 bad arguments, 3 platform or API error,
+Exit codes: 0 ok, 1 the code, batch or template build failed, 2 bad arguments, 3 platform or API error,
 4 missing configuration (no API key), 130 interrupted; exec and shell exit with the command's (the shell's) own code.`;
 
 export function buildProgram(ctx: Context): Command {
   const program = new Command('drydock')
-    .description('Run Python and shell commands in Drydock sandboxes, move thread files and artifacts, submit batches.')
+    .description('Run Python and shell commands in Drydock sandboxes, move thread files and artifacts, submit batches, build templates.')
     .version(VERSION)
     .option('--url <url>', `the gateway (default: DRYDOCK_URL or ${DEFAULT_URL})`)
     .option('--api-key <key>', 'the tenant API key (default: DRYDOCK_API_KEY)')
@@ -39,6 +40,7 @@ export function buildProgram(ctx: Context): Command {
   registerFiles(program, ctx);
   registerArtifacts(program, ctx);
   registerBatch(program, ctx);
+  registerTemplates(program, ctx);
   registerTenants(program, ctx);
   return program;
 }

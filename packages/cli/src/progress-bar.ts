@@ -41,11 +41,15 @@ export function summary(progress: Progress, rate: number | null, etaSeconds: num
 }
 
 export function renderBar(progress: Progress, rate: number | null, etaSeconds: number | null, columns = 80): string {
-  const text = summary(progress, rate, etaSeconds);
-  // Whatever room the text leaves, between 10 and 40 cells; none on a very narrow terminal.
-  const width = Math.min(40, columns - text.length - 4);
+  return bar(progress.done, progress.total, summary(progress, rate, etaSeconds), columns);
+}
+
+// "[████░░░░] text": whatever room the text leaves, between 10 and maxWidth cells; none on
+// a very narrow terminal. Also drawn by the template build's progress.
+export function bar(done: number, total: number, text: string, columns = 80, maxWidth = 40): string {
+  const width = Math.min(maxWidth, columns - text.length - 4);
   if (width < 10) return text.slice(0, Math.max(0, columns - 1));
-  const filled = progress.total > 0 ? Math.floor((progress.done / progress.total) * width) : width;
+  const filled = total > 0 ? Math.floor((Math.min(done, total) / total) * width) : width;
   return `[${'█'.repeat(filled)}${'░'.repeat(width - filled)}] ${text}`;
 }
 

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { startPlatform, type Platform } from '../../../test/e2e/support/platform.js';
@@ -470,6 +470,92 @@ describe('drydock CLI', () => {
 
       const used = await drydock(['run', '-', '--json'], { input: 'print("new tenant")', env: { DRYDOCK_API_KEY: tenant.apiKey } });
       expect(JSON.parse(used.stdout)).toMatchObject({ status: 'ok', stdout: 'new tenant\n' });
+    }, 60_000);
+  });
+
+  describe('templates', () => {
+    const stepChunk = (result: Result, text: string) => result.chunks.find((c) => c.stream === 'stderr' && c.text.includes(text));
+
+    it('builds a template from a Dockerfile and a context file, streaming its log with progress lines, then prints NAME:VERSION and the digest', async () => {
+      await mkdir(join(dir, 'tpl'), { recursive: true });
+      await writeFile(join(dir, 'tpl', 'Dockerfile'), 'FROM drydock\nCOPY greeting.txt /etc/greeting\nRUN cp /etc/greeting /etc/hi\n');
+      await writeFile(join(dir, 'tpl', 'greet.txt'), 'hi from the template\n');
+      const result = await drydock(['templates', 'build', 'cli-hi', '-f', 'tpl/Dockerfile', '--file', 'greeting.txt=tpl/greet.txt', '--description', 'says hi']);
+      expect(result.code).toBe(0);
+      expect(result.stdout).toMatch(/^cli-hi:\d+ {2}sha256:[0-9a-f]{64}\n$/);
+      // Not a terminal: the log and plain progress lines, no carriage returns.
+      expect(result.stderr).not.toContain('\r');
+      expect(result.stderr).toContain('Step 2/3 : COPY greeting.txt /etc/greeting\n');
+      expect(result.stderr).toMatch(/^progress: step 3\/3 {2}\d+s$/m);
+      expect(result.stderr).toMatch(/^progress: self-test {2}\d+s$/m);
+      expect(result.stderr).toContain('drydock: self-test passed\n');
+      // Streamed: the first step was on stderr before the build had ended.
+      expect(result.exitedAt - stepChunk(result, 'Step 1/3')!.at).toBeGreaterThan(500);
+
+      const ls = await drydock(['templates', 'ls']);
+      expect(ls.stdout).toMatch(/^NAME\s+VERSION\s+STATUS\s+OWNER\s+DESCRIPTION$/m);
+      expect(ls.stdout).toMatch(/^cli-hi\s+1\s+ready\s+own\s+says hi$/m);
+      const json = JSON.parse((await drydock(['templates', 'ls', '--json'])).stdout);
+      expect(json).toContainEqual({ name: 'cli-hi', shared: false, description: 'says hi', poolSize: 0, latest: { version: 1, status: 'ready' } });
+      const logs = await drydock(['templates', 'logs', 'cli-hi:1']);
+      expect(logs).toMatchObject({ code: 0, stderr: '' });
+      expect(logs.stdout).toContain('Step 3/3 : RUN cp /etc/greeting /etc/hi\n');
+    }, 300_000);
+
+    it('draws the build progress in place on a terminal', async () => {
+      await writeFile(join(dir, 'tpl', 'Dockerfile.tty'), 'FROM drydock\nRUN echo one > /etc/one\nRUN echo two\n');
+      const command = ['stty cols 100;', 'exec', quote(process.execPath), quote(MAIN), 'templates', 'build', 'cli-hi', '-f', 'tpl/Dockerfile.tty'].join(' ');
+      const shown = await run('script', ['-qfec', command, '/dev/null'], { env, cwd: dir });
+      expect(shown.code).toBe(0);
+      // Frames start with \r: the bar and the step, below the log lines.
+      const frames = shown.stdout.split('\r').map((frame) => /^\[([█░]{20})\] (Step \d\/3 : RUN echo \w+(?: > \/etc\/one)?|self-test)/.exec(frame)).filter((m) => m !== null);
+      expect(frames.map((m) => m[2])).toEqual(expect.arrayContaining(['Step 2/3 : RUN echo one > /etc/one', 'Step 3/3 : RUN echo two', 'self-test']));
+      expect(frames.find((m) => m[2] === 'self-test')![1]).toBe('█'.repeat(20));
+      expect(shown.stdout).toMatch(/cli-hi:2 {2}sha256:[0-9a-f]{64}/);
+    }, 300_000);
+
+    it('starts sessions from it with --template (run, exec), and says when a live session runs another image', async () => {
+      const ran = await drydock(['run', '-', '--thread', 'tpl-run', '--template', 'cli-hi:1'], { input: 'print(open("/etc/hi").read(), end="")\n' });
+      expect(ran).toMatchObject({ code: 0, stdout: 'hi from the template\n' });
+      // The name alone: its newest ready version (2, built on the terminal).
+      const exec = await drydock(['exec', '--thread', 'tpl-exec', '--template', 'cli-hi', '--', 'cat', '/etc/one']);
+      expect(exec).toMatchObject({ code: 0, stdout: 'one\n', stderr: '' });
+
+      expect((await drydock(['exec', '--thread', 'tpl-plain', '--', 'true'])).code).toBe(0);
+      const other = await drydock(['exec', '--thread', 'tpl-plain', '--template', 'cli-hi', '--', 'test', '-e', '/etc/hi']);
+      expect(other.code).toBe(1);
+      expect(other.stderr).toMatch(/^drydock: session ses_\S+ was already live on the platform image; --template cli-hi applies to a new session/m);
+    }, 120_000);
+
+    it('exits 1 with the failing step when the build fails, and 2 for a bad name or --file', async () => {
+      await writeFile(join(dir, 'tpl', 'Dockerfile.bad'), 'FROM drydock\nRUN echo about to fail >&2 && exit 3\n');
+      const failed = await drydock(['templates', 'build', 'cli-broken', '-f', 'tpl/Dockerfile.bad']);
+      expect(failed.code).toBe(1);
+      expect(failed.stdout).toBe('');
+      expect(failed.stderr).toMatch(/^drydock: cli-broken:1 failed: step 2\/2 \(RUN echo about to fail >&2 && exit 3\) failed: .*\nabout to fail\n$/m);
+      const json = await drydock(['templates', 'build', 'cli-broken', '-f', '-', '--json'], { input: 'FROM drydock\nRUN exit 4\n' });
+      expect(json).toMatchObject({ code: 1, stderr: '' });
+      expect(JSON.parse(json.stdout)).toMatchObject({ name: 'cli-broken', version: 2, status: 'failed', error: expect.stringMatching(/^step 2\/2 \(RUN exit 4\) failed/) });
+      expect((await drydock(['templates', 'logs', 'cli-broken'])).code).toBe(1);
+      expect((await drydock(['run', '-', '--template', 'cli-broken'], { input: 'print(1)' })).stderr).toContain('error TEMPLATE_NOT_READY');
+
+      expect((await drydock(['templates', 'build', 'Not_A_Name'])).code).toBe(2);
+      expect((await drydock(['templates', 'build', 'x', '--file', '../outside.txt'])).code).toBe(2);
+      expect((await drydock(['templates', 'build', 'x', '-f', 'tpl/missing'])).stderr).toContain('error LOCAL_FILE_UNREADABLE');
+      const refused = await drydock(['templates', 'build', 'cli-refused', '-f', '-'], { input: 'FROM python:3.12\n' });
+      expect(refused.code).toBe(3);
+      expect(refused.stderr).toContain('error INVALID_DOCKERFILE');
+      expect((await drydock(['templates', 'rm', 'cli-broken'])).code).toBe(0);
+    }, 120_000);
+
+    it('removes a template: ls no longer shows it and no session starts from it', async () => {
+      const removed = await drydock(['templates', 'rm', 'cli-hi']);
+      expect(removed).toMatchObject({ code: 0, stdout: 'cli-hi deleted\n' });
+      expect((await drydock(['templates', 'ls'])).stdout).not.toMatch(/^cli-hi\s/m);
+      const run = await drydock(['run', '-', '--thread', 'tpl-gone', '--template', 'cli-hi'], { input: 'print(1)' });
+      expect(run.code).toBe(3);
+      expect(run.stderr).toContain('error TEMPLATE_NOT_FOUND');
+      expect((await drydock(['templates', 'rm', 'cli-hi'])).code).toBe(3);
     }, 60_000);
   });
 

@@ -1,5 +1,6 @@
-import { unwrap, type Transport } from './http.js';
-import type { Tenant, TenantLimits, TenantWithKey } from './types.js';
+import { unwrap, unwrapStream, type Transport } from './http.js';
+import { TemplateBuild, type TemplateRoutes } from './templates.js';
+import type { CreateTemplateOptions, Template, TemplateBuildInfo, TemplateSummary, Tenant, TenantLimits, TenantWithKey } from './types.js';
 
 // Operator calls (the admin key): tenants and their keys.
 export class Tenants {
@@ -16,5 +17,58 @@ export class Tenants {
 
   async get(id: string): Promise<Tenant> {
     return unwrap(this.http.api.GET('/admin/tenants/{id}', { params: { path: { id } } }));
+  }
+}
+
+// Operator calls (the admin key): shared templates, which every tenant sees and starts
+// sessions from, built and followed as a tenant's are, and their warm pools.
+export class SharedTemplates {
+  private readonly routes: TemplateRoutes;
+
+  constructor(private readonly http: Transport) {
+    this.routes = {
+      get: (name) => this.get(name),
+      logs: (name, version, signal) =>
+        unwrapStream(this.http.api.GET('/admin/templates/{name}/versions/{version}/logs', { params: { path: { name, version } }, parseAs: 'stream', signal })),
+    };
+  }
+
+  // Queues a build of a shared template (a new version of it) and resolves to its handle.
+  async build(options: CreateTemplateOptions & { signal?: AbortSignal }): Promise<TemplateBuild> {
+    const { signal, ...body } = options;
+    const queued: TemplateBuildInfo = await unwrap(this.http.api.POST('/admin/templates', { body, signal }));
+    return new TemplateBuild(this.routes, queued.name, queued.version);
+  }
+
+  buildOf(name: string, version: number): TemplateBuild {
+    return new TemplateBuild(this.routes, name, version);
+  }
+
+  async list(): Promise<TemplateSummary[]> {
+    return (await unwrap(this.http.api.GET('/admin/templates', {}))).templates;
+  }
+
+  async get(name: string): Promise<Template> {
+    return unwrap(this.http.api.GET('/admin/templates/{name}', { params: { path: { name } } }));
+  }
+
+  // Started sandboxes of its newest ready version each worker keeps warm (0-20).
+  async setPoolSize(name: string, poolSize: number): Promise<Template> {
+    return unwrap(this.http.api.PATCH('/admin/templates/{name}', { params: { path: { name } }, body: { poolSize } }));
+  }
+
+  async delete(name: string): Promise<void> {
+    await unwrap(this.http.api.DELETE('/admin/templates/{name}', { params: { path: { name } } }));
+  }
+}
+
+// Everything that takes the operator's admin key as `apiKey`.
+export class Admin {
+  readonly tenants: Tenants;
+  readonly templates: SharedTemplates;
+
+  constructor(http: Transport) {
+    this.tenants = new Tenants(http);
+    this.templates = new SharedTemplates(http);
   }
 }

@@ -4,12 +4,13 @@ import { Batches } from './batches.js';
 import { createTransport, type RetryPolicy } from './http.js';
 import { Sessions } from './sessions.js';
 import { ThreadFiles } from './files.js';
-import { Tenants } from './admin.js';
+import { Admin, type Tenants } from './admin.js';
+import { Templates } from './templates.js';
 
 export interface DrydockOptions {
   // The gateway, e.g. http://localhost:8080.
   url: string;
-  // A tenant's API key (ddk_…); for `tenants`, the operator's admin key.
+  // A tenant's API key (ddk_…); for `admin` (and `tenants`), the operator's admin key.
   apiKey: string;
   // A fetch to use instead of the global one (tests, proxies).
   fetch?: typeof fetch;
@@ -18,13 +19,16 @@ export interface DrydockOptions {
 }
 
 // The Drydock client: `new Drydock({url, apiKey})`, then sessions, files, artifacts,
-// batches and agents. Uses fetch only, so it runs in Node 20+ and in browsers.
+// batches, agents and templates. Uses fetch only, so it runs in Node 20+ and in browsers.
 export class Drydock {
   readonly sessions: Sessions;
   readonly artifacts: Artifacts;
   readonly batches: Batches;
   readonly agents: Agents;
-  // Operator calls: need the admin key as apiKey.
+  readonly templates: Templates;
+  // Operator calls (tenants, shared templates): need the admin key as apiKey.
+  readonly admin: Admin;
+  // = admin.tenants.
   readonly tenants: Tenants;
   private readonly transport;
 
@@ -36,7 +40,9 @@ export class Drydock {
     this.artifacts = new Artifacts(this.transport);
     this.batches = new Batches(this.transport);
     this.agents = new Agents(this.transport);
-    this.tenants = new Tenants(this.transport);
+    this.templates = new Templates(this.transport);
+    this.admin = new Admin(this.transport);
+    this.tenants = this.admin.tenants;
   }
 
   // A thread's files, without a session.

@@ -1,5 +1,5 @@
 export { Drydock, type DrydockOptions } from './drydock.js';
-export { DrydockError, isDrydockError } from './errors.js';
+export { DrydockError, isDrydockError, TemplateBuildError } from './errors.js';
 export { Session, Sessions, type RunOptions } from './sessions.js';
 export { ProcessHandle, SessionCommands, type CommandOptions, type ProcessExit, type ProcessSignal } from './commands.js';
 export type { OutputCallbacks } from './run-stream.js';
@@ -8,7 +8,8 @@ export { ThreadFiles, type FileData } from './files.js';
 export { Artifacts } from './artifacts.js';
 export { BatchRun, Batches, finished, type BatchSource, type SubmitOptions, type WaitOptions } from './batches.js';
 export { Agents } from './agents.js';
-export { Tenants } from './admin.js';
+export { Admin, SharedTemplates, Tenants } from './admin.js';
+export { TemplateBuild, Templates, type BuildWaitOptions } from './templates.js';
 export type { RetryPolicy } from './http.js';
 export type * from './types.js';
 export type { paths, components } from './generated/openapi.js';

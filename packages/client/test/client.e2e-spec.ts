@@ -8,7 +8,7 @@ import { gzipSync } from 'node:zlib';
 import { build, stop as stopEsbuild } from 'esbuild';
 import tar from 'tar-stream';
 import WebSocket from 'ws';
-import { Drydock, DrydockError, isDrydockError } from '@drydock/client';
+import { Drydock, DrydockError, isDrydockError, TemplateBuildError } from '@drydock/client';
 import { startPlatform, type Platform } from '../../../test/e2e/support/platform.js';
 
 // @drydock/client against the real platform: every method, streaming callbacks that
@@ -339,6 +339,76 @@ describe('@drydock/client', () => {
     await expect(client.agents.get(agent.id)).rejects.toMatchObject({ code: 'AGENT_NOT_FOUND' });
     const imported = await client.agents.import(bundle);
     expect(imported).toMatchObject({ name: 'sdk-agent', instructions: 'Be briefer.' });
+  });
+
+  describe('templates', () => {
+    const dockerfile = 'FROM drydock\nRUN echo hi > /etc/hi\n';
+
+    it('should build a template with its log streamed, wait until it is ready and start a session from it', async () => {
+      const build = await client.templates.build({ name: 'sdk-hi', dockerfile, description: 'says hi' });
+      expect([build.name, build.ref]).toEqual(['sdk-hi', `sdk-hi:${build.version}`]);
+      const lines: string[] = [];
+      for await (const line of build.logs()) lines.push(line);
+      expect(lines).toContainEqual(expect.stringMatching(/^Step 2\/2 : RUN echo hi > \/etc\/hi$/));
+      expect(lines).toContain('drydock: self-test passed');
+      // The log was read to its end: wait() needs only the version's record.
+      const version = await build.wait();
+      expect(version).toMatchObject({ version: build.version, status: 'ready', imageDigest: expect.stringMatching(/^sha256:[0-9a-f]{64}$/), error: null });
+      // A handle on the same version follows the log again, from its first line.
+      const again: string[] = [];
+      await expect(client.templates.buildOf('sdk-hi', build.version).wait({ onLog: (line) => again.push(line) })).resolves.toEqual(version);
+      expect(again).toEqual(lines);
+
+      const session = await client.sessions.create({ threadId: 'sdk-template', template: 'sdk-hi' });
+      expect(session.info.template).toBe(build.ref);
+      expect(await session.commands.run('cat /etc/hi')).toMatchObject({ status: 'ok', stdout: 'hi\n' });
+      await session.delete();
+
+      expect(await client.templates.list()).toContainEqual({ name: 'sdk-hi', shared: false, description: 'says hi', poolSize: 0, latest: { version: build.version, status: 'ready' } });
+      expect(await client.templates.get('sdk-hi')).toMatchObject({ name: 'sdk-hi', shared: false, versions: [version] });
+      await client.templates.delete('sdk-hi');
+      await expect(client.templates.get('sdk-hi')).rejects.toMatchObject({ code: 'TEMPLATE_NOT_FOUND', status: 404 });
+      await expect(client.sessions.create({ template: 'sdk-hi' })).rejects.toMatchObject({ code: 'TEMPLATE_NOT_FOUND', status: 404 });
+      expect((await client.templates.list()).map((t) => t.name)).not.toContain('sdk-hi');
+    }, 300_000);
+
+    it('should throw a TemplateBuildError naming the failing step when the build fails', async () => {
+      const build = await client.templates.build({ name: 'sdk-broken', dockerfile: 'FROM drydock\nRUN echo about to fail >&2 && exit 3\n' });
+      const lines: string[] = [];
+      const error = await build.wait({ onLog: (line) => lines.push(line) }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(TemplateBuildError);
+      expect(isDrydockError(error, 'TEMPLATE_BUILD_FAILED')).toBe(true);
+      const failure = error as TemplateBuildError;
+      expect(failure.message).toMatch(/^Template sdk-broken:\d+ failed to build: step 2\/2 \(RUN echo about to fail >&2 && exit 3\) failed: /);
+      expect(failure).toMatchObject({ template: 'sdk-broken', version: build.version, details: { template: 'sdk-broken', version: build.version } });
+      expect(failure.buildError).toMatch(/about to fail$/);
+      expect(lines).toContain('about to fail');
+      await expect(client.sessions.create({ template: 'sdk-broken' })).rejects.toMatchObject({ code: 'TEMPLATE_NOT_READY', status: 409 });
+      await expect(client.templates.build({ name: 'sdk-bad', dockerfile: 'FROM python:3.12\n' })).rejects.toMatchObject({ code: 'INVALID_DOCKERFILE', status: 400 });
+      await client.templates.delete('sdk-broken');
+    }, 300_000);
+
+    it('should build shared templates with the admin key, which tenants use but cannot delete', async () => {
+      const admin = new Drydock({ url: platform.url, apiKey: process.env.DRYDOCK_ADMIN_KEY! });
+      const name = `sdk-shared-${randomBytes(3).toString('hex')}`;
+      const build = await admin.admin.templates.build({ name, dockerfile: 'FROM drydock\nRUN echo shared > /etc/shared\n' });
+      const version = await build.wait();
+      expect(version.status).toBe('ready');
+      try {
+        expect((await admin.admin.templates.list()).map((t) => t.name)).toContain(name);
+        expect(await client.templates.list()).toContainEqual(expect.objectContaining({ name, shared: true, latest: { version: build.version, status: 'ready' } }));
+        expect((await admin.admin.templates.setPoolSize(name, 1)).poolSize).toBe(1);
+        expect((await admin.admin.templates.setPoolSize(name, 0)).poolSize).toBe(0);
+        expect((await admin.admin.templates.get(name)).versions).toEqual([version]);
+        const session = await client.sessions.create({ threadId: 'sdk-shared', template: `${name}:${build.version}` });
+        expect(await session.commands.run('cat /etc/shared')).toMatchObject({ status: 'ok', stdout: 'shared\n' });
+        await session.delete();
+        await expect(client.templates.delete(name)).rejects.toMatchObject({ code: 'TEMPLATE_SHARED', status: 403 });
+      } finally {
+        await admin.admin.templates.delete(name);
+      }
+      await expect(admin.admin.templates.get(name)).rejects.toMatchObject({ code: 'TEMPLATE_NOT_FOUND' });
+    }, 300_000);
   });
 
   // The bundled client in headless Chromium: esbuild bundles it for the browser platform

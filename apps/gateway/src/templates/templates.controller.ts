@@ -1,5 +1,5 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, ParseIntPipe, Patch, Post, Req, Res } from '@nestjs/common';
-import { ApiAcceptedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiProduces } from '@nestjs/swagger';
+import { Body, Controller, Delete, Get, HttpCode, Param, ParseIntPipe, Patch, Post, Query, Req, Res } from '@nestjs/common';
+import { ApiAcceptedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiProduces, ApiQuery } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { TenantPrincipal } from '@drydock/core';
 import { TemplatesService, type TemplateOwner } from '@drydock/templates';
@@ -37,9 +37,13 @@ async function streamLogs(
 ): Promise<void> {
   const abort = new AbortController();
   req.raw.on('close', () => abort.abort());
+  const events = await templates.follow(viewer, name, version, abort.signal);
   const sse = new SseWriter(reply);
+  // The headers now: a build waiting for a worker may not log for minutes, and clients
+  // give up on a response without headers (Node's fetch after 5 minutes).
+  sse.open();
   try {
-    for await (const { event, data } of templates.follow(viewer, name, version, abort.signal)) sse.send(event, data);
+    for await (const { event, data } of events) sse.send(event, data);
   } catch (error) {
     if (!sse.started) throw error;
     sse.send('error', new ErrorResponseFilter().toResponse(error).body.error);
@@ -143,11 +147,12 @@ export class AdminTemplatesController {
   }
 
   @Patch(':name')
-  @ApiOperation({ summary: "Set a shared template's warm pool size" })
+  @ApiOperation({ summary: "Set the warm pool size of a shared template (or, with tenantId, of a tenant's)" })
+  @ApiQuery({ name: 'tenantId', required: false, description: "A tenant's template of that name instead of the shared one." })
   @ApiOkResponse({ type: TemplateResponse })
   @ApiErrors({ ...VALIDATION_ERRORS, 404: ['TEMPLATE_NOT_FOUND'] })
-  update(@Param('name') name: string, @Body() dto: UpdateTemplateDto): Promise<TemplateResponse> {
-    return this.templates.setPoolSize(name, dto.poolSize);
+  update(@Param('name') name: string, @Body() dto: UpdateTemplateDto, @Query('tenantId') tenantId?: string): Promise<TemplateResponse> {
+    return this.templates.setPoolSize(name, dto.poolSize, tenantId || undefined);
   }
 
   @Delete(':name')

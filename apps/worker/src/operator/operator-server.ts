@@ -29,7 +29,11 @@ export class OperatorServer implements OnApplicationBootstrap, OnApplicationShut
   async onApplicationBootstrap(): Promise<void> {
     this.metrics.onScrape(async () => {
       this.metrics.sessionsLive.set(this.hosted.size);
-      this.metrics.sandboxesPooled.set(this.pool.status.ready);
+      const pools = this.pool.status;
+      // Reset first: a template pool that went since the last scrape is not reported.
+      this.metrics.sandboxesPooled.reset();
+      this.metrics.sandboxesPooled.set({ pool: 'default' }, pools.ready);
+      for (const pool of pools.templates ?? []) this.metrics.sandboxesPooled.set({ pool: pool.template }, pool.ready);
     });
     const { metricsPort, metricsHost } = this.config.worker;
     if (!metricsPort) return;

@@ -11,7 +11,7 @@ import type { Queue } from 'bullmq';
 import { APP_CONFIG, type AppConfig, repeatedErrorLogger } from '@drydock/core';
 import { MAINTENANCE_QUEUE, MaintenanceJob, SANDBOX_RUNTIME, type SandboxRuntime } from '@drydock/execution';
 import { SESSIONS_REPOSITORY, WORKER_REGISTRY, type SessionsRepository, type WorkerRegistry } from '@drydock/sessions';
-import { IdleReaper, OrphanContainerSweeper, SessionLifecycle, WorkerHeartbeat } from '@drydock/session-host';
+import { IdleReaper, OrphanContainerSweeper, SessionLifecycle, TEMPLATE_POOL_SYNC_MS, TemplatePools, WorkerHeartbeat } from '@drydock/session-host';
 import { TemplateMaintenance } from '@drydock/templates';
 import { BatchItemsProcessor } from '../processors/batch-items.processor.js';
 import { TemplateBuildsProcessor } from '../processors/template-builds.processor.js';
@@ -31,6 +31,7 @@ export class WorkerLifecycleService implements OnModuleInit, OnApplicationBootst
   private heartbeatTimer: NodeJS.Timeout | null = null;
   private reaperTimer: NodeJS.Timeout | null = null;
   private orphanTimer: NodeJS.Timeout | null = null;
+  private templatePoolTimer: NodeJS.Timeout | null = null;
   private draining: Promise<void> | null = null;
 
   constructor(
@@ -46,6 +47,7 @@ export class WorkerLifecycleService implements OnModuleInit, OnApplicationBootst
     private readonly batchItems: BatchItemsProcessor,
     private readonly templateBuilds: TemplateBuildsProcessor,
     private readonly templates: TemplateMaintenance,
+    private readonly templatePools: TemplatePools,
     @InjectQueue(MAINTENANCE_QUEUE) private readonly maintenance: Queue,
   ) {
     this.schedule = new MaintenanceSchedule(maintenance, {
@@ -78,6 +80,8 @@ export class WorkerLifecycleService implements OnModuleInit, OnApplicationBootst
       this.orphanTimer = setInterval(() => void this.sweepOrphans(), this.config.worker.orphanSweepMs);
     }
     this.heartbeatTimer = setInterval(() => void this.heartbeat.beat(), this.config.worker.heartbeatMs);
+    await this.templatePools.sync();
+    this.templatePoolTimer = setInterval(() => void this.templatePools.sync(), TEMPLATE_POOL_SYNC_MS);
     this.reaperTimer = setInterval(() => void this.reap(), this.config.worker.reaperIntervalMs);
     // Every worker upserts the same schedulers: one run per period, on any worker.
     await this.schedule.ensure();
@@ -138,6 +142,7 @@ export class WorkerLifecycleService implements OnModuleInit, OnApplicationBootst
     if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
     if (this.reaperTimer) clearInterval(this.reaperTimer);
     if (this.orphanTimer) clearInterval(this.orphanTimer);
+    if (this.templatePoolTimer) clearInterval(this.templatePoolTimer);
     await this.heartbeat.deregister().catch(() => undefined);
     const closed = await Promise.allSettled([this.processor.close(), this.batchItems.close(), this.templateBuilds.close()]);
     for (const result of closed) {

@@ -97,6 +97,44 @@ describe(WarmSandboxPool.name, () => {
     }
   });
 
+  it("should keep a pool per template as told, serving only that template's image", async () => {
+    const { sut, runtime, config } = pool({ WORKER_POOL_SIZE: '1' });
+    const image = '127.0.0.1:5000/drydock-templates/tpl_a@sha256:aa';
+    sut.setTemplatePools([{ template: 'analytics:2', image, size: 2 }]);
+    sut.start();
+    await settle();
+    expect(sut.status).toEqual({ size: 1, ready: 1, starting: 0, templates: [{ template: 'analytics:2', size: 2, ready: 2, starting: 0 }] });
+    expect(runtime.specs.map((s) => s?.image)).toEqual([undefined, image, image]);
+    expect(runtime.specs.every((s) => s?.tenantId === 'none')).toBe(true);
+
+    const limits = config.defaultLimits;
+    const taken = sut.take({ limits, image });
+    expect(runtime.specs[runtime.created.indexOf(taken as never)]?.image).toBe(image);
+    // The default pool never hands out a template's sandbox, nor the other way round,
+    // and an image without a pool starts cold.
+    expect(runtime.specs[runtime.created.indexOf(sut.take({ limits }) as never)]?.image).toBeUndefined();
+    expect(sut.take({ limits, image: `${image}b` })).toBeNull();
+    expect(sut.take({ limits: { ...limits, memoryMb: limits.memoryMb * 2 }, image })).toBeNull();
+    await settle();
+    expect(sut.status.templates).toEqual([{ template: 'analytics:2', size: 2, ready: 2, starting: 0 }]);
+    await sut.close();
+  });
+
+  it('should replace the pool of an older version and destroy what waits in a pool no longer wanted', async () => {
+    const { sut, runtime } = pool({ WORKER_POOL_SIZE: '0' });
+    sut.start();
+    sut.setTemplatePools([{ template: 'analytics:2', image: 'img@sha256:2', size: 1 }]);
+    await settle();
+    const old = runtime.created[0]!;
+    sut.setTemplatePools([{ template: 'analytics:3', image: 'img@sha256:3', size: 1 }]);
+    await settle();
+    expect(old.alive).toBe(false);
+    expect(sut.status.templates).toEqual([{ template: 'analytics:3', size: 1, ready: 1, starting: 0 }]);
+    sut.setTemplatePools([]);
+    expect(runtime.created[1]!.alive).toBe(false);
+    expect(sut.status).toEqual({ size: 0, ready: 0, starting: 0 });
+  });
+
   it('should hand a pooled sandbox to a new session, and destroy it with the session', async () => {
     const host = hostWithFakes({ env: { WORKER_POOL_SIZE: '1' } });
     host.lifecycle.open();

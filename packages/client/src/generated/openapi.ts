@@ -902,7 +902,7 @@ export interface paths {
         delete: operations["AdminTemplatesController_delete"];
         options?: never;
         head?: never;
-        /** Set a shared template's warm pool size */
+        /** Set the warm pool size of a shared template (or, with tenantId, of a tenant's) */
         patch: operations["AdminTemplatesController_update"];
         trace?: never;
     };
@@ -1427,12 +1427,25 @@ export interface components {
             /** @description Artifact blobs no other tenant referenced, removed. */
             blobsRemoved: number;
         };
+        TemplatePoolResponse: {
+            /**
+             * @description The template's newest ready version, which the pool starts.
+             * @example analytics:3
+             */
+            template: string;
+            /** @description Its poolSize (PATCH /admin/templates/:name). */
+            size: number;
+            ready: number;
+            starting: number;
+        };
         WorkerPoolResponse: {
             /** @description WORKER_POOL_SIZE. */
             size: number;
             /** @description Started sandboxes waiting for a session. */
             ready: number;
             starting: number;
+            /** @description The pools of templates operators gave a pool size; absent when none. */
+            templates?: components["schemas"]["TemplatePoolResponse"][];
         };
         WorkerResponse: {
             id: string;
@@ -9701,7 +9714,10 @@ export interface operations {
     };
     AdminTemplatesController_update: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description A tenant's template of that name instead of the shared one. */
+                tenantId?: string;
+            };
             header?: never;
             path: {
                 name: string;

@@ -39,10 +39,19 @@ export class TenantDeletedResponse implements TenantRemoval {
   @ApiProperty({ type: 'integer', description: 'Artifact blobs no other tenant referenced, removed.' }) blobsRemoved: number;
 }
 
+export class TemplatePoolResponse {
+  @ApiProperty({ example: 'analytics:3', description: "The template's newest ready version, which the pool starts." }) template: string;
+  @ApiProperty({ type: 'integer', description: 'Its poolSize (PATCH /admin/templates/:name).' }) size: number;
+  @ApiProperty({ type: 'integer' }) ready: number;
+  @ApiProperty({ type: 'integer' }) starting: number;
+}
+
 export class WorkerPoolResponse {
   @ApiProperty({ type: 'integer', description: 'WORKER_POOL_SIZE.' }) size: number;
   @ApiProperty({ type: 'integer', description: 'Started sandboxes waiting for a session.' }) ready: number;
   @ApiProperty({ type: 'integer' }) starting: number;
+  @ApiPropertyOptional({ type: () => [TemplatePoolResponse], description: 'The pools of templates operators gave a pool size; absent when none.' })
+  templates?: TemplatePoolResponse[];
 }
 
 export class WorkerResponse implements WorkerInfo {
