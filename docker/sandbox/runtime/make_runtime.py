@@ -22,7 +22,9 @@ import subprocess
 import sys
 import sysconfig
 
-SKIPPED = {"site-packages", "dist-packages", "test", "idlelib", "tkinter", "turtledemo", "ensurepip", "lib2to3"}
+# Nothing installed, and what the supervisor never loads: the static library for
+# embedding Python (config-*, 30 MB), tests, GUI, documentation and packaging tools.
+SKIPPED = {"site-packages", "dist-packages", "test", "idlelib", "tkinter", "turtledemo", "ensurepip", "lib2to3", "pydoc_data", "distutils"}
 
 
 def shared_objects(path: str) -> list[str]:
@@ -48,7 +50,7 @@ def main(dest: str) -> None:
     os.makedirs(os.path.join(dest, "sys"))
     shutil.copy2(exe, os.path.join(dest, "bin", "python3"))
     shutil.copytree(stdlib, os.path.join(dest, "lib", version), symlinks=False,
-                    ignore=lambda _dir, names: [n for n in names if n in SKIPPED or n.startswith("_tkinter")])
+                    ignore=lambda _dir, names: [n for n in names if n in SKIPPED or n.startswith(("_tkinter", "config-"))])
 
     elves = [exe]
     for root, _dirs, files in os.walk(os.path.join(dest, "lib", version, "lib-dynload")):

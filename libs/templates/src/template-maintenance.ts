@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from '@drydock/core';
 import { TEMPLATE_IMAGE_BUILDER, type TemplateImageBuilder } from '@drydock/execution';
-import { TEMPLATE_BUILD_LOCK_MS } from './template-build-queue.js';
+import { TEMPLATE_BUILD_LOCK_MS, TemplateBuildQueue } from './template-build-queue.js';
 import { TEMPLATES_REPOSITORY, type TemplatesRepository } from './templates.repository.js';
 
 // Where a live worker's registry entry is read from: the gateway and the worker share
@@ -24,15 +24,20 @@ export class TemplateMaintenance {
     @Inject(TEMPLATES_REPOSITORY) private readonly templates: TemplatesRepository,
     @Inject(TEMPLATE_IMAGE_BUILDER) private readonly builder: TemplateImageBuilder,
     @Inject(LIVE_WORKER_IDS) private readonly liveWorkers: LiveWorkerIds,
+    private readonly queue: TemplateBuildQueue,
   ) {}
 
-  async run(): Promise<{ lostBuilds: number; purged: number }> {
-    // A build claimed by a live worker is its own; one unclaimed for a lock's length was
-    // never taken (its job lost).
-    const lostBuilds = await this.templates.failLostBuilds(await this.liveWorkers(), new Date(Date.now() - 2 * TEMPLATE_BUILD_LOCK_MS));
+  async run(): Promise<{ lostBuilds: number; requeued: number; purged: number }> {
+    // A build claimed by a worker that is gone is lost (it is not run twice).
+    const lostBuilds = await this.templates.failLostBuilds(await this.liveWorkers());
     if (lostBuilds) this.logger.warn(`${lostBuilds} template builds lost with their worker were failed`);
+    // One no worker took yet may wait behind other builds; queued again in case its job
+    // was lost (Redis restarted without its data): the job id makes it a no-op otherwise.
+    const unclaimed = await this.templates.unclaimedBuilds(new Date(Date.now() - TEMPLATE_BUILD_LOCK_MS));
+    for (const build of unclaimed) await this.queue.enqueue(build);
+    const requeued = unclaimed.length;
     let purged = 0;
-    if (!this.config.templates.registry) return { lostBuilds, purged };
+    if (!this.config.templates.registry) return { lostBuilds, requeued, purged };
     for (const version of await this.templates.purgeable()) {
       try {
         await this.builder.deleteFromRegistry(version.imageRef);
@@ -43,7 +48,7 @@ export class TemplateMaintenance {
       }
     }
     if (purged) this.logger.log(`${purged} images of deleted templates removed from the registry`);
-    return { lostBuilds, purged };
+    return { lostBuilds, requeued, purged };
   }
 
   async sweepLocalImages(): Promise<number> {

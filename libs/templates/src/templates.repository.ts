@@ -72,9 +72,10 @@ export interface TemplatesRepository {
   startBuild(templateId: string, version: number, workerId: string): Promise<boolean>;
   // Records the end of a build that is still `building`; false when it was not.
   finishBuild(templateId: string, version: number, result: TemplateBuildResult): Promise<boolean>;
-  // Versions still `building` whose builder is not in `liveWorkers` and that started
-  // before `startedBefore`: lost with their worker.
-  failLostBuilds(liveWorkers: string[], startedBefore: Date): Promise<number>;
+  // Versions still `building` on a worker that is not in `liveWorkers`: lost with it.
+  failLostBuilds(liveWorkers: string[]): Promise<number>;
+  // Versions `building` that no worker has taken, queued before `before`.
+  unclaimedBuilds(before: Date): Promise<{ templateId: string; version: number }[]>;
   purgeable(): Promise<PurgeableVersion[]>;
   markPurged(templateId: string, version: number): Promise<void>;
   // Whether any version of a live template has this image.

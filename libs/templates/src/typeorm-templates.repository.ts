@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, In, IsNull, type EntityManager, type Repository } from 'typeorm';
+import { DataSource, In, IsNull, LessThan, type EntityManager, type Repository } from 'typeorm';
 import { assertTenant, newId } from '@drydock/core';
 import { TemplateEntity, TemplateVersionEntity } from './template.entity.js';
 import type {
@@ -179,15 +179,20 @@ export class TypeOrmTemplatesRepository implements TemplatesRepository {
     return (updated.affected ?? 0) > 0;
   }
 
-  async failLostBuilds(liveWorkers: string[], startedBefore: Date): Promise<number> {
+  async failLostBuilds(liveWorkers: string[]): Promise<number> {
     const result = (await this.builds.query(
       `UPDATE template_versions SET status = 'failed', finished_at = now(),
          error = 'The worker building it stopped before the build ended; build it again.'
-       WHERE status = 'building' AND created_at < $2 AND (built_by IS NULL OR NOT (built_by = ANY($1)))
+       WHERE status = 'building' AND built_by IS NOT NULL AND NOT (built_by = ANY($1))
        RETURNING template_id`,
-      [liveWorkers, startedBefore],
+      [liveWorkers],
     )) as [unknown[], number];
     return result[1] ?? 0;
+  }
+
+  async unclaimedBuilds(before: Date): Promise<{ templateId: string; version: number }[]> {
+    const rows = await this.builds.find({ where: { status: 'building', builtBy: IsNull(), createdAt: LessThan(before) }, select: { templateId: true, version: true } });
+    return rows.map((r) => ({ templateId: r.templateId, version: r.version }));
   }
 
   async purgeable(): Promise<PurgeableVersion[]> {

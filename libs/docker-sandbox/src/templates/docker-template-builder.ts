@@ -50,8 +50,10 @@ export class DockerTemplateBuilder implements TemplateImageBuilder {
     const preload = await this.readFile(steps.imageId, '/etc/ld.so.preload');
     if (preload?.trim()) onLog(`drydock: the template's /etc/ld.so.preload is removed (it preloaded ${preload.trim().slice(0, 200)})`);
     onLog('drydock: adding the platform layer');
-    const final = await this.runBuild(contextOf(finalLayer(steps.imageId, platform.Id, request), {}), { ...(await this.buildOptions()), networkmode: 'none' }, onLog, signal);
-    if ('error' in final) return { ok: false, error: `The platform layer could not be added: ${final.error}` };
+    const layered = await this.runBuild(contextOf(finalLayer(steps.imageId, platform.Id), {}), { ...(await this.buildOptions()), networkmode: 'none' }, onLog, signal);
+    if ('error' in layered) return { ok: false, error: `The platform layer could not be added: ${layered.error}` };
+    const final = { imageId: await this.commitSettings(layered.imageId, imageSettings(request, platform.Id)) };
+    onLog('drydock: image settings: ENTRYPOINT [], CMD the supervisor, USER 10001, WORKDIR /session, no HEALTHCHECK');
 
     const image = await this.docker.getImage(final.imageId).inspect();
     const refused = refusedConfig(image, platform);
@@ -67,6 +69,18 @@ export class DockerTemplateBuilder implements TemplateImageBuilder {
     }
     onLog(`drydock: image ${final.imageId.slice(7, 19)}, ${mb(image.Size)} MB (${mb(addedBytes)} MB over the platform image)`);
     return { ok: true, imageId: final.imageId, sizeBytes: image.Size, addedBytes };
+  }
+
+  // The image with these settings: a container created (never started) from it, then
+  // committed; its layer is empty.
+  private async commitSettings(imageId: string, settings: ReturnType<typeof imageSettings>): Promise<string> {
+    const container = await this.docker.createContainer({ Image: imageId, ...settings });
+    try {
+      const committed = (await container.commit({ _query: { container: container.id, pause: false } } as never)) as unknown as { Id: string };
+      return committed.Id;
+    } finally {
+      await container.remove({ force: true }).catch(() => undefined);
+    }
   }
 
   // A file of an image, read from a container created (never started) from it; null
@@ -320,26 +334,33 @@ function contextOf(dockerfile: string, files: Record<string, string>): NodeJS.Re
 // The platform's last layer over the template's image (docs/templates.md, "What the
 // platform keeps"): its runtime and supervisor copied over whatever is there, an empty
 // /etc/ld.so.preload before anything runs, finalize_image.py on the platform's own
-// runtime (exec form: no shell of the template's), then the image's settings.
-function finalLayer(stepsImage: string, platformImage: string, request: TemplateBuildRequest): string {
-  const json = (argv: string[]) => JSON.stringify(argv);
+// runtime (exec form: no shell of the template's). The image's settings (ENTRYPOINT,
+// CMD, USER, ...) are then set in one commit (imageSettings), not a build step each.
+function finalLayer(stepsImage: string, platformImage: string): string {
   return [
     `FROM ${stepsImage}`,
     `COPY --from=${platformImage} /opt/drydock/ /opt/drydock/`,
     `COPY --from=${platformImage} /opt/drydock/finalize/empty /etc/ld.so.preload`,
     'ENV LD_PRELOAD= LD_LIBRARY_PATH= LD_AUDIT=',
     'USER 0:0',
-    'WORKDIR /',
-    `RUN ${json([...LOADER_ARGV, '/opt/drydock/finalize/finalize_image.py'])}`,
-    'ENTRYPOINT []',
-    `CMD ${json(SANDBOX_COMMAND)}`,
-    'HEALTHCHECK NONE',
-    'STOPSIGNAL SIGTERM',
-    `USER ${SANDBOX_UID}:${SANDBOX_UID}`,
-    'WORKDIR /session',
-    `LABEL drydock.template.id=${JSON.stringify(request.templateId)} drydock.template.version="${request.version}" drydock.platform-image=${JSON.stringify(platformImage)}`,
+    `RUN ${JSON.stringify([...LOADER_ARGV, '/opt/drydock/finalize/finalize_image.py'])}`,
     '',
   ].join('\n');
+}
+
+// The image's configuration after the final layer, whatever the template's said: as a
+// container's, which a commit makes the image's. `Entrypoint: []` (not absent) keeps the
+// template's from being inherited.
+function imageSettings(request: TemplateBuildRequest, platformImage: string) {
+  return {
+    Entrypoint: [] as string[],
+    Cmd: SANDBOX_COMMAND,
+    User: `${SANDBOX_UID}:${SANDBOX_UID}`,
+    WorkingDir: '/session',
+    Healthcheck: { Test: ['NONE'] },
+    StopSignal: 'SIGTERM',
+    Labels: { 'drydock.template.id': request.templateId, 'drydock.template.version': String(request.version), 'drydock.platform-image': platformImage },
+  };
 }
 
 // What the built image's configuration says that the platform does not allow.
