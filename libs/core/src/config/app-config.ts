@@ -152,6 +152,10 @@ export const configSchema = z.object({
       .string()
       .regex(/^[A-Za-z0-9.-]+(:[0-9]{1,5})?$/, 'TEMPLATE_REGISTRY is host:port, e.g. 127.0.0.1:5000')
       .optional(),
+    // Where the worker itself reaches the registry's HTTP API (to delete a deleted
+    // template's images); unset: http://<TEMPLATE_REGISTRY>. Differs when the worker runs
+    // in a container and the engine reaches the registry on the host's loopback.
+    registryApiUrl: z.string().url().optional(),
     // Bounds of one build: its wall-clock time, the Dockerfile and the context files
     // sent with it, and what its steps may add to the platform's image.
     buildTimeoutMs: int(15 * 60_000),
@@ -353,6 +357,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     datasets: { dir: env.DATASETS_DIR || undefined, maxStagedBytes: env.DATASETS_MAX_STAGED_BYTES },
     templates: {
       registry: env.TEMPLATE_REGISTRY || undefined,
+      registryApiUrl: env.TEMPLATE_REGISTRY_API_URL || undefined,
       buildTimeoutMs: env.TEMPLATE_BUILD_TIMEOUT_MS,
       maxDockerfileBytes: env.TEMPLATE_MAX_DOCKERFILE_BYTES,
       maxContextFiles: env.TEMPLATE_MAX_CONTEXT_FILES,

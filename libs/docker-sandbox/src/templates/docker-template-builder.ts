@@ -305,7 +305,8 @@ export class DockerTemplateBuilder implements TemplateImageBuilder {
     const match = /^([^/]+)\/(.+)@(sha256:[0-9a-f]{64})$/.exec(imageRef);
     if (!match) throw new Error(`not an image reference by digest: ${imageRef}`);
     const [, host, repository, digest] = match;
-    const response = await fetch(`http://${host}/v2/${repository}/manifests/${digest}`, { method: 'DELETE', signal: AbortSignal.timeout(10_000) });
+    const base = (this.config.templates.registryApiUrl ?? `http://${host}`).replace(/\/+$/, '');
+    const response = await fetch(`${base}/v2/${repository}/manifests/${digest}`, { method: 'DELETE', signal: AbortSignal.timeout(10_000) });
     if (response.status !== 202 && response.status !== 404) {
       throw new Error(`the registry answered ${response.status} to deleting ${imageRef}: ${(await response.text()).slice(0, 200)}`);
     }
