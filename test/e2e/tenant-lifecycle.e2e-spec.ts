@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { AIMessage } from '@langchain/core/messages';
 import { DataSource } from 'typeorm';
 import { AGENT_RUNTIME, ScriptedModelProvider, type AgentRuntime } from '@drydock/agents';
+import { TemplateMaintenance } from '@drydock/templates';
 import { startPlatform, type Platform } from './support/platform.js';
 import { pollUntil } from './support/until.js';
 
@@ -133,7 +134,16 @@ describe('Tenant suspension and deletion', () => {
       const thread = await api.post('/threads', {});
       const ran = await api.post(`/threads/${thread.body.thread_id}/runs/wait`, { assistant_id: 'agent', input: { messages: [{ role: 'user', content: 'hi' }] } });
       expect(ran.status).toBe(200);
+      // A template, built: its rows, and its image in the registry.
+      expect((await api.post('/v1/templates', { name: 'own', dockerfile: `FROM drydock\nRUN echo ${api.tenantId} > /etc/owner\n` })).status).toBe(202);
+      await until(async () => (await api.get('/v1/templates/own')).body.versions[0].status !== 'building', 120_000);
+      expect((await api.get('/v1/templates/own')).body.versions[0].status).toBe('ready');
     }
+    const repositoryOf = async (tenantId: string) =>
+      `drydock-templates/${((await db.query(`SELECT id FROM templates WHERE tenant_id = $1`, [tenantId])) as { id: string }[])[0]!.id}`;
+    const [doomedRepository, keptRepository] = [await repositoryOf(doomed.tenantId), await repositoryOf(kept.tenantId)];
+    const registryTags = async (repository: string) =>
+      (((await (await fetch(`http://${process.env.TEMPLATE_REGISTRY}/v2/${repository}/tags/list`)).json()) as { tags?: string[] | null }).tags ?? []) as string[];
     const doomedContainer = await containerOf(sessions[doomed.tenantId]!);
     const before = await rowsOf(doomed.tenantId);
     const keptBefore = await rowsOf(kept.tenantId);
@@ -167,6 +177,11 @@ describe('Tenant suspension and deletion', () => {
     const runtime = platform.gateway.get<AgentRuntime>(AGENT_RUNTIME);
     expect(runtime.forgetTenant(doomed.tenantId)).toBe(0);
     expect(runtime.forgetTenant(kept.tenantId)).toBe(1);
+    // Its template's image leaves the registry at the next maintenance pass; the other's stays.
+    expect(await registryTags(doomedRepository)).toEqual(['1']);
+    await platform.worker.get(TemplateMaintenance).run();
+    expect(await registryTags(doomedRepository)).toEqual([]);
+    expect(await registryTags(keptRepository)).toEqual(['1']);
   });
 
   it('should kill the running items of a batch its tenant had cancelled without kill', async () => {

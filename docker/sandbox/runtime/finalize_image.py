@@ -1,12 +1,14 @@
 """The platform's final step on a template image (docs/templates.md, "What the platform
-keeps"). Run as root in the template's last build step, on the platform's own runtime
-(make_runtime.py), after the platform's files were copied over the template's:
+keeps"). Run as root in a container of the template's image, on the platform's own
+runtime (make_runtime.py) mounted read-only from outside the image, after an empty
+/etc/ld.so.preload was put in (so that nothing of the template's is loaded into it):
 
 - /etc/ld.so.preload goes: the dynamic loader reads it whatever program it starts;
 - no file keeps a setuid or setgid bit;
 - the two sandbox users are exactly the platform's, whatever /etc/passwd and /etc/group
   said of them;
-- /session, /tmp and /run/drydock are plain folders (mount points), not links or files.
+- /session, /tmp, /run/drydock and /opt/drydock are plain folders (mount points), not
+  links or files.
 
 Each change is printed, so the build log says what the template had done.
 """
@@ -98,23 +100,20 @@ def mount_points() -> None:
         os.chmod(path, mode)
 
 
-def check_platform_files() -> None:
-    """The platform's files were copied where they are named: no folder on their way is
-    a link the template planted (/opt/drydock pointing into /session, say)."""
+def platform_folder() -> None:
+    """/opt/drydock, where the platform's runtime is mounted in every sandbox, is a plain
+    folder: a link planted there (into /session, say) would move the mount."""
     for top in ("/opt", "/opt/drydock"):
-        if os.path.islink(top) or not os.path.isdir(top):
-            sys.exit(f"drydock: the template replaced {top} with a link or a file; a template may not change {top}")
-    for root, dirs, files in os.walk("/opt/drydock"):
-        for name in dirs + files:
-            path = os.path.join(root, name)
-            if os.path.islink(path):
-                sys.exit(f"drydock: {path} is a link; a template may not change /opt/drydock")
+        if os.path.lexists(top) and (os.path.islink(top) or not os.path.isdir(top)):
+            say(f"replaced {top}, which was not a folder")
+            remove(top)
+        os.makedirs(top, exist_ok=True)
 
 
 def main() -> None:
     if os.getuid() != 0:
         sys.exit("finalize_image.py runs as root")
-    check_platform_files()
+    platform_folder()
     drop_preload()
     stripped = strip_set_id_bits()
     os.makedirs("/etc", exist_ok=True)

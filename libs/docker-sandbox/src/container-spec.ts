@@ -85,6 +85,9 @@ export interface SandboxHardening {
 // for every interpreter it forks (SANDBOX_PRELOAD_MODULES).
 export interface SandboxTuning {
   preloadModules?: readonly string[];
+  // A template's sandbox: the volume of the platform's runtime and supervisor, mounted
+  // read-only over the image's /opt/drydock (templates/platform-runtime-volume.ts).
+  platformRuntimeVolume?: string;
 }
 
 export function sandboxContainerOptions(
@@ -112,6 +115,9 @@ export function sandboxContainerOptions(
     })),
     ...(channelHostDir
       ? [{ Type: 'bind' as const, Source: channelHostDir, Target: CHANNEL_MOUNT, ReadOnly: false, BindOptions: { Propagation: 'rprivate' as const } }]
+      : []),
+    ...(tuning.platformRuntimeVolume
+      ? [{ Type: 'volume' as const, Source: tuning.platformRuntimeVolume, Target: '/opt/drydock', ReadOnly: true, VolumeOptions: { NoCopy: true } as never }]
       : []),
   ];
   const memoryBytes = limits.memoryMb * 1024 * 1024;

@@ -18,6 +18,7 @@ import {
   type SandboxHardening,
 } from './container-spec.js';
 import { DockerSandbox } from './docker-sandbox.js';
+import { PlatformRuntimeVolumes } from './templates/platform-runtime-volume.js';
 import { parseOperatorSeccompProfile } from './seccomp/operator-seccomp-profile.js';
 import { SANDBOX_SECCOMP_PROFILE } from './seccomp/sandbox-seccomp.profile.js';
 
@@ -38,10 +39,12 @@ export class DockerSandboxRuntime implements SandboxRuntime, OnModuleInit {
   private readonly logger = new Logger(DockerSandboxRuntime.name);
   private readonly docker: Docker;
   private readonly pulls = new Map<string, Promise<void>>();
+  private readonly runtimes: PlatformRuntimeVolumes;
   private hardening: SandboxHardening = { seccompProfileJson: JSON.stringify(SANDBOX_SECCOMP_PROFILE) };
 
   constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {
     this.docker = new Docker({ socketPath: config.docker.socketPath });
+    this.runtimes = new PlatformRuntimeVolumes(this.docker);
   }
 
   // The worker refuses to start with a runtime Docker does not know or a profile that is
@@ -76,7 +79,11 @@ export class DockerSandboxRuntime implements SandboxRuntime, OnModuleInit {
 
   async create(spec: SandboxSpec): Promise<Sandbox> {
     const image = spec.image ?? this.config.docker.sandboxImage;
-    if (spec.image) await this.ensureImage(spec.image);
+    let platformRuntimeVolume: string | undefined;
+    if (spec.image) {
+      await this.ensureImage(spec.image);
+      platformRuntimeVolume = await this.runtimes.ensure((await this.docker.getImage(this.config.docker.sandboxImage).inspect()).Id);
+    }
     const name = `drydock-${spec.sessionId}-${Date.now().toString(36)}`;
     let session: { volume: string } | { hostDir: string };
     let removeVolume: () => Promise<void>;
@@ -112,7 +119,7 @@ export class DockerSandboxRuntime implements SandboxRuntime, OnModuleInit {
           image,
           session,
           this.hardening,
-          { preloadModules: this.config.docker.preloadModules },
+          { preloadModules: this.config.docker.preloadModules, platformRuntimeVolume },
           channelDir ?? undefined,
         ),
         name,

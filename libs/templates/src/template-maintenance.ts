@@ -2,6 +2,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from '@drydock/core';
 import { TEMPLATE_IMAGE_BUILDER, type TemplateImageBuilder } from '@drydock/execution';
 import { TEMPLATE_BUILD_LOCK_MS, TemplateBuildQueue } from './template-build-queue.js';
+import { TEMPLATE_REPOSITORY_PREFIX } from './template-ref.js';
 import { TEMPLATES_REPOSITORY, type TemplatesRepository } from './templates.repository.js';
 
 // Where a live worker's registry entry is read from: the gateway and the worker share
@@ -45,6 +46,19 @@ export class TemplateMaintenance {
         purged++;
       } catch (error) {
         this.logger.warn(`removing ${version.imageRef} from the registry failed: ${(error as Error).message}`);
+      }
+    }
+    // Repositories of templates that have no row at all (their tenant was deleted, and
+    // its rows with it): every image goes.
+    const repositories = await this.builder.registryRepositories();
+    const known = await this.templates.existing(repositories.map((r) => r.slice(TEMPLATE_REPOSITORY_PREFIX.length)));
+    for (const repository of repositories) {
+      if (known.has(repository.slice(TEMPLATE_REPOSITORY_PREFIX.length))) continue;
+      for (const ref of await this.builder.registryImages(repository)) {
+        await this.builder
+          .deleteFromRegistry(ref)
+          .then(() => purged++)
+          .catch((error: Error) => this.logger.warn(`removing ${ref} from the registry failed: ${error.message}`));
       }
     }
     if (purged) this.logger.log(`${purged} images of deleted templates removed from the registry`);

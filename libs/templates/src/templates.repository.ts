@@ -80,6 +80,8 @@ export interface TemplatesRepository {
   markPurged(templateId: string, version: number): Promise<void>;
   // Whether any version of a live template has this image.
   imageInUse(imageRef: string): Promise<boolean>;
+  // Which of these template ids have a row (live or deleted).
+  existing(templateIds: string[]): Promise<Set<string>>;
 }
 
 export const TEMPLATES_REPOSITORY = Symbol('TEMPLATES_REPOSITORY');

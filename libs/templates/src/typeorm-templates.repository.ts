@@ -208,6 +208,12 @@ export class TypeOrmTemplatesRepository implements TemplatesRepository {
     await this.builds.update({ templateId, version }, { purgedAt: new Date() });
   }
 
+  async existing(templateIds: string[]): Promise<Set<string>> {
+    if (templateIds.length === 0) return new Set();
+    const rows = await this.templates.find({ where: { id: In(templateIds) }, select: { id: true } });
+    return new Set(rows.map((r) => r.id));
+  }
+
   async imageInUse(imageRef: string): Promise<boolean> {
     const rows = (await this.builds.query(
       `SELECT 1 FROM template_versions v JOIN templates t ON t.id = v.template_id

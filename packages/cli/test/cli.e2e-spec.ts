@@ -521,6 +521,14 @@ describe('drydock CLI', () => {
       const exec = await drydock(['exec', '--thread', 'tpl-exec', '--template', 'cli-hi', '--', 'cat', '/etc/one']);
       expect(exec).toMatchObject({ code: 0, stdout: 'one\n', stderr: '' });
 
+      // A batch from it: every item starts from that version.
+      const batch = await drydock(['batch', 'submit', '-', '--template', 'cli-hi:1', '--json'], { input: '{"code": "print(open(\'/etc/hi\').read(), end=\'\')"}\n' });
+      expect(batch.code).toBe(0);
+      const final = JSON.parse(batch.stdout);
+      expect(final).toMatchObject({ template: 'cli-hi:1', counts: { ok: 1 } });
+      const results = await drydock(['batch', 'results', final.id]);
+      expect(JSON.parse(results.stdout.trim())).toMatchObject({ status: 'ok', stdout: 'hi from the template\n' });
+
       expect((await drydock(['exec', '--thread', 'tpl-plain', '--', 'true'])).code).toBe(0);
       const other = await drydock(['exec', '--thread', 'tpl-plain', '--template', 'cli-hi', '--', 'test', '-e', '/etc/hi']);
       expect(other.code).toBe(1);

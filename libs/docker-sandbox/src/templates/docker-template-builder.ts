@@ -4,14 +4,19 @@ import { extract, pack } from 'tar-stream';
 import { APP_CONFIG, type AppConfig } from '@drydock/core';
 import type { TemplateBuildOutcome, TemplateBuildRequest, TemplateImageBuilder } from '@drydock/execution';
 import { checkDockerfile, substituteBase, TEMPLATE_REPOSITORY_PREFIX } from '@drydock/templates';
-import { SANDBOX_COMMAND, SANDBOX_RUNTIME_DIR, SANDBOX_UID } from '../container-spec.js';
+import { SANDBOX_COMMAND, SANDBOX_UID } from '../container-spec.js';
+import { PlatformRuntimeVolumes } from './platform-runtime-volume.js';
 
+// The manifest types a pushed template has (Docker's v2 schema 2, or OCI).
+const MANIFEST_TYPES = 'application/vnd.docker.distribution.manifest.v2+json, application/vnd.oci.image.manifest.v1+json';
 // Lines of a failing step's output its error quotes.
 const FAILED_STEP_LINES = 20;
 // Variables of a template's image that would reach the supervisor (the loader's, glibc's)
 // or speak for the platform: refused unless they are the platform image's own.
 const PLATFORM_ENV = /^(LD_[A-Z_]*|DRYDOCK_[A-Z0-9_]*|GLIBC_TUNABLES|GCONV_PATH|LOCPATH|MALLOC_[A-Z_]*|HOSTALIASES|RES_OPTIONS|TZDIR)$/;
-const LOADER_ARGV = [`${SANDBOX_RUNTIME_DIR}/sys/ld.so`, '--library-path', `${SANDBOX_RUNTIME_DIR}/sys`, `${SANDBOX_RUNTIME_DIR}/bin/python3`, '-I', '-S'];
+// Where the finalize container mounts the platform's /opt/drydock: a path of its own (the
+// template's /opt/drydock is what finalize_image.py repairs).
+const FINALIZE_MOUNT = '/drydock-platform';
 
 interface BuildEvent {
   stream?: string;
@@ -32,10 +37,12 @@ export class DockerTemplateBuilder implements TemplateImageBuilder {
   private readonly logger = new Logger(DockerTemplateBuilder.name);
   private readonly docker: Docker;
   private network: Promise<string> | null = null;
+  private readonly runtimes: PlatformRuntimeVolumes;
   private readonly bases = new Map<string, Promise<string>>();
 
   constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {
     this.docker = new Docker({ socketPath: config.docker.socketPath });
+    this.runtimes = new PlatformRuntimeVolumes(this.docker);
   }
 
   async build(request: TemplateBuildRequest, onLog: (line: string) => void, signal: AbortSignal): Promise<TemplateBuildOutcome> {
@@ -50,9 +57,9 @@ export class DockerTemplateBuilder implements TemplateImageBuilder {
     const preload = await this.readFile(steps.imageId, '/etc/ld.so.preload');
     if (preload?.trim()) onLog(`drydock: the template's /etc/ld.so.preload is removed (it preloaded ${preload.trim().slice(0, 200)})`);
     onLog('drydock: adding the platform layer');
-    const layered = await this.runBuild(contextOf(finalLayer(steps.imageId, platform.Id), {}), { ...(await this.buildOptions()), networkmode: 'none' }, onLog, signal);
-    if ('error' in layered) return { ok: false, error: `The platform layer could not be added: ${layered.error}` };
-    const final = { imageId: await this.commitSettings(layered.imageId, imageSettings(request, platform.Id)) };
+    const finalized = await this.finalize(steps.imageId, platform.Id, onLog, signal);
+    if ('error' in finalized) return { ok: false, error: `The platform layer could not be added: ${finalized.error}` };
+    const final = { imageId: await this.commitSettings(finalized.containerId, imageSettings(request, platform.Id)) };
     onLog('drydock: image settings: ENTRYPOINT [], CMD the supervisor, USER 10001, WORKDIR /session, no HEALTHCHECK');
 
     const image = await this.docker.getImage(final.imageId).inspect();
@@ -71,12 +78,74 @@ export class DockerTemplateBuilder implements TemplateImageBuilder {
     return { ok: true, imageId: final.imageId, sizeBytes: image.Size, addedBytes };
   }
 
-  // The image with these settings: a container created (never started) from it, then
-  // committed; its layer is empty.
-  private async commitSettings(imageId: string, settings: ReturnType<typeof imageSettings>): Promise<string> {
-    const container = await this.docker.createContainer({ Image: imageId, ...settings });
+  // The platform's final step on the template's image: finalize_image.py run as root
+  // in a container of it, on the platform's runtime from its volume (read-only; nothing
+  // of the template's runs: an empty /etc/ld.so.preload is put in before the start, the
+  // loader and its libraries are the volume's, LD_* are empty). No network, no
+  // capability but owning and changing files. The container is then committed.
+  private async finalize(
+    stepsImage: string,
+    platformImage: string,
+    onLog: (line: string) => void,
+    signal: AbortSignal,
+  ): Promise<{ containerId: string } | { error: string }> {
+    const volume = await this.runtimes.ensure(platformImage);
+    const runtime = FINALIZE_MOUNT;
+    const container: Docker.Container = await this.docker.createContainer({
+      Image: stepsImage,
+      Entrypoint: [`${runtime}/runtime/sys/ld.so`, '--library-path', `${runtime}/runtime/sys`, `${runtime}/runtime/bin/python3`, '-I', '-S'],
+      Cmd: [`${runtime}/finalize/finalize_image.py`],
+      User: '0:0',
+      WorkingDir: '/',
+      Env: ['LD_PRELOAD=', 'LD_LIBRARY_PATH=', 'LD_AUDIT=', 'PATH=/usr/sbin:/usr/bin:/sbin:/bin'],
+      NetworkDisabled: true,
+      Labels: { 'drydock.role': 'template-finalize' },
+      HostConfig: {
+        NetworkMode: 'none',
+        Mounts: [{ Type: 'volume', Source: volume, Target: runtime, ReadOnly: true, VolumeOptions: { NoCopy: true } as never }],
+        CapDrop: ['ALL'],
+        CapAdd: ['CHOWN', 'FOWNER', 'DAC_OVERRIDE'],
+        SecurityOpt: ['no-new-privileges:true'],
+        Memory: 512 * 1024 * 1024,
+        PidsLimit: 64,
+      },
+    });
     try {
-      const committed = (await container.commit({ _query: { container: container.id, pause: false } } as never)) as unknown as { Id: string };
+      await container.putArchive(emptyPreload(), { path: '/' });
+      await container.start();
+      const exit = (await Promise.race([
+        container.wait(),
+        new Promise((_, reject) => signal.addEventListener('abort', () => reject(new Error(this.stopped(signal))), { once: true })),
+      ])) as { StatusCode: number };
+      const output = await this.containerOutput(container);
+      for (const line of output) onLog(line);
+      if (exit.StatusCode !== 0) return { error: output.filter((l) => l.startsWith('drydock: ')).at(-1) ?? `finalize_image.py exited with ${exit.StatusCode}` };
+      return { containerId: container.id };
+    } catch (error) {
+      await container.remove({ force: true }).catch(() => undefined);
+      if (signal.aborted) return { error: this.stopped(signal) };
+      throw error;
+    }
+  }
+
+  private async containerOutput(container: Docker.Container): Promise<string[]> {
+    const raw = (await container.logs({ stdout: true, stderr: true, follow: false })) as unknown as Buffer;
+    // Multiplexed frames: an 8-byte header (stream, 0, 0, 0, length) then the bytes.
+    const chunks: Buffer[] = [];
+    for (let at = 0; at + 8 <= raw.length; ) {
+      const length = raw.readUInt32BE(at + 4);
+      chunks.push(raw.subarray(at + 8, at + 8 + length));
+      at += 8 + length;
+    }
+    return Buffer.concat(chunks).toString('utf8').split('\n').filter((l) => l !== '');
+  }
+
+  // The finalize container as an image with these settings (its layer: what
+  // finalize_image.py changed); the container goes.
+  private async commitSettings(containerId: string, settings: ReturnType<typeof imageSettings>): Promise<string> {
+    const container = this.docker.getContainer(containerId);
+    try {
+      const committed = (await container.commit({ _query: { container: containerId, pause: false }, _body: settings } as never)) as unknown as { Id: string };
       return committed.Id;
     } finally {
       await container.remove({ force: true }).catch(() => undefined);
@@ -312,6 +381,41 @@ export class DockerTemplateBuilder implements TemplateImageBuilder {
     }
   }
 
+  async registryRepositories(): Promise<string[]> {
+    const repositories: string[] = [];
+    for (let path: string | null = '/v2/_catalog?n=1000'; path; ) {
+      const response: Response = await this.registryGet(path);
+      repositories.push(...(((await response.json()) as { repositories?: string[] }).repositories ?? []));
+      // Pagination: Link: </v2/_catalog?last=…&n=1000>; rel="next"
+      path = /<([^>]+)>;\s*rel="next"/.exec(response.headers.get('link') ?? '')?.[1] ?? null;
+    }
+    return repositories.filter((r) => r.startsWith(TEMPLATE_REPOSITORY_PREFIX));
+  }
+
+  async registryImages(repository: string): Promise<string[]> {
+    const response = await this.registryGet(`/v2/${repository}/tags/list`);
+    if (response.status === 404) return [];
+    const tags = ((await response.json()) as { tags?: string[] | null }).tags ?? [];
+    const images: string[] = [];
+    for (const tag of tags) {
+      const head = await this.registryGet(`/v2/${repository}/manifests/${tag}`, { method: 'HEAD', headers: { accept: MANIFEST_TYPES } });
+      const digest = head.headers.get('docker-content-digest');
+      if (digest) images.push(`${this.config.templates.registry}/${repository}@${digest}`);
+    }
+    return images;
+  }
+
+  // The registry's API (TEMPLATE_REGISTRY_API_URL, else http://TEMPLATE_REGISTRY); a 404
+  // is an answer.
+  private async registryGet(path: string, init: RequestInit = {}): Promise<Response> {
+    const registry = this.config.templates.registry;
+    if (!registry) throw new Error('TEMPLATE_REGISTRY is not set');
+    const base = (this.config.templates.registryApiUrl ?? `http://${registry}`).replace(/\/+$/, '');
+    const response = await fetch(`${base}${path}`, { ...init, signal: AbortSignal.timeout(10_000) });
+    if (!response.ok && response.status !== 404) throw new Error(`the registry answered ${response.status} to ${path}`);
+    return response;
+  }
+
   async localTemplateImages(): Promise<string[]> {
     const registry = this.config.templates.registry;
     if (!registry) return [];
@@ -323,6 +427,15 @@ export class DockerTemplateBuilder implements TemplateImageBuilder {
 
 const mb = (bytes: number) => Math.round(bytes / (1024 * 1024));
 
+// A tar of an empty /etc/ld.so.preload, put into the finalize container before it
+// starts: the loader reads that file whatever program it starts.
+function emptyPreload(): NodeJS.ReadableStream {
+  const tar = pack();
+  tar.entry({ name: 'etc/ld.so.preload', mode: 0o644 }, '');
+  tar.finalize();
+  return tar as unknown as NodeJS.ReadableStream;
+}
+
 // The build context: the Dockerfile and the template's files.
 function contextOf(dockerfile: string, files: Record<string, string>): NodeJS.ReadableStream {
   const tar = pack();
@@ -330,23 +443,6 @@ function contextOf(dockerfile: string, files: Record<string, string>): NodeJS.Re
   for (const [path, content] of Object.entries(files)) tar.entry({ name: path, mode: 0o644 }, content);
   tar.finalize();
   return tar as unknown as NodeJS.ReadableStream;
-}
-
-// The platform's last layer over the template's image (docs/templates.md, "What the
-// platform keeps"): its runtime and supervisor copied over whatever is there, an empty
-// /etc/ld.so.preload before anything runs, finalize_image.py on the platform's own
-// runtime (exec form: no shell of the template's). The image's settings (ENTRYPOINT,
-// CMD, USER, ...) are then set in one commit (imageSettings), not a build step each.
-function finalLayer(stepsImage: string, platformImage: string): string {
-  return [
-    `FROM ${stepsImage}`,
-    `COPY --from=${platformImage} /opt/drydock/ /opt/drydock/`,
-    `COPY --from=${platformImage} /opt/drydock/finalize/empty /etc/ld.so.preload`,
-    'ENV LD_PRELOAD= LD_LIBRARY_PATH= LD_AUDIT=',
-    'USER 0:0',
-    `RUN ${JSON.stringify([...LOADER_ARGV, '/opt/drydock/finalize/finalize_image.py'])}`,
-    '',
-  ].join('\n');
 }
 
 // The image's configuration after the final layer, whatever the template's said: as a

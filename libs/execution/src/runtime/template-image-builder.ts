@@ -26,6 +26,10 @@ export interface TemplateImageBuilder {
   deleteFromRegistry(imageRef: string): Promise<void>;
   // Local images of templates (pulled or built here), by reference.
   localTemplateImages(): Promise<string[]>;
+  // The registry's template repositories, and one's images as references by digest
+  // (<registry>/<repository>@<digest>).
+  registryRepositories(): Promise<string[]>;
+  registryImages(repository: string): Promise<string[]>;
 }
 
 export const TEMPLATE_IMAGE_BUILDER = Symbol('TEMPLATE_IMAGE_BUILDER');
