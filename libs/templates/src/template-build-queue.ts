@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
 import { Queue } from 'bullmq';
-import { APP_CONFIG, redisOptions, repeatedErrorLogger, type AppConfig } from '@drydock/core';
+import type { Redis } from 'ioredis';
+import { APP_CONFIG, REDIS, redisOptions, repeatedErrorLogger, ServiceUnavailableError, type AppConfig } from '@drydock/core';
 
 // Template builds: one queue shared by every worker, each taking builds with its own
 // build slots (WORKER_TEMPLATE_BUILD_CONCURRENCY). A job names its version; the
@@ -22,7 +23,16 @@ export class TemplateBuildQueue implements OnApplicationShutdown {
   private readonly logger = new Logger(TemplateBuildQueue.name);
   private queue: Queue<TemplateBuildJobData> | null = null;
 
-  constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(REDIS) private readonly redis: Redis,
+  ) {}
+
+  // 503 SERVICE_UNAVAILABLE before anything is recorded, when Redis is not there to take
+  // the build.
+  assertReady(): void {
+    if (this.redis.status !== 'ready') throw new ServiceUnavailableError('redis');
+  }
 
   async enqueue(data: TemplateBuildJobData): Promise<void> {
     await this.get().add('build', data, {

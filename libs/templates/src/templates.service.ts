@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { APP_CONFIG, type AppConfig } from '@drydock/core';
+import { APP_CONFIG, ServiceUnavailableError, type AppConfig } from '@drydock/core';
 import { checkDockerfile } from './dockerfile-rules.js';
 import { TemplateBuildLogs, type TemplateLogEvent } from './template-build-logs.js';
 import { TemplateBuildQueue } from './template-build-queue.js';
@@ -50,6 +50,7 @@ export class TemplatesService {
     const files = this.checkContext(command);
     const check = checkDockerfile(command.dockerfile);
     if (check.problems.length > 0) throw TemplatesError.invalidDockerfile(check.problems);
+    this.queue.assertReady();
     const { template, version } = await this.templates.addVersion(owner, command.name, {
       description: command.description,
       dockerfile: command.dockerfile,
@@ -58,9 +59,10 @@ export class TemplatesService {
     try {
       await this.queue.enqueue({ templateId: template.id, version: version.version });
     } catch (error) {
-      // Not left `building` with no build coming.
+      // Not left `building` with no build coming (Redis went between the check and the add).
       await this.templates.finishBuild(template.id, version.version, { status: 'failed', error: 'The build could not be queued; build it again.', log: '' });
-      throw error;
+      this.logger.warn(`queueing the build of ${template.id}:${version.version} failed: ${(error as Error).message}`);
+      throw new ServiceUnavailableError('redis');
     }
     this.logger.log(`template ${template.id} (${command.name}) version ${version.version} queued`);
     return { name: template.name, version: version.version, status: 'building' };
