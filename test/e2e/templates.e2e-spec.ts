@@ -3,6 +3,7 @@ import { promisify } from 'node:util';
 import { DataSource } from 'typeorm';
 import { AIMessage, HumanMessage, ToolMessage, type BaseMessage } from '@langchain/core/messages';
 import { AGENT_RUNTIME, ScriptedModelProvider, type AgentRuntime, type ChatScript } from '@drydock/agents';
+import { platformRuntimeVolumeName } from '@drydock/docker-sandbox';
 import { TemplatePools } from '@drydock/session-host';
 import { TemplateMaintenance } from '@drydock/templates';
 import { createServer } from 'node:net';
@@ -125,7 +126,7 @@ describe('Templates', () => {
     const catalog = (await (await fetch(`http://${registry}/v2/_catalog?n=1000`)).json()) as { repositories: string[] };
     const rows: { id: string }[] = await platform.gateway.get(DataSource).query(`SELECT id FROM templates WHERE tenant_id = $1 AND name = 'sqlite'`, [a.tenantId]);
     expect(catalog.repositories).toContain(`drydock-templates/${rows[0]!.id}`);
-  });
+  }, 300_000); // The first push to a fresh registry carries the whole platform image.
 
   it('should start sessions from it, by name and by version, where the package works', async () => {
     const session = await a.createSession({ template: 'sqlite' });
@@ -368,5 +369,12 @@ describe('Templates', () => {
       500,
       'the deleted template image to leave the engine',
     );
+    // The runtime volume of a platform image no longer run goes with the sweep; the
+    // current one, which templates' sandboxes mount, stays.
+    await platform.docker.createVolume({ Name: 'drydock-runtime-e2e-stale', Labels: { 'drydock.role': 'platform-runtime', 'drydock.platform-image': 'sha256:e2e-stale' } });
+    await maintenance.sweepLocalImages();
+    await expect(platform.docker.getVolume('drydock-runtime-e2e-stale').inspect()).rejects.toThrow();
+    const current = (await platform.docker.getImage(process.env.SANDBOX_IMAGE ?? 'drydock/sandbox:latest').inspect()).Id;
+    expect((await platform.docker.getVolume(platformRuntimeVolumeName(current)).inspect()).Labels['drydock.platform-image']).toBe(current);
   });
 });

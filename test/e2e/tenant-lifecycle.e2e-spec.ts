@@ -92,6 +92,8 @@ describe('Tenant suspension and deletion', () => {
     expect((await api.get(`/v1/batches/${batch.body.id}`)).body.counts.ok).toBe(6);
   });
 
+  // It builds two templates: the first push to a fresh registry carries the whole
+  // platform image, which takes a minute or more on a slow day.
   it('should delete everything a tenant owns and nothing of another tenant', async () => {
     const tables: string[] = (
       await db.query(
@@ -182,7 +184,7 @@ describe('Tenant suspension and deletion', () => {
     await platform.worker.get(TemplateMaintenance).run();
     expect(await registryTags(doomedRepository)).toEqual([]);
     expect(await registryTags(keptRepository)).toEqual(['1']);
-  });
+  }, 300_000);
 
   it('should kill the running items of a batch its tenant had cancelled without kill', async () => {
     const api = await platform.newTenant();

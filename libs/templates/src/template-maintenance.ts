@@ -15,7 +15,9 @@ export type LiveWorkerIds = () => Promise<string[]>;
 //   gone are failed, and the images of deleted templates that no live session uses
 //   leave the registry;
 // - `sweepLocalImages` (each worker): its engine's template images that nothing needs
-//   any more (their template deleted, no session on them) are removed.
+//   any more (their template deleted, no session on them) are removed, and what builds
+//   left (containers of a worker killed mid-build, runtime volumes of old platform
+//   images).
 @Injectable()
 export class TemplateMaintenance {
   private readonly logger = new Logger(TemplateMaintenance.name);
@@ -66,7 +68,10 @@ export class TemplateMaintenance {
   }
 
   async sweepLocalImages(): Promise<number> {
-    let removed = 0;
+    let removed = await this.builder.sweepLeftovers().catch((error: Error) => {
+      this.logger.warn(`sweeping what template builds left failed: ${error.message}`);
+      return 0;
+    });
     for (const ref of await this.builder.localTemplateImages()) {
       if (await this.templates.imageInUse(ref)) continue;
       // A container still on it (a session ending now) keeps it until the next sweep.

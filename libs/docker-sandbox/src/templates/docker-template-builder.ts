@@ -7,6 +7,9 @@ import { checkDockerfile, substituteBase, TEMPLATE_REPOSITORY_PREFIX } from '@dr
 import { SANDBOX_COMMAND, SANDBOX_UID } from '../container-spec.js';
 import { PlatformRuntimeVolumes } from './platform-runtime-volume.js';
 
+// The labels of the containers builds make (the finalize container, the one that reads a
+// file of the steps' image, the one that fills a runtime volume).
+const BUILD_ROLES = new Set(['template-finalize', 'template-build', 'platform-runtime-fill']);
 // The manifest types a pushed template has (Docker's v2 schema 2, or OCI).
 const MANIFEST_TYPES = 'application/vnd.docker.distribution.manifest.v2+json, application/vnd.oci.image.manifest.v1+json';
 // Lines of a failing step's output its error quotes.
@@ -414,6 +417,32 @@ export class DockerTemplateBuilder implements TemplateImageBuilder {
     const response = await fetch(`${base}${path}`, { ...init, signal: AbortSignal.timeout(10_000) });
     if (!response.ok && response.status !== 404) throw new Error(`the registry answered ${response.status} to ${path}`);
     return response;
+  }
+
+  async sweepLeftovers(): Promise<number> {
+    let removed = 0;
+    const oldest = Date.now() - this.config.templates.buildTimeoutMs - 60_000;
+    const containers = await this.docker.listContainers({ all: true, filters: { label: [`drydock.role`] } });
+    for (const info of containers) {
+      if (!BUILD_ROLES.has(info.Labels['drydock.role'] ?? '') || info.Created * 1000 > oldest) continue;
+      await this.docker
+        .getContainer(info.Id)
+        .remove({ force: true })
+        .then(() => removed++)
+        .catch(() => undefined);
+    }
+    const current = (await this.docker.getImage(this.config.docker.sandboxImage).inspect().catch(() => null))?.Id;
+    const { Volumes } = await this.docker.listVolumes({ filters: { label: ['drydock.role=platform-runtime'] } });
+    for (const volume of Volumes ?? []) {
+      if (!current || volume.Labels?.['drydock.platform-image'] === current) continue;
+      // In use (a session of a template still on it): the engine refuses; next sweep.
+      await this.docker
+        .getVolume(volume.Name)
+        .remove()
+        .then(() => removed++)
+        .catch(() => undefined);
+    }
+    return removed;
   }
 
   async localTemplateImages(): Promise<string[]> {

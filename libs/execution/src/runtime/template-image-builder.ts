@@ -26,6 +26,10 @@ export interface TemplateImageBuilder {
   deleteFromRegistry(imageRef: string): Promise<void>;
   // Local images of templates (pulled or built here), by reference.
   localTemplateImages(): Promise<string[]>;
+  // Removes what builds left on this engine: their containers older than a build can
+  // last (a worker killed mid-build), and the runtime volumes of platform images other
+  // than the current one that no container uses. How many went.
+  sweepLeftovers(): Promise<number>;
   // The registry's template repositories, and one's images as references by digest
   // (<registry>/<repository>@<digest>).
   registryRepositories(): Promise<string[]>;
