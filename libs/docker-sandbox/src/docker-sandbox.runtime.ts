@@ -82,7 +82,7 @@ export class DockerSandboxRuntime implements SandboxRuntime, OnModuleInit {
     let platformRuntimeVolume: string | undefined;
     if (spec.image) {
       await this.ensureImage(spec.image);
-      platformRuntimeVolume = await this.runtimes.ensure((await this.docker.getImage(this.config.docker.sandboxImage).inspect()).Id);
+      platformRuntimeVolume = await this.runtimes.ensureFor(this.config.docker.sandboxImage);
     }
     const name = `drydock-${spec.sessionId}-${Date.now().toString(36)}`;
     let session: { volume: string } | { hostDir: string };

@@ -113,10 +113,11 @@ export class TemplatesService {
   }
 
   // The template a name means to this viewer: its own, else the shared one.
-  private async visible(viewer: TemplateOwner, name: string): Promise<TemplateRecord> {
-    if (!TEMPLATE_NAME.test(name)) throw TemplatesError.notFound(name);
+  // `ref` is what the 404 names (the reference as the caller wrote it).
+  private async visible(viewer: TemplateOwner, name: string, ref = name): Promise<TemplateRecord> {
+    if (!TEMPLATE_NAME.test(name)) throw TemplatesError.notFound(ref);
     const template = (viewer === 'shared' ? null : await this.templates.find(viewer, name)) ?? (await this.templates.find('shared', name));
-    if (!template) throw TemplatesError.notFound(name);
+    if (!template) throw TemplatesError.notFound(ref);
     return template;
   }
 
@@ -156,24 +157,15 @@ export class TemplatesService {
   // That the tenant can name the template (its own or a shared one), ready or not:
   // 404 TEMPLATE_NOT_FOUND otherwise (an agent definition naming one).
   async assertVisible(tenantId: string, ref: string): Promise<void> {
-    const parsed = parseTemplateRef(ref);
-    try {
-      await this.visible({ tenantId }, parsed.name);
-    } catch {
-      throw TemplatesError.notFound(ref);
-    }
+    await this.visible({ tenantId }, parseTemplateRef(ref).name, ref);
   }
 
   // What `template: "name"` or `"name:version"` means now for this tenant: a ready
   // version's image. 404 TEMPLATE_NOT_FOUND, 409 TEMPLATE_NOT_READY.
   async resolve(tenantId: string, ref: string): Promise<ResolvedTemplate> {
     const parsed = parseTemplateRef(ref);
-    let template: TemplateRecord;
-    try {
-      template = await this.visible({ tenantId }, parsed.name);
-    } catch {
-      throw TemplatesError.notFound(ref);
-    }
+    // Only a missing template is a 404: a database that does not answer stays a 503.
+    const template = await this.visible({ tenantId }, parsed.name, ref);
     const version =
       parsed.version === null ? await this.templates.newestReady(template.id) : await this.templates.version(template.id, parsed.version);
     if (!version) {

@@ -459,16 +459,17 @@ const mb = (bytes: number) => Math.round(bytes / (1024 * 1024));
 // A tar of an empty /etc/ld.so.preload, put into the finalize container before it
 // starts: the loader reads that file whatever program it starts.
 function emptyPreload(): NodeJS.ReadableStream {
-  const tar = pack();
-  tar.entry({ name: 'etc/ld.so.preload', mode: 0o644 }, '');
-  tar.finalize();
-  return tar as unknown as NodeJS.ReadableStream;
+  return tarOf({ 'etc/ld.so.preload': '' });
 }
 
 // The build context: the Dockerfile and the template's files.
 function contextOf(dockerfile: string, files: Record<string, string>): NodeJS.ReadableStream {
+  return tarOf({ Dockerfile: dockerfile, ...files });
+}
+
+// A tar of text files (path -> content), each 0644.
+function tarOf(files: Record<string, string>): NodeJS.ReadableStream {
   const tar = pack();
-  tar.entry({ name: 'Dockerfile', mode: 0o644 }, dockerfile);
   for (const [path, content] of Object.entries(files)) tar.entry({ name: path, mode: 0o644 }, content);
   tar.finalize();
   return tar as unknown as NodeJS.ReadableStream;

@@ -11,14 +11,26 @@ import type Docker from 'dockerode';
 // created, so a container of the platform image is created (never started) and removed.
 export const PLATFORM_RUNTIME_MOUNT = '/opt/drydock';
 
+const IMAGE_ID_TTL_MS = 10_000;
+
 export function platformRuntimeVolumeName(platformImageId: string): string {
   return `drydock-runtime-${platformImageId.replace(/^sha256:/, '').slice(0, 16)}`;
 }
 
 export class PlatformRuntimeVolumes {
   private readonly ready = new Map<string, Promise<string>>();
+  private imageId: { ref: string; id: string; at: number } | null = null;
 
   constructor(private readonly docker: Docker) {}
+
+  // The volume of the image a reference (SANDBOX_IMAGE) names now: its id is asked of
+  // the engine again only after IMAGE_ID_TTL_MS (a rebuilt image, a new tag).
+  async ensureFor(imageRef: string): Promise<string> {
+    if (!this.imageId || this.imageId.ref !== imageRef || Date.now() - this.imageId.at > IMAGE_ID_TTL_MS) {
+      this.imageId = { ref: imageRef, id: (await this.docker.getImage(imageRef).inspect()).Id, at: Date.now() };
+    }
+    return this.ensure(this.imageId.id);
+  }
 
   // The volume of this platform image, made when this engine has none.
   ensure(platformImageId: string): Promise<string> {
