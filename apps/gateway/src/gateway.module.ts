@@ -23,6 +23,7 @@ import { ArtifactsController, SignedArtifactsController } from './artifacts/arti
 import { AdminOperationsController } from './admin/admin-operations.controller.js';
 import { AdminExecutionsController } from './admin/admin-executions.controller.js';
 import { AdminUsageController } from './admin/admin-usage.controller.js';
+import { AdminEgressController } from './egress/admin-egress.controller.js';
 import { UsageRepository } from './admin/usage.repository.js';
 import { AdminTenantsController } from './admin/admin-tenants.controller.js';
 import { TenantLifecycleService } from './admin/tenant-lifecycle.service.js';
@@ -73,6 +74,7 @@ export interface GatewayOptions {
     AdminOperationsController,
     AdminExecutionsController,
     AdminUsageController,
+    AdminEgressController,
     SessionsController,
     DatasetsController,
     ExecutionsController,

@@ -22,6 +22,35 @@ export const SANDBOX_COMMAND = [
 // here (docs/decisions/010-socket-host-channel.md) instead of the attached stdin/stdout.
 export const CHANNEL_MOUNT = '/run/drydock';
 export const CHANNEL_SOCKET_NAME = 'channel.sock';
+// A sandbox with a network policy: the worker's egress proxy listens on this socket in
+// the same folder, and the supervisor's forwarder relays the sandbox's loopback port to
+// it (docs/decisions/017-egress-proxy.md). Packages pip installs go to their own
+// tmpfs (not /session, whose files are the thread's).
+export const EGRESS_SOCKET_NAME = 'egress.sock';
+export const EGRESS_PROXY_URL = 'http://127.0.0.1:3128';
+export const PACKAGES_DIR = '/opt/packages';
+
+// What code in a sandbox with a network policy sees: the proxy for every HTTP client that
+// honours the variables (curl, pip, requests, urllib, git), and pip set to install into
+// the packages tmpfs for the sandbox user.
+export function egressEnvironment(): string[] {
+  return [
+    `DRYDOCK_EGRESS_SOCKET=${CHANNEL_MOUNT}/${EGRESS_SOCKET_NAME}`,
+    `DRYDOCK_EGRESS_LISTEN=127.0.0.1:3128`,
+    `HTTP_PROXY=${EGRESS_PROXY_URL}`,
+    `HTTPS_PROXY=${EGRESS_PROXY_URL}`,
+    `http_proxy=${EGRESS_PROXY_URL}`,
+    `https_proxy=${EGRESS_PROXY_URL}`,
+    'NO_PROXY=localhost,127.0.0.1,::1',
+    'no_proxy=localhost,127.0.0.1,::1',
+    `PYTHONUSERBASE=${PACKAGES_DIR}`,
+    'PIP_USER=1',
+    'PIP_BREAK_SYSTEM_PACKAGES=1',
+    'PIP_NO_CACHE_DIR=1',
+    'PIP_DISABLE_PIP_VERSION_CHECK=1',
+    `PATH=${PACKAGES_DIR}/bin:/usr/local/bin:/usr/bin:/bin`,
+  ];
+}
 
 // Paths of /proc and /sys a sandbox sees as empty (Docker mounts /dev/null or an empty
 // read-only tmpfs over them). Naming any replaces Docker's own list, so it is here whole:
@@ -121,6 +150,13 @@ export function sandboxContainerOptions(
       : []),
   ];
   const memoryBytes = limits.memoryMb * 1024 * 1024;
+  const egress = Boolean(spec.network && channelHostDir);
+  const baseEnv = [
+    'HOME=/session',
+    'LANG=C.UTF-8',
+    'PATH=/usr/local/bin:/usr/bin:/bin',
+  ];
+  if (egress) baseEnv.splice(2, 1);
   return {
     Image: image,
     Cmd: SANDBOX_COMMAND,
@@ -130,9 +166,7 @@ export function sandboxContainerOptions(
     WorkingDir: '/session',
     // A minimal environment: no platform secret or host variable ever enters.
     Env: [
-      'HOME=/session',
-      'LANG=C.UTF-8',
-      'PATH=/usr/local/bin:/usr/bin:/bin',
+      ...baseEnv,
       'MPLBACKEND=Agg',
       'MPLCONFIGDIR=/tmp/.matplotlib',
       'PYTHONDONTWRITEBYTECODE=1',
@@ -144,6 +178,7 @@ export function sandboxContainerOptions(
       `DRYDOCK_SUPERVISOR_UID=${SUPERVISOR_UID}`,
       ...(tuning.preloadModules?.length ? [`DRYDOCK_ZYGOTE_PRELOAD=${tuning.preloadModules.join(',')}`] : []),
       ...(channelHostDir ? [`DRYDOCK_CHANNEL_SOCKET=${CHANNEL_MOUNT}/${CHANNEL_SOCKET_NAME}`] : []),
+      ...(egress ? egressEnvironment() : []),
     ],
     Labels: sandboxLabels(spec),
     AttachStdin: true,
@@ -161,6 +196,8 @@ export function sandboxContainerOptions(
       // the code writes run from /session, the thread's own folder.
       Tmpfs: {
         '/tmp': `rw,noexec,nosuid,nodev,size=${limits.tmpDiskMb}m,uid=${SANDBOX_UID},gid=${SANDBOX_UID},mode=1777`,
+        // Installed packages run (native extensions are mapped executable), so not noexec.
+        ...(egress ? { [PACKAGES_DIR]: `rw,nosuid,nodev,size=${limits.sessionDiskMb}m,uid=${SANDBOX_UID},gid=${SANDBOX_UID},mode=0755` } : {}),
       },
       MaskedPaths: MASKED_PATHS,
       // Just what setting the supervisor's ids takes; gone once they are set.

@@ -1,14 +1,15 @@
-import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional, type OnModuleInit } from '@nestjs/common';
 import Docker from 'dockerode';
-import { APP_CONFIG, ConfigError, type AppConfig } from '@drydock/core';
+import { APP_CONFIG, ConfigError, UnavailableError, type AppConfig } from '@drydock/core';
 import { createHash } from 'node:crypto';
 import { chown, mkdir, readFile, rm } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { join, resolve } from 'node:path';
 import type { Duplex } from 'node:stream';
-import type { Sandbox, SandboxRuntime, SandboxSpec } from '@drydock/execution';
+import { SANDBOX_EGRESS, type Sandbox, type SandboxEgress, type SandboxRuntime, type SandboxSpec } from '@drydock/execution';
 import {
   CHANNEL_SOCKET_NAME,
+  EGRESS_SOCKET_NAME,
   LABEL_SESSION,
   LABEL_WORKER,
   SANDBOX_UID,
@@ -42,7 +43,12 @@ export class DockerSandboxRuntime implements SandboxRuntime, OnModuleInit {
   private readonly runtimes: PlatformRuntimeVolumes;
   private hardening: SandboxHardening = { seccompProfileJson: JSON.stringify(SANDBOX_SECCOMP_PROFILE) };
 
-  constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    // The worker's egress proxy; absent (tests, tools): sandboxes with a network policy
+    // are refused.
+    @Optional() @Inject(SANDBOX_EGRESS) private readonly egress?: SandboxEgress,
+  ) {
     this.docker = new Docker({ socketPath: config.docker.socketPath });
     this.runtimes = new PlatformRuntimeVolumes(this.docker);
   }
@@ -78,6 +84,12 @@ export class DockerSandboxRuntime implements SandboxRuntime, OnModuleInit {
   }
 
   async create(spec: SandboxSpec): Promise<Sandbox> {
+    if (spec.network && (!this.egress || !this.config.docker.channelDir)) {
+      throw new UnavailableError(
+        'NETWORK_UNAVAILABLE',
+        'This deployment cannot give sandboxes a network: the egress proxy needs the socket channel (the operator sets SANDBOX_CHANNEL_DIR).',
+      );
+    }
     const image = spec.image ?? this.config.docker.sandboxImage;
     let platformRuntimeVolume: string | undefined;
     if (spec.image) {
@@ -102,7 +114,9 @@ export class DockerSandboxRuntime implements SandboxRuntime, OnModuleInit {
           .catch((error: Error) => this.logger.warn(`could not remove volume ${name}: ${error.message}`));
     }
     const channelDir = this.channelDirOf(name);
+    let egress: { close(): Promise<void> } | null = null;
     const release = async () => {
+      await egress?.close().catch((error: Error) => this.logger.warn(`closing the egress socket of ${name} failed: ${error.message}`));
       await removeVolume();
       if (channelDir) await rm(channelDir, { recursive: true, force: true }).catch(() => undefined);
     };
@@ -112,6 +126,9 @@ export class DockerSandboxRuntime implements SandboxRuntime, OnModuleInit {
         // Only the supervisor's user may enter it: user code never reaches the socket.
         await mkdir(channelDir, { recursive: true, mode: 0o700 });
         await chown(channelDir, SUPERVISOR_UID, SUPERVISOR_UID);
+        if (spec.network && this.egress) {
+          egress = await this.egress.open(spec, join(channelDir, EGRESS_SOCKET_NAME), { uid: SUPERVISOR_UID, gid: SUPERVISOR_UID });
+        }
       }
       container = await this.docker.createContainer({
         ...sandboxContainerOptions(

@@ -12,3 +12,4 @@ export const EXECUTION_ENTITIES = [ExecutionEntity];
 export * from './queue/job-errors.js';
 export * from './records/failed-run.js';
 export * from './runtime/template-image-builder.js';
+export * from './runtime/sandbox-egress.js';

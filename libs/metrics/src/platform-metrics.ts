@@ -72,6 +72,26 @@ export class PlatformMetrics {
     registers: [this.registry],
   });
 
+  readonly egressConnections = new Counter({
+    name: 'drydock_egress_connections_total',
+    help: 'Connection attempts through the egress proxy of this worker, by verdict (allowed, denied).',
+    labelNames: ['verdict'],
+    registers: [this.registry],
+  });
+
+  readonly egressBytes = new Counter({
+    name: 'drydock_egress_bytes_total',
+    help: 'Bytes through the egress proxy of this worker: in (hosts to sandboxes), out (sandboxes to hosts).',
+    labelNames: ['direction'],
+    registers: [this.registry],
+  });
+
+  egressConnection(verdict: 'allowed' | 'denied', bytesIn: number, bytesOut: number): void {
+    this.egressConnections.inc({ verdict });
+    if (bytesIn) this.egressBytes.inc({ direction: 'in' }, bytesIn);
+    if (bytesOut) this.egressBytes.inc({ direction: 'out' }, bytesOut);
+  }
+
   terminalOpened(): void {
     this.terminalsOpened.inc();
   }

@@ -2,7 +2,8 @@ import { type DynamicModule, Module, type ModuleMetadata, type Provider, type Ty
 import type { Redis } from 'ioredis';
 import { REDIS } from '@drydock/core';
 import { PlatformMetrics } from '@drydock/metrics';
-import { SANDBOX_RUNTIME, type SandboxRuntime } from '@drydock/execution';
+import { SANDBOX_EGRESS, SANDBOX_RUNTIME, type SandboxRuntime } from '@drydock/execution';
+import { WorkerEgress } from './egress/worker-egress.js';
 import { ArtifactIngester } from './artifacts/artifact-ingester.js';
 import { BatchItemRunner } from './batch-items/batch-item-runner.js';
 import { BatchSandboxPool } from './batch-items/batch-sandbox-pool.js';
@@ -50,6 +51,8 @@ export class SessionHostModule {
     const providers: Provider[] = [
       options.runtime,
       { provide: SANDBOX_RUNTIME, useExisting: options.runtime },
+      WorkerEgress,
+      { provide: SANDBOX_EGRESS, useExisting: WorkerEgress },
       { provide: RUN_GUARD, inject: [REDIS], useFactory: (redis: Redis) => new RedisRunGuard(redis) },
       SessionFileSync,
       ArtifactIngester,

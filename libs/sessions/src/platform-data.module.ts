@@ -10,6 +10,7 @@ import {
 import { EXECUTION_ENTITIES, EXECUTIONS_REPOSITORY, TypeOrmExecutionsRepository } from '@drydock/execution';
 import { VFS_ENTITIES } from '@drydock/vfs';
 import { TEMPLATE_ENTITIES, TEMPLATES_REPOSITORY, TemplateBuildLogs, TemplateBuildQueue, TemplatesService, TypeOrmTemplatesRepository } from '@drydock/templates';
+import { EGRESS_ENTITIES, EGRESS_LOG_REPOSITORY, TypeOrmEgressLogRepository } from '@drydock/egress';
 import { SESSIONS_ENTITIES } from './session.entity.js';
 import { SESSIONS_REPOSITORY } from './sessions.repository.js';
 import { RedisWorkerRegistry } from './redis-worker-registry.js';
@@ -22,7 +23,7 @@ const LIVENESS_SNAPSHOT_MS = 1000;
 // The database connection and every repository and registry both apps use, bound to
 // their tokens in one place. Needs the global ConfigModule and RedisModule.
 @Module({
-  imports: [DatabaseModule.forRoot([...CORE_ENTITIES, ...SESSIONS_ENTITIES, ...EXECUTION_ENTITIES, ...VFS_ENTITIES, ...TEMPLATE_ENTITIES])],
+  imports: [DatabaseModule.forRoot([...CORE_ENTITIES, ...SESSIONS_ENTITIES, ...EXECUTION_ENTITIES, ...VFS_ENTITIES, ...TEMPLATE_ENTITIES, ...EGRESS_ENTITIES])],
   providers: [
     { provide: TENANTS_REPOSITORY, useClass: TypeOrmTenantsRepository },
     { provide: SESSIONS_REPOSITORY, useClass: TypeOrmSessionsRepository },
@@ -37,6 +38,7 @@ const LIVENESS_SNAPSHOT_MS = 1000;
     TemplateBuildLogs,
     TemplateBuildQueue,
     TemplatesService,
+    { provide: EGRESS_LOG_REPOSITORY, useClass: TypeOrmEgressLogRepository },
   ],
   exports: [
     DatabaseModule,
@@ -49,6 +51,7 @@ const LIVENESS_SNAPSHOT_MS = 1000;
     TemplateBuildLogs,
     TemplateBuildQueue,
     TemplatesService,
+    EGRESS_LOG_REPOSITORY,
   ],
 })
 export class PlatformDataModule {}

@@ -1,5 +1,5 @@
 import { Column, CreateDateColumn, Entity, Index, PrimaryColumn } from 'typeorm';
-import type { EffectiveLimits, SessionDataset } from '@drydock/execution';
+import type { EffectiveLimits, SessionDataset, SessionNetwork } from '@drydock/execution';
 
 export type SessionStatus = 'starting' | 'ready' | 'lost' | 'ended';
 export type SessionStorage = 'tmpfs' | 'bind';
@@ -39,6 +39,11 @@ export class SessionEntity {
 
   @Column({ type: 'text', nullable: true })
   image: string | null;
+
+  // The hosts its code may reach through the egress proxy (docs/network.md); null: no
+  // network. Narrowed in place while it runs, never widened.
+  @Column({ type: 'jsonb', nullable: true })
+  network: SessionNetwork | null;
 
   // Set by the worker once a container exists; a later container for the same session
   // means the interpreter state was lost.

@@ -11,6 +11,8 @@ export interface SessionView {
   datasets: SessionRecord['datasets'];
   // The template version it started from ("name:version"); null: the platform's image.
   template: string | null;
+  // The hosts its code may reach (docs/network.md); null: no network.
+  network: SessionRecord['network'];
   createdAt: string;
   lastUsedAt: string;
   expiresAt: string | null;
@@ -29,6 +31,7 @@ export function toSessionView(record: SessionRecord, idleMs: number): SessionVie
     storage: record.storage,
     datasets: record.datasets ?? [],
     template: record.template ?? null,
+    network: record.network ?? null,
     createdAt: new Date(record.createdAt).toISOString(),
     lastUsedAt: lastUsed.toISOString(),
     expiresAt: record.status === 'ended' ? null : new Date(lastUsed.getTime() + idleMs).toISOString(),

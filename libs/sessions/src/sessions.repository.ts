@@ -1,4 +1,4 @@
-import type { EffectiveLimits, ExecutionRecord, SessionDataset } from '@drydock/execution';
+import type { EffectiveLimits, ExecutionRecord, SessionDataset, SessionNetwork } from '@drydock/execution';
 import type { SessionEntity, SessionStatus, SessionStorage } from './session.entity.js';
 
 export type SessionRecord = SessionEntity;
@@ -13,6 +13,7 @@ export interface NewSession {
   // The template version ("name:version") and its image; null: the platform's image.
   template: string | null;
   image: string | null;
+  network: SessionNetwork | null;
 }
 
 // An execution to record on a session, in the same round trip as reading it.
@@ -49,6 +50,8 @@ export interface SessionsRepository {
   setStatus(tenantId: string, sessionId: string, status: SessionStatus): Promise<void>;
   // Adds a dataset to a live session's list (once per name); false if it has ended.
   addDataset(tenantId: string, sessionId: string, dataset: SessionDataset): Promise<boolean>;
+  // Replaces a live session's network policy; false if it has ended.
+  setNetwork(tenantId: string, sessionId: string, network: SessionNetwork): Promise<boolean>;
   moveToWorker(tenantId: string, sessionId: string, workerId: string): Promise<void>;
   end(tenantId: string, sessionId: string, reason: string): Promise<void>;
   // Worker-side bookkeeping.

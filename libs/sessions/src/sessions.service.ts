@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { APP_CONFIG, DrydockError, newId, TenantsService, type AppConfig } from '@drydock/core';
 import { JOB_DISPATCHER, JobName, type JobDispatcher, type SessionDataset, type SessionSpec } from '@drydock/execution';
+import { narrowedPolicy, policyWithin } from '@drydock/egress';
 import { TemplatesService } from '@drydock/templates';
 import { DatasetRegistry } from './datasets/dataset-registry.js';
 import { resolveLimits, type RequestedLimits } from './session-limits.js';
@@ -16,6 +17,8 @@ export interface CreateSessionCommand {
   datasets?: SessionDataset[];
   // "name" or "name:version" (docs/templates.md); absent: the platform's image.
   template?: string;
+  // The hosts its code may reach, within the tenant's ceiling (docs/network.md).
+  network?: { allow: readonly unknown[] };
 }
 
 export interface StagedDataset {
@@ -59,6 +62,7 @@ export class SessionsService {
       );
     }
     const datasets = await this.checkDatasets(tenantId, command.datasets ?? []);
+    const network = command.network ? policyWithin(tenant.limits.network, command.network) : null;
     const template = command.template === undefined ? null : await this.templates.resolve(tenantId, command.template);
     const maxSessions = tenant.limits.maxSessions;
     if (maxSessions !== undefined && (await this.sessions.countLive(tenantId)) >= maxSessions) {
@@ -78,6 +82,7 @@ export class SessionsService {
       datasets,
       template: template?.ref ?? null,
       image: template?.imageRef ?? null,
+      network,
     });
     if (!created) return { session: await this.ensurePlaced(record), created: false };
     try {
@@ -189,6 +194,21 @@ export class SessionsService {
     }
   }
 
+  // Narrows a live session's policy (never widens it): its next connection is decided
+  // by the new one.
+  async narrowNetwork(tenantId: string, sessionId: string, requested: { allow: readonly unknown[] }): Promise<SessionRecord> {
+    const session = await this.get(tenantId, sessionId);
+    if (session.status === 'ended') throw SessionsError.ended(sessionId);
+    if (!session.network) {
+      throw new DrydockError('NETWORK_NOT_ALLOWED', 'This session has no network; a policy cannot be added to a running session (start one with "network").', 422, {
+        entries: requested.allow.filter((e) => typeof e === 'string'),
+      });
+    }
+    const network = narrowedPolicy(session.network, requested);
+    if (!(await this.sessions.setNetwork(tenantId, sessionId, network))) throw SessionsError.ended(sessionId);
+    return (await this.sessions.findById(tenantId, sessionId))!;
+  }
+
   markLost(tenantId: string, sessionId: string): Promise<void> {
     return this.sessions.setStatus(tenantId, sessionId, 'lost');
   }
@@ -215,5 +235,6 @@ export function specOf(session: SessionRecord): SessionSpec {
     storage: session.storage,
     datasets: session.datasets ?? [],
     ...(session.image ? { image: session.image } : {}),
+    ...(session.network ? { network: session.network } : {}),
   };
 }

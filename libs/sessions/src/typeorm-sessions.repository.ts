@@ -26,6 +26,7 @@ interface SessionRow {
   datasets: SessionRecord['datasets'];
   template: string | null;
   image: string | null;
+  network: SessionRecord['network'];
   container_id: string | null;
   created_at: Date;
   last_used_at: Date;
@@ -34,7 +35,7 @@ interface SessionRow {
 }
 const LIVE: SessionStatus[] = ['starting', 'ready', 'lost'];
 
-const SESSION_COLUMNS = `id, tenant_id, thread_id, status, worker_id, limits, storage, datasets, template, image, container_id,
+const SESSION_COLUMNS = `id, tenant_id, thread_id, status, worker_id, limits, storage, datasets, template, image, network, container_id,
   created_at, last_used_at, ended_at, end_reason`;
 
 // The session and, if it can take a run, the execution inserted on it: one round trip
@@ -75,6 +76,7 @@ function sessionFromRow(row: SessionRow): SessionRecord {
     datasets: row.datasets,
     template: row.template,
     image: row.image,
+    network: row.network,
     containerId: row.container_id,
     createdAt: row.created_at,
     lastUsedAt: row.last_used_at,
@@ -183,6 +185,15 @@ export class TypeOrmSessionsRepository implements SessionsRepository {
                               THEN datasets ELSE datasets || jsonb_build_array($4::jsonb) END
         WHERE tenant_id = $1 AND id = $2 AND status <> 'ended'`,
       [tenantId, sessionId, dataset.name, JSON.stringify(dataset)],
+    );
+    return affected > 0;
+  }
+
+  async setNetwork(tenantId: string, sessionId: string, network: NonNullable<SessionRecord['network']>): Promise<boolean> {
+    assertTenant(tenantId);
+    const [, affected]: [unknown, number] = await this.db.query(
+      `UPDATE sessions SET network = $3::jsonb WHERE tenant_id = $1 AND id = $2 AND status <> 'ended'`,
+      [tenantId, sessionId, JSON.stringify(network)],
     );
     return affected > 0;
   }

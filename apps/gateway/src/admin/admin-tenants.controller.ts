@@ -1,6 +1,7 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post } from '@nestjs/common';
 import { ApiCreatedResponse, ApiOkResponse, ApiOperation } from '@nestjs/swagger';
-import { TenantsService, type TenantRecord } from '@drydock/core';
+import { TenantsService, type TenantLimits, type TenantRecord } from '@drydock/core';
+import { normalizeCeiling } from '@drydock/egress';
 import { ApiErrors, VALIDATION_ERRORS } from '../openapi/api-errors.js';
 import { AdminRoutes } from '../openapi/api-auth.js';
 import {
@@ -21,6 +22,13 @@ const view = (t: TenantRecord): TenantResponse => ({
   suspendedAt: t.suspendedAt ? new Date(t.suspendedAt).toISOString() : null,
 });
 
+// Limits as stored: the network ceiling normalized (400 INVALID_NETWORK_POLICY naming each
+// bad entry); `network: null` removes it (the merge then drops the key).
+function checkedLimits(limits: TenantLimits & { network?: TenantLimits['network'] | null }): TenantLimits {
+  if (limits.network === undefined) return limits;
+  return { ...limits, network: limits.network === null ? undefined : normalizeCeiling(limits.network) };
+}
+
 @Controller('admin/tenants')
 @AdminRoutes('admin')
 export class AdminTenantsController {
@@ -33,9 +41,9 @@ export class AdminTenantsController {
   @Post()
   @ApiOperation({ summary: 'Create a tenant and its first API key (shown once)' })
   @ApiCreatedResponse({ type: TenantWithKeyResponse })
-  @ApiErrors(VALIDATION_ERRORS)
+  @ApiErrors({ ...VALIDATION_ERRORS, 400: [...VALIDATION_ERRORS[400]!, 'INVALID_NETWORK_POLICY'] })
   async create(@Body() dto: CreateTenantDto): Promise<TenantWithKeyResponse> {
-    const { tenant, apiKey } = await this.tenants.create(dto.name, dto.limits ?? {});
+    const { tenant, apiKey } = await this.tenants.create(dto.name, checkedLimits(dto.limits ?? {}));
     return { ...view(tenant), apiKey };
   }
 
@@ -57,9 +65,9 @@ export class AdminTenantsController {
   @Patch(':id')
   @ApiOperation({ summary: "Change a tenant's limits (merged into its current ones)" })
   @ApiOkResponse({ type: TenantResponse })
-  @ApiErrors({ ...VALIDATION_ERRORS, 404: ['TENANT_NOT_FOUND'] })
+  @ApiErrors({ ...VALIDATION_ERRORS, 400: [...VALIDATION_ERRORS[400]!, 'INVALID_NETWORK_POLICY'], 404: ['TENANT_NOT_FOUND'] })
   async update(@Param('id') id: string, @Body() dto: UpdateTenantDto): Promise<TenantResponse> {
-    return view(await this.tenants.updateLimits(id, dto.limits));
+    return view(await this.tenants.updateLimits(id, checkedLimits(dto.limits)));
   }
 
   // Issues a new key and revokes every previous one.

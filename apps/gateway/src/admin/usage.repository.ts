@@ -8,6 +8,8 @@ export interface DailyUsage {
   day: string;
   executions: { count: number; cpuSeconds: number; wallSeconds: number };
   batchItems: { count: number; cpuSeconds: number; wallSeconds: number };
+  // Bytes through the egress proxy that day (docs/network.md).
+  egress: { bytesIn: number; bytesOut: number };
 }
 
 export interface StoredUsage {
@@ -56,12 +58,37 @@ export class UsageRepository {
       [from, to, tenantId],
     );
     const round = (x: number) => Math.round(x * 1000) / 1000;
-    return rows.map((r) => ({
-      tenantId: r.tenant_id,
-      day: r.day,
-      executions: { count: Number(r.e_count), cpuSeconds: round(r.e_cpu), wallSeconds: round(r.e_wall) },
-      batchItems: { count: Number(r.b_count), cpuSeconds: round(r.b_cpu), wallSeconds: round(r.b_wall) },
-    }));
+    const egress: { tenant_id: string; day: string; bytes_in: string; bytes_out: string }[] = await this.db.query(
+      `SELECT tenant_id, to_char((started_at AT TIME ZONE 'UTC')::date, 'YYYY-MM-DD') AS day,
+              coalesce(sum(bytes_in), 0) AS bytes_in, coalesce(sum(bytes_out), 0) AS bytes_out
+         FROM egress_connections
+        WHERE started_at >= $1 AND started_at < $2 AND ($3::text IS NULL OR tenant_id = $3)
+        GROUP BY 1, 2`,
+      [from, to, tenantId],
+    );
+    const days = new Map<string, DailyUsage>();
+    const key = (tenant: string, day: string) => `${tenant}|${day}`;
+    for (const r of rows) {
+      days.set(key(r.tenant_id, r.day), {
+        tenantId: r.tenant_id,
+        day: r.day,
+        executions: { count: Number(r.e_count), cpuSeconds: round(r.e_cpu), wallSeconds: round(r.e_wall) },
+        batchItems: { count: Number(r.b_count), cpuSeconds: round(r.b_cpu), wallSeconds: round(r.b_wall) },
+        egress: { bytesIn: 0, bytesOut: 0 },
+      });
+    }
+    for (const g of egress) {
+      const day = days.get(key(g.tenant_id, g.day)) ?? {
+        tenantId: g.tenant_id,
+        day: g.day,
+        executions: { count: 0, cpuSeconds: 0, wallSeconds: 0 },
+        batchItems: { count: 0, cpuSeconds: 0, wallSeconds: 0 },
+        egress: { bytesIn: 0, bytesOut: 0 },
+      };
+      day.egress = { bytesIn: Number(g.bytes_in), bytesOut: Number(g.bytes_out) };
+      days.set(key(g.tenant_id, g.day), day);
+    }
+    return [...days.values()].sort((a, b) => (a.tenantId === b.tenantId ? (a.day < b.day ? -1 : 1) : a.tenantId < b.tenantId ? -1 : 1));
   }
 
   async stored(tenantId: string | null): Promise<StoredUsage[]> {

@@ -1,18 +1,24 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Patch, Post, Query, Res } from '@nestjs/common';
 import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiQuery } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
-import { DrydockError, type TenantPrincipal } from '@drydock/core';
+import type { TenantPrincipal } from '@drydock/core';
+import { EGRESS_LOG_REPOSITORY, type EgressLogRepository } from '@drydock/egress';
+import { networkOption } from '../http/network-option.js';
+import { EgressLogQueryDto, SessionNetworkResponse, toConnectionView, type SessionNetworkView } from '../egress/egress.views.js';
 import { DatasetRegistry, SessionsService, toSessionView, type DatasetEntry, type SessionView, type StagedDataset } from '@drydock/sessions';
 import { Principal } from '../auth/principal.decorator.js';
 import { ApiErrors, VALIDATION_ERRORS } from '../openapi/api-errors.js';
 import { TenantRoutes } from '../openapi/api-auth.js';
-import { CreateSessionDto, StageDatasetDto } from './dto/create-session.dto.js';
+import { CreateSessionDto, NarrowNetworkDto, StageDatasetDto } from './dto/create-session.dto.js';
 import { DatasetListResponse, SessionListResponse, SessionResponse, StagedDatasetResponse } from './dto/session.response.js';
 
 @Controller('v1/sessions')
 @TenantRoutes('sessions')
 export class SessionsController {
-  constructor(private readonly sessions: SessionsService) {}
+  constructor(
+    private readonly sessions: SessionsService,
+    @Inject(EGRESS_LOG_REPOSITORY) private readonly egressLog: EgressLogRepository,
+  ) {}
 
   @Post()
   @ApiOperation({ summary: 'Start a session (a sandbox with a Python REPL) for a thread, or return its live one' })
@@ -20,11 +26,11 @@ export class SessionsController {
   @ApiOkResponse({ type: SessionResponse, description: 'The thread already had a live session.' })
   @ApiErrors({
     ...VALIDATION_ERRORS,
-    400: [...VALIDATION_ERRORS[400]!, 'INVALID_DATASET_NAME', 'DUPLICATE_DATASET', 'INVALID_TEMPLATE'],
+    400: [...VALIDATION_ERRORS[400]!, 'INVALID_DATASET_NAME', 'DUPLICATE_DATASET', 'INVALID_TEMPLATE', 'INVALID_NETWORK_POLICY'],
     403: ['NETWORK_FORBIDDEN'],
     404: ['TEMPLATE_NOT_FOUND'],
     409: ['TEMPLATE_NOT_READY'],
-    422: ['STORAGE_NOT_AVAILABLE', 'DATASETS_NOT_CONFIGURED', 'DATASET_NOT_FOUND', 'DATASET_TOO_LARGE'],
+    422: ['NETWORK_NOT_ALLOWED', 'STORAGE_NOT_AVAILABLE', 'DATASETS_NOT_CONFIGURED', 'DATASET_NOT_FOUND', 'DATASET_TOO_LARGE'],
     429: ['SESSION_QUOTA_EXCEEDED'],
     503: ['NO_WORKER_AVAILABLE', 'SANDBOX_UNAVAILABLE'],
   })
@@ -33,15 +39,14 @@ export class SessionsController {
     @Body() dto: CreateSessionDto,
     @Res({ passthrough: true }) res: FastifyReply,
   ): Promise<SessionView> {
-    if (dto.network === true) {
-      throw new DrydockError('NETWORK_FORBIDDEN', 'Sandboxes have no network access; omit "network" or set it to false.', 403);
-    }
+    const network = networkOption(dto.network);
     const { session, created } = await this.sessions.create(principal.tenantId, {
       threadId: dto.threadId,
       limits: dto.limits,
       storage: dto.storage,
       datasets: dto.datasets,
       template: dto.template,
+      ...(network ? { network } : {}),
     });
     res.status(created ? 201 : 200);
     return toSessionView(session, this.sessions.idleMs);
@@ -65,6 +70,36 @@ export class SessionsController {
   @ApiErrors({ 404: ['SESSION_NOT_FOUND'] })
   async get(@Principal() principal: TenantPrincipal, @Param('id') id: string): Promise<SessionView> {
     return toSessionView(await this.sessions.get(principal.tenantId, id), this.sessions.idleMs);
+  }
+
+  @Get(':id/network')
+  @ApiOperation({ summary: "A session's network policy and its connection log (newest first)" })
+  @ApiQuery({ name: 'verdict', required: false, enum: ['allowed', 'denied'] })
+  @ApiQuery({ name: 'limit', required: false, description: '1-1000, default 100.' })
+  @ApiQuery({ name: 'before', required: false, description: 'The `next` of the page before.' })
+  @ApiOkResponse({ type: SessionNetworkResponse })
+  @ApiErrors({ ...VALIDATION_ERRORS, 404: ['SESSION_NOT_FOUND'] })
+  async network(
+    @Principal() principal: TenantPrincipal,
+    @Param('id') id: string,
+    @Query() query: EgressLogQueryDto,
+  ): Promise<SessionNetworkView> {
+    const session = await this.sessions.get(principal.tenantId, id);
+    const limit = query.limit ?? 100;
+    const rows = await this.egressLog.list({ tenantId: principal.tenantId, sessionId: session.id, verdict: query.verdict, before: query.before, limit });
+    return {
+      policy: session.network ?? null,
+      connections: rows.map(toConnectionView),
+      next: rows.length === limit ? rows[rows.length - 1]!.id : null,
+    };
+  }
+
+  @Patch(':id/network')
+  @ApiOperation({ summary: "Narrow a live session's network policy (its next connections are decided by it)" })
+  @ApiOkResponse({ type: SessionResponse })
+  @ApiErrors({ ...VALIDATION_ERRORS, 400: [...VALIDATION_ERRORS[400]!, 'INVALID_NETWORK_POLICY'], 404: ['SESSION_NOT_FOUND'], 409: ['SESSION_ENDED'], 422: ['NETWORK_NOT_ALLOWED'] })
+  async narrowNetwork(@Principal() principal: TenantPrincipal, @Param('id') id: string, @Body() dto: NarrowNetworkDto): Promise<SessionView> {
+    return toSessionView(await this.sessions.narrowNetwork(principal.tenantId, id, dto), this.sessions.idleMs);
   }
 
   // Stages a dataset into the running session's /session/data/<name>.

@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { hostname } from 'node:os';
 import { z } from 'zod';
 
@@ -172,6 +173,30 @@ export const configSchema = z.object({
     // Builds one worker runs at once (0: this worker builds none).
     workerConcurrency: z.coerce.number().int().min(0).max(8).default(1),
   }),
+  egress: z.object({
+    // Private ranges every tenant's sessions may reach besides public addresses
+    // ("10.1.0.0/16,fd00::/8"); a tenant's limits.network.ranges add to these.
+    allowedRanges: z
+      .string()
+      .optional()
+      .transform((value) => (value ?? '').split(',').map((r) => r.trim()).filter(Boolean)),
+    // Names the proxy resolves to fixed addresses before DNS ("index.test=127.0.0.1,..."),
+    // like curl's --resolve: for names DNS does not know (tests, split horizons).
+    resolve: z
+      .string()
+      .optional()
+      .transform((value, ctx) => parseResolveOverrides(value, ctx)),
+    // host:port pairs no sandbox may reach whatever its policy, besides the platform's own
+    // PostgreSQL, Redis, registry and gateway (always refused).
+    deny: z
+      .string()
+      .optional()
+      .transform((value) => (value ?? '').split(',').map((r) => r.trim()).filter(Boolean)),
+    // Time to resolve and connect to an upstream, and to read a tunnel's TLS ClientHello.
+    connectTimeoutMs: int(10_000),
+    // Connection log rows are deleted this long after the connection (0: kept).
+    logRetentionDays: z.coerce.number().int().min(0).default(30),
+  }),
   batches: z.object({
     // Items per batch, and the largest request body a batch may come in (NDJSON bodies
     // are streamed; a JSON body is parsed whole, up to this size).
@@ -275,7 +300,23 @@ const ENV_NAMES: Record<string, string> = {
   'docker.seccompProfile': 'SANDBOX_SECCOMP_PROFILE',
   'docker.preloadModules': 'SANDBOX_PRELOAD_MODULES',
   'templates.registry': 'TEMPLATE_REGISTRY',
+  'egress.resolve': 'EGRESS_RESOLVE',
 };
+
+// "index.test=127.0.0.1,api.test=10.0.0.5|10.0.0.6" -> { 'index.test': ['127.0.0.1'], ... }
+function parseResolveOverrides(value: string | undefined, ctx: z.RefinementCtx): Record<string, string[]> {
+  const names: Record<string, string[]> = {};
+  for (const entry of (value ?? '').split(',').map((e) => e.trim()).filter(Boolean)) {
+    const match = /^([a-z0-9][a-z0-9.-]{0,252})=([0-9a-f.:|]+)$/i.exec(entry);
+    const addresses = match ? match[2]!.split('|').filter(Boolean) : [];
+    if (!match || addresses.length === 0 || addresses.some((a) => !isIP(a))) {
+      ctx.addIssue({ code: 'custom', message: `"${entry}" is not name=address (addresses joined with "|")` });
+      continue;
+    }
+    names[match[1]!.toLowerCase().replace(/\.$/, '')] = addresses;
+  }
+  return names;
+}
 
 // "datasets=/srv/data,notes=/srv/notes" -> { datasets: '/srv/data', notes: '/srv/notes' }
 function parseFilesystemRoots(value: string | undefined, ctx: z.RefinementCtx): Record<string, string> {
@@ -355,6 +396,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       preloadModules: env.SANDBOX_PRELOAD_MODULES,
     },
     datasets: { dir: env.DATASETS_DIR || undefined, maxStagedBytes: env.DATASETS_MAX_STAGED_BYTES },
+    egress: {
+      allowedRanges: env.EGRESS_ALLOWED_RANGES || undefined,
+      resolve: env.EGRESS_RESOLVE || undefined,
+      deny: env.EGRESS_DENY || undefined,
+      connectTimeoutMs: env.EGRESS_CONNECT_TIMEOUT_MS,
+      logRetentionDays: env.EGRESS_LOG_RETENTION_DAYS,
+    },
     templates: {
       registry: env.TEMPLATE_REGISTRY || undefined,
       registryApiUrl: env.TEMPLATE_REGISTRY_API_URL || undefined,

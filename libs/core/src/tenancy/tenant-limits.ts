@@ -20,6 +20,15 @@ export interface TenantLimits {
   // API requests per minute, and executions running at once (RATE_LIMITED past them).
   requestsPerMinute?: number;
   concurrentExecutions?: number;
+  // The hosts the tenant's sessions may ask to reach (docs/network.md); absent: none.
+  network?: NetworkCeiling;
+}
+
+// A tenant's network ceiling: host patterns (libs/egress, allow-entries.ts) and the
+// private ranges an operator lets its sessions reach besides public addresses.
+export interface NetworkCeiling {
+  allow: string[];
+  ranges?: string[];
 }
 
 export const TENANT_LIMIT_KEYS = [

@@ -44,6 +44,14 @@ export interface SessionSpec {
   // The session's template (docs/templates.md): the image its sandbox starts from, by
   // digest in the registry. Absent: the platform's image.
   image?: string;
+  // The session's network policy when it has one (docs/network.md): its sandbox gets the
+  // egress proxy's socket. The proxy reads the live policy for each connection.
+  network?: SessionNetwork;
+}
+
+// The hosts a session's code may reach through the platform's egress proxy.
+export interface SessionNetwork {
+  allow: string[];
 }
 
 export interface StartSessionJobData {

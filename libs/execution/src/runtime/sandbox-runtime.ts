@@ -1,3 +1,4 @@
+import type { SessionNetwork } from '../queue/queue.constants.js';
 import type { ArtifactListing, CommandSpec, DoneFrame, FsDeletedEvent, FsWrittenEvent, RecycledEvent, RichResult, SkipReason, TerminalEvent } from '../protocol/repl-protocol.js';
 
 // Limits applied to one session's container, after clamping to the tenant's maxima.
@@ -26,6 +27,9 @@ export interface SandboxSpec {
   // A template's image (in the registry, by digest) instead of the platform's own; the
   // runtime pulls it the first time this host needs it.
   image?: string;
+  // A network policy (docs/network.md): the sandbox gets the egress proxy's socket and a
+  // forwarder on its loopback (HTTP_PROXY); absent: no network at all.
+  network?: SessionNetwork;
 }
 
 // `code` for the REPL, or a `command` to run as a process beside it.

@@ -27,7 +27,7 @@ export interface TemplatePoolTarget {
   size: number;
 }
 
-type PooledSpec = Pick<SandboxSpec, 'limits' | 'storage' | 'readOnlyMounts' | 'image'>;
+type PooledSpec = Pick<SandboxSpec, 'limits' | 'storage' | 'readOnlyMounts' | 'image' | 'network'>;
 
 // The limits that shape a container; the others (timeout, output) are per run.
 const CONTAINER_LIMITS = ['memoryMb', 'cpus', 'pids', 'sessionDiskMb', 'tmpDiskMb'] as const;
@@ -64,7 +64,7 @@ class ImagePool {
 // one session for good; it is destroyed with that session, never put back. A template's
 // pooled sandboxes serve only sessions of that image, which only tenants who can name
 // the template have. A session the pools cannot serve (other limits, `bind` storage,
-// dataset mounts, an image without a pool) starts cold. A start that fails (Docker
+// dataset mounts, a network policy, an image without a pool) starts cold. A start that fails (Docker
 // down, image missing) is retried with back-off, not in a loop.
 @Injectable()
 export class WarmSandboxPool {
@@ -153,6 +153,8 @@ export class WarmSandboxPool {
     const shaped =
       (spec.storage ?? 'tmpfs') === 'tmpfs' &&
       (spec.readOnlyMounts?.length ?? 0) === 0 &&
+      // A sandbox with a network policy is started with the proxy's socket and settings.
+      !spec.network &&
       CONTAINER_LIMITS.every((key) => spec.limits[key] === this.limits[key]);
     if (!shaped) return null;
     const pool = spec.image === undefined ? this.defaultPool : this.templatePools.get(spec.image);

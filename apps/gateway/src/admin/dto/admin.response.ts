@@ -122,11 +122,17 @@ export class UsageTotalsResponse {
   @ApiProperty({ description: 'Seconds the runs took.' }) wallSeconds: number;
 }
 
+export class EgressUsageResponse {
+  @ApiProperty({ type: 'integer', description: 'From hosts to sandboxes.' }) bytesIn: number;
+  @ApiProperty({ type: 'integer', description: 'From sandboxes to hosts.' }) bytesOut: number;
+}
+
 export class DailyUsageResponse implements DailyUsage {
   @ApiProperty() tenantId: string;
   @ApiProperty({ format: 'date', example: '2025-01-31', description: 'UTC day.' }) day: string;
   @ApiProperty({ type: () => UsageTotalsResponse, description: 'Executions created that day.' }) executions: UsageTotalsResponse;
   @ApiProperty({ type: () => UsageTotalsResponse, description: 'Batch items finished that day (cancelled ones excluded).' }) batchItems: UsageTotalsResponse;
+  @ApiProperty({ type: () => EgressUsageResponse, description: 'Bytes through the egress proxy by connections started that day.' }) egress: EgressUsageResponse;
 }
 
 export class StoredUsageResponse implements StoredUsage {

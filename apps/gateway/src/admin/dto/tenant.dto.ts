@@ -1,7 +1,18 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import type { TenantLimits } from '@drydock/core';
-import { IsInt, IsNotEmpty, IsNumber, IsOptional, IsString, Max, MaxLength, Min, ValidateNested } from 'class-validator';
+import type { NetworkCeiling, TenantLimits } from '@drydock/core';
+import { ArrayMaxSize, IsArray, IsInt, IsNotEmpty, IsNumber, IsOptional, IsString, Max, MaxLength, Min, ValidateNested } from 'class-validator';
+
+// The hosts a tenant's sessions may ask to reach (docs/network.md).
+export class NetworkCeilingDto implements NetworkCeiling {
+  @ApiProperty({ type: [String], maxItems: 100, example: ['pypi.org', 'files.pythonhosted.org', '*.githubusercontent.com'], description: 'Host patterns: "host", "host:port", "*.domain", "*" (any name), an IP address. Ports 80 and 443 unless one is given.' })
+  @IsArray() @ArrayMaxSize(100) @IsString({ each: true })
+  allow: string[];
+
+  @ApiPropertyOptional({ type: [String], maxItems: 100, example: ['10.20.0.0/16'], description: 'Private ranges (CIDR) its sessions may reach besides public addresses; loopback, link-local and private addresses are refused otherwise.' })
+  @IsOptional() @IsArray() @ArrayMaxSize(100) @IsString({ each: true })
+  ranges?: string[];
+}
 
 // A tenant's ceilings (docs/api.md, "Tenant limits"). Also the `limits` of a tenant in
 // answers: what was set, without the platform defaults an absent key falls back to.
@@ -47,6 +58,10 @@ export class TenantLimitsDto implements TenantLimits {
 
   @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 100_000, description: 'Executions running at once (default RATE_LIMIT_CONCURRENT_EXECUTIONS); 429 RATE_LIMITED past it.' })
   @IsOptional() @IsInt() @Min(1) @Max(100_000) concurrentExecutions?: number;
+
+  @ApiPropertyOptional({ type: () => NetworkCeilingDto, nullable: true, description: 'The network ceiling: hosts its sessions may ask for (400 INVALID_NETWORK_POLICY for a bad entry). Absent: no network; null in a PATCH removes it.' })
+  @IsOptional() @ValidateNested() @Type(() => NetworkCeilingDto)
+  network?: NetworkCeilingDto;
 }
 
 export class CreateTenantDto {

@@ -2,10 +2,10 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { THREAD_ID_PATTERN, THREAD_ID_RULE } from '@drydock/core';
 import { DATASET_NAME_PATTERN } from '@drydock/sessions';
+import { NetworkOption } from '../../http/network-option.js';
 import {
   ArrayMaxSize,
   IsArray,
-  IsBoolean,
   IsIn,
   IsInt,
   MaxLength,
@@ -74,7 +74,12 @@ export class CreateSessionDto {
   @IsOptional() @IsString() @MaxLength(80)
   template?: string;
 
-  @ApiPropertyOptional({ description: 'Sandboxes have no network; true is refused with 403 NETWORK_FORBIDDEN.', default: false })
-  @IsOptional() @IsBoolean()
-  network?: boolean;
+  @NetworkOption()
+  network?: unknown;
+}
+
+export class NarrowNetworkDto {
+  @ApiProperty({ type: [String], maxItems: 100, example: ['pypi.org'], description: "The new allow list: each entry must already be allowed by the session's current one." })
+  @IsArray() @ArrayMaxSize(100)
+  allow: unknown[];
 }

@@ -20,6 +20,10 @@ export class SessionDatasetResponse {
   @ApiProperty({ enum: ['local_ro', 'staged'] }) mode: 'local_ro' | 'staged';
 }
 
+export class NetworkPolicyResponse {
+  @ApiProperty({ type: [String], example: ['pypi.org', 'files.pythonhosted.org'] }) allow: string[];
+}
+
 export class SessionResponse implements SessionView {
   @ApiProperty({ example: 'ses_01J…' }) id: string;
   @ApiProperty() threadId: string;
@@ -30,6 +34,8 @@ export class SessionResponse implements SessionView {
   @ApiProperty({ type: () => [SessionDatasetResponse] }) datasets: SessionDatasetResponse[];
   @ApiProperty({ type: 'string', nullable: true, example: 'analytics:3', description: 'The template version its sandbox starts from; null: the platform image.' })
   template: string | null;
+  @ApiProperty({ type: () => NetworkPolicyResponse, nullable: true, description: 'The hosts its code may reach (docs/network.md); null: no network.' })
+  network: NetworkPolicyResponse | null;
   @ApiProperty({ format: 'date-time' }) createdAt: string;
   @ApiProperty({ format: 'date-time' }) lastUsedAt: string;
   @ApiProperty({ type: 'string', format: 'date-time', nullable: true, description: 'When the idle reaper ends it; null once ended.' }) expiresAt: string | null;

@@ -1,0 +1,105 @@
+import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import { APP_CONFIG, TENANTS_REPOSITORY, type AppConfig, type TenantsRepository } from '@drydock/core';
+import {
+  EGRESS_LOG_REPOSITORY,
+  EgressProxy,
+  EgressRecorder,
+  EgressResolver,
+  effectiveEntries,
+  endpointOf,
+  parseRanges,
+  PlatformEndpoints,
+  type EffectivePolicy,
+  type EgressLogRepository,
+  type EgressPolicySource,
+  type EgressSubject,
+} from '@drydock/egress';
+import type { SandboxEgress, SandboxSpec } from '@drydock/execution';
+import { PlatformMetrics } from '@drydock/metrics';
+import { SESSIONS_REPOSITORY, type SessionsRepository } from '@drydock/sessions';
+
+const PLATFORM_REFRESH_MS = 60_000;
+
+// The worker's egress proxy (libs/egress): one Unix socket per sandbox with a network
+// policy, each connection decided by the session's policy as stored now (so narrowing
+// applies at once) within its tenant's current ceiling, every attempt logged in batches
+// and counted in the metrics.
+@Injectable()
+export class WorkerEgress implements SandboxEgress, EgressPolicySource, OnModuleInit, OnModuleDestroy {
+  private readonly logger = new Logger(WorkerEgress.name);
+  private readonly recorder: EgressRecorder;
+  private readonly platform: PlatformEndpoints;
+  private readonly proxy: EgressProxy;
+  private refreshTimer: NodeJS.Timeout | null = null;
+
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(SESSIONS_REPOSITORY) private readonly sessions: SessionsRepository,
+    @Inject(TENANTS_REPOSITORY) private readonly tenants: TenantsRepository,
+    @Inject(EGRESS_LOG_REPOSITORY) log: EgressLogRepository,
+    metrics: PlatformMetrics,
+  ) {
+    const resolver = new EgressResolver(config.egress.resolve, config.egress.connectTimeoutMs);
+    this.platform = new PlatformEndpoints(platformEndpoints(config), resolver);
+    this.recorder = new EgressRecorder(log, (c) => metrics.egressConnection(c.verdict, c.bytesIn, c.bytesOut));
+    this.proxy = new EgressProxy({
+      policies: this,
+      sink: this.recorder,
+      resolver,
+      platform: this.platform,
+      connectTimeoutMs: config.egress.connectTimeoutMs,
+      workerId: config.worker.id,
+    });
+  }
+
+  async onModuleInit(): Promise<void> {
+    await this.platform.refresh();
+    this.refreshTimer = setInterval(() => {
+      this.platform.refresh().catch((error: Error) => this.logger.warn(`resolving the platform's endpoints failed: ${error.message}`));
+    }, PLATFORM_REFRESH_MS);
+    this.refreshTimer.unref();
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    if (this.refreshTimer) clearInterval(this.refreshTimer);
+    await this.proxy.closeAll();
+    await this.recorder.flush();
+  }
+
+  open(spec: SandboxSpec, socketPath: string, owner: { uid: number; gid: number }) {
+    const subject: EgressSubject = { tenantId: spec.tenantId, sessionId: spec.sessionId };
+    return this.proxy.listen(socketPath, () => subject, owner);
+  }
+
+  // For each connection: the session's stored policy (null once it ended) within the
+  // tenant's ceiling as it is now; no network for a suspended or deleted tenant.
+  async policyFor(subject: EgressSubject): Promise<EffectivePolicy | null> {
+    const [tenant, session] = await Promise.all([
+      this.tenants.findById(subject.tenantId),
+      subject.fixedPolicy || !subject.sessionId ? null : this.sessions.findById(subject.tenantId, subject.sessionId),
+    ]);
+    if (!tenant || tenant.suspendedAt) return null;
+    const policy = subject.fixedPolicy ?? (session && session.status !== 'ended' ? session.network : null);
+    if (!policy) return null;
+    const ceiling = tenant.limits.network;
+    return {
+      entries: effectiveEntries(policy, ceiling),
+      ranges: parseRanges([...this.config.egress.allowedRanges, ...(ceiling?.ranges ?? [])]),
+    };
+  }
+}
+
+// What no sandbox may reach: the databases, the registry, the gateway and this worker's
+// operator port, and what the operator lists in EGRESS_DENY.
+function platformEndpoints(config: AppConfig): { host: string; port: number }[] {
+  const found = [
+    endpointOf(config.databaseUrl, 5432),
+    endpointOf(config.redisUrl, 6379),
+    endpointOf(config.templates.registry, 5000),
+    endpointOf(config.templates.registryApiUrl, 80),
+    { host: '127.0.0.1', port: config.gateway.port },
+    { host: '127.0.0.1', port: config.worker.metricsPort },
+    ...config.egress.deny.map((d) => endpointOf(d, 80)),
+  ];
+  return found.filter((e): e is { host: string; port: number } => e !== null && e.port > 0);
+}
