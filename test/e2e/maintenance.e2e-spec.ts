@@ -17,6 +17,7 @@ describe('Maintenance schedule', () => {
     [MaintenanceJob.ExpireArtifacts]: 60_000,
     [MaintenanceJob.BatchMaintenance]: 90_000,
     [MaintenanceJob.TemplateMaintenance]: 120_000,
+    [MaintenanceJob.EgressLogRetention]: 150_000,
   };
   const NAMES = Object.values(MaintenanceJob);
   // A next run waits for its time (delayed) or, when due, for a worker (waiting).

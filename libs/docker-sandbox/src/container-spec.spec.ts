@@ -28,6 +28,21 @@ describe(sandboxContainerOptions.name, () => {
     expect(sut.HostConfig!.Tmpfs!['/tmp']!.split(',')).toEqual(expect.arrayContaining(['noexec', 'nosuid', 'nodev']));
   });
 
+  it('should give only a sandbox with a network policy and a socket channel the proxy, pip settings and a packages tmpfs', () => {
+    const plain = sandboxContainerOptions(spec, 'img', { volume: 'v' }, { seccompProfileJson: profile }, {}, '/chan');
+    expect(plain.Env!.filter((v) => /PROXY|PIP_|PYTHONUSERBASE|EGRESS/i.test(v))).toEqual([]);
+    expect(Object.keys(plain.HostConfig!.Tmpfs!)).toEqual(['/tmp']);
+    const networked = { ...spec, network: { allow: ['pypi.org'] } };
+    const sut = sandboxContainerOptions(networked, 'img', { volume: 'v' }, { seccompProfileJson: profile }, {}, '/chan');
+    expect(sut.HostConfig!.NetworkMode).toBe('none');
+    expect(sut.Env).toEqual(expect.arrayContaining(['DRYDOCK_EGRESS_SOCKET=/run/drydock/egress.sock', 'HTTPS_PROXY=http://127.0.0.1:3128', 'PYTHONUSERBASE=/opt/packages', 'PIP_USER=1']));
+    expect(sut.Env!.filter((v) => v.startsWith('PATH='))).toEqual(['PATH=/opt/packages/bin:/usr/local/bin:/usr/bin:/bin']);
+    expect(sut.HostConfig!.Tmpfs!['/opt/packages']!.split(',')).toEqual(expect.arrayContaining(['nosuid', 'nodev', `uid=${SANDBOX_UID}`]));
+    // Without the socket channel there is nowhere to put the proxy's socket: nothing is set.
+    const attached = sandboxContainerOptions(networked, 'img', { volume: 'v' }, { seccompProfileJson: profile });
+    expect(attached.Env!.some((v) => v.startsWith('HTTPS_PROXY='))).toBe(false);
+  });
+
   it('should hand the zygote its preload list only when there is one', () => {
     const plain = sandboxContainerOptions(spec, 'img', { volume: 'v' }, { seccompProfileJson: profile });
     expect(plain.Env!.some((v) => v.startsWith('DRYDOCK_ZYGOTE_PRELOAD='))).toBe(false);

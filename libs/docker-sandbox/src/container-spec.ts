@@ -49,6 +49,8 @@ export function egressEnvironment(): string[] {
     'PIP_NO_CACHE_DIR=1',
     'PIP_DISABLE_PIP_VERSION_CHECK=1',
     `PATH=${PACKAGES_DIR}/bin:/usr/local/bin:/usr/bin:/bin`,
+    // A recycled sandbox (the next item of a batch) starts without the packages too.
+    `DRYDOCK_SCRATCH_DIRS=/tmp:/dev/shm:/dev/mqueue:${PACKAGES_DIR}`,
   ];
 }
 

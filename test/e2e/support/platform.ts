@@ -26,7 +26,7 @@ export interface Platform {
   admin: ApiClient;
   anonymous: ApiClient;
   docker: Docker;
-  newTenant(limits?: Record<string, number>): Promise<ApiClient & { tenantId: string }>;
+  newTenant(limits?: Record<string, unknown>): Promise<ApiClient & { tenantId: string }>;
   containerOf(sessionId: string): Promise<Docker.ContainerInspectInfo>;
   close(): Promise<void>;
 }

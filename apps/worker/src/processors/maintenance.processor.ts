@@ -1,9 +1,10 @@
-import { Logger } from '@nestjs/common';
+import { Inject, Logger } from '@nestjs/common';
 import { OnWorkerEvent, Processor, WorkerHost } from '@nestjs/bullmq';
 import type { Job } from 'bullmq';
 import { ArtifactsService } from '@drydock/artifacts';
 import { BatchMaintenance } from '@drydock/batches';
-import { repeatedErrorLogger } from '@drydock/core';
+import { APP_CONFIG, repeatedErrorLogger, type AppConfig } from '@drydock/core';
+import { EGRESS_LOG_REPOSITORY, type EgressLogRepository } from '@drydock/egress';
 import { MAINTENANCE_QUEUE, MaintenanceJob } from '@drydock/execution';
 import { AbandonedSessionSweeper } from '@drydock/session-host';
 import { TemplateMaintenance } from '@drydock/templates';
@@ -16,8 +17,24 @@ export class MaintenanceProcessor extends WorkerHost {
     private readonly artifacts: ArtifactsService,
     private readonly batches: BatchMaintenance,
     private readonly templates: TemplateMaintenance,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(EGRESS_LOG_REPOSITORY) private readonly egressLog: EgressLogRepository,
   ) {
     super();
+  }
+
+  // Rows past EGRESS_LOG_RETENTION_DAYS, in bounded deletes.
+  private async pruneEgressLog(): Promise<number> {
+    const days = this.config.egress.logRetentionDays;
+    if (days === 0) return 0;
+    const before = new Date(Date.now() - days * 86_400_000);
+    let deleted = 0;
+    for (let pass = 0; pass < 100; pass++) {
+      const n = await this.egressLog.prune(before, 5_000);
+      deleted += n;
+      if (n < 5_000) break;
+    }
+    return deleted;
   }
 
   private readonly logError = repeatedErrorLogger(new Logger(MaintenanceProcessor.name), `queue ${MAINTENANCE_QUEUE}`);
@@ -40,6 +57,8 @@ export class MaintenanceProcessor extends WorkerHost {
         return await this.batches.run();
       case MaintenanceJob.TemplateMaintenance:
         return await this.templates.run();
+      case MaintenanceJob.EgressLogRetention:
+        return { deleted: await this.pruneEgressLog() };
       default:
         throw new Error(`unknown maintenance job ${job.name}`);
     }

@@ -23,6 +23,7 @@ import { MaintenanceSchedule } from './maintenance-schedule.js';
 // (POST /admin/workers/:id/drain), drain. The work itself is in @drydock/session-host.
 // Template housekeeping (lost builds, registry purges) runs this often.
 const TEMPLATE_MAINTENANCE_MS = 60_000;
+const EGRESS_RETENTION_MS = 3_600_000;
 
 @Injectable()
 export class WorkerLifecycleService implements OnModuleInit, OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -55,6 +56,7 @@ export class WorkerLifecycleService implements OnModuleInit, OnApplicationBootst
       [MaintenanceJob.ExpireArtifacts]: config.artifacts.expiryIntervalMs,
       [MaintenanceJob.BatchMaintenance]: config.batches.maintenanceIntervalMs,
       [MaintenanceJob.TemplateMaintenance]: TEMPLATE_MAINTENANCE_MS,
+      [MaintenanceJob.EgressLogRetention]: EGRESS_RETENTION_MS,
     });
   }
 

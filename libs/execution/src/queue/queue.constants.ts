@@ -231,6 +231,8 @@ export const MaintenanceJob = {
   // Fails template builds lost with their worker; removes deleted templates' images from
   // the registry once no live session uses them.
   TemplateMaintenance: 'template-maintenance',
+  // Deletes egress log rows older than EGRESS_LOG_RETENTION_DAYS.
+  EgressLogRetention: 'egress-log-retention',
 } as const;
 
 // Redis pub/sub channel on which a worker relays live output of one execution.

@@ -90,9 +90,13 @@ export class WorkerEgress implements SandboxEgress, EgressPolicySource, OnModule
 }
 
 // What no sandbox may reach: the databases, the registry, the gateway and this worker's
-// operator port, and what the operator lists in EGRESS_DENY.
+// operator port, and what the operator lists in EGRESS_DENY. PostgreSQL's and Redis's
+// default ports on this host are refused as well, for when the platform reaches them
+// over Unix sockets and they listen on TCP too.
 function platformEndpoints(config: AppConfig): { host: string; port: number }[] {
   const found = [
+    { host: '127.0.0.1', port: 5432 },
+    { host: '127.0.0.1', port: 6379 },
     endpointOf(config.databaseUrl, 5432),
     endpointOf(config.redisUrl, 6379),
     endpointOf(config.templates.registry, 5000),

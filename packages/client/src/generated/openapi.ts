@@ -211,6 +211,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/egress": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Connection attempts through the egress proxy, across tenants (newest first) */
+        get: operations["AdminEgressController_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/sessions": {
         parameters: {
             query?: never;
@@ -245,6 +262,24 @@ export interface paths {
         options?: never;
         head?: never;
         patch?: never;
+        trace?: never;
+    };
+    "/v1/sessions/{id}/network": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A session's network policy and its connection log (newest first) */
+        get: operations["SessionsController_network"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /** Narrow a live session's network policy (its next connections are decided by it) */
+        patch: operations["SessionsController_narrowNetwork"];
         trace?: never;
     };
     "/v1/sessions/{id}/datasets": {
@@ -1332,6 +1367,24 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        NetworkCeilingDto: {
+            /**
+             * @description Host patterns: "host", "host:port", "*.domain", "*" (any name), an IP address. Ports 80 and 443 unless one is given.
+             * @example [
+             *       "pypi.org",
+             *       "files.pythonhosted.org",
+             *       "*.githubusercontent.com"
+             *     ]
+             */
+            allow: string[];
+            /**
+             * @description Private ranges (CIDR) its sessions may reach besides public addresses; loopback, link-local and private addresses are refused otherwise.
+             * @example [
+             *       "10.20.0.0/16"
+             *     ]
+             */
+            ranges?: string[];
+        };
         TenantLimitsDto: {
             /** @description Most memory (MiB) a session's request is clamped to. */
             memoryMb?: number;
@@ -1361,6 +1414,8 @@ export interface components {
             requestsPerMinute?: number;
             /** @description Executions running at once (default RATE_LIMIT_CONCURRENT_EXECUTIONS); 429 RATE_LIMITED past it. */
             concurrentExecutions?: number;
+            /** @description The network ceiling: hosts its sessions may ask for (400 INVALID_NETWORK_POLICY for a bad entry). Absent: no network; null in a PATCH removes it. */
+            network?: components["schemas"]["NetworkCeilingDto"] | null;
         };
         CreateTenantDto: {
             /** @example acme */
@@ -1533,6 +1588,15 @@ export interface components {
             /** @enum {string} */
             mode: "local_ro" | "staged";
         };
+        NetworkPolicyResponse: {
+            /**
+             * @example [
+             *       "pypi.org",
+             *       "files.pythonhosted.org"
+             *     ]
+             */
+            allow: string[];
+        };
         AdminSessionResponse: {
             /** @example ses_01J… */
             id: string;
@@ -1549,6 +1613,8 @@ export interface components {
              * @example analytics:3
              */
             template: string | null;
+            /** @description The hosts its code may reach (docs/network.md); null: no network. */
+            network: components["schemas"]["NetworkPolicyResponse"] | null;
             /** Format: date-time */
             createdAt: string;
             /** Format: date-time */
@@ -1658,6 +1724,12 @@ export interface components {
             /** @description Seconds the runs took. */
             wallSeconds: number;
         };
+        EgressUsageResponse: {
+            /** @description From hosts to sandboxes. */
+            bytesIn: number;
+            /** @description From sandboxes to hosts. */
+            bytesOut: number;
+        };
         DailyUsageResponse: {
             tenantId: string;
             /**
@@ -1670,6 +1742,8 @@ export interface components {
             executions: components["schemas"]["UsageTotalsResponse"];
             /** @description Batch items finished that day (cancelled ones excluded). */
             batchItems: components["schemas"]["UsageTotalsResponse"];
+            /** @description Bytes through the egress proxy by connections started that day. */
+            egress: components["schemas"]["EgressUsageResponse"];
         };
         StoredUsageResponse: {
             tenantId: string;
@@ -1686,6 +1760,41 @@ export interface components {
             days: components["schemas"]["DailyUsageResponse"][];
             /** @description What each tenant stores now (not per day). */
             stored: components["schemas"]["StoredUsageResponse"][];
+        };
+        AdminConnectionResponse: {
+            id: string;
+            /** @example pypi.org */
+            host: string;
+            /** @example 443 */
+            port: number;
+            /** @description The address the proxy connected to (or refused). */
+            address: string | null;
+            /** @enum {string} */
+            verdict: "allowed" | "denied";
+            /**
+             * @description The rule that allowed it, or why it was refused.
+             * @example allowed by "pypi.org"
+             */
+            reason: string;
+            /** @description The allow-list entry that matched. */
+            rule: string | null;
+            /** @description Bytes from the host to the sandbox. */
+            bytesIn: number;
+            /** @description Bytes from the sandbox to the host. */
+            bytesOut: number;
+            /** Format: date-time */
+            startedAt: string;
+            durationMs: number;
+            sessionId: string | null;
+            batchId: string | null;
+            batchItem: number | null;
+            tenantId: string;
+            workerId: string;
+        };
+        AdminEgressResponse: {
+            /** @description Newest first. */
+            connections: components["schemas"]["AdminConnectionResponse"][];
+            next: string | null;
         };
         SessionLimitsDto: {
             /** @description Memory in MiB (clamped to the tenant's maximum). */
@@ -1720,11 +1829,10 @@ export interface components {
              * @example analytics
              */
             template?: string;
-            /**
-             * @description Sandboxes have no network; true is refused with 403 NETWORK_FORBIDDEN.
-             * @default false
-             */
-            network?: boolean;
+            /** @description The hosts its code may reach through the platform's egress proxy, within the tenant's ceiling (docs/network.md): {"allow": ["pypi.org", "*.example.com", "api.example.com:8443"]}. false or absent: no network. 422 NETWORK_NOT_ALLOWED names entries outside the ceiling; 400 INVALID_NETWORK_POLICY a malformed one. */
+            network?: false | {
+                allow: string[];
+            };
         };
         SessionResponse: {
             /** @example ses_01J… */
@@ -1742,6 +1850,8 @@ export interface components {
              * @example analytics:3
              */
             template: string | null;
+            /** @description The hosts its code may reach (docs/network.md); null: no network. */
+            network: components["schemas"]["NetworkPolicyResponse"] | null;
             /** Format: date-time */
             createdAt: string;
             /** Format: date-time */
@@ -1758,6 +1868,51 @@ export interface components {
         };
         SessionListResponse: {
             sessions: components["schemas"]["SessionResponse"][];
+        };
+        ConnectionResponse: {
+            id: string;
+            /** @example pypi.org */
+            host: string;
+            /** @example 443 */
+            port: number;
+            /** @description The address the proxy connected to (or refused). */
+            address: string | null;
+            /** @enum {string} */
+            verdict: "allowed" | "denied";
+            /**
+             * @description The rule that allowed it, or why it was refused.
+             * @example allowed by "pypi.org"
+             */
+            reason: string;
+            /** @description The allow-list entry that matched. */
+            rule: string | null;
+            /** @description Bytes from the host to the sandbox. */
+            bytesIn: number;
+            /** @description Bytes from the sandbox to the host. */
+            bytesOut: number;
+            /** Format: date-time */
+            startedAt: string;
+            durationMs: number;
+            sessionId: string | null;
+            batchId: string | null;
+            batchItem: number | null;
+        };
+        SessionNetworkResponse: {
+            /** @description null: the session has no network. */
+            policy: components["schemas"]["NetworkPolicyResponse"] | null;
+            /** @description Newest first. */
+            connections: components["schemas"]["ConnectionResponse"][];
+            /** @description Pass as `before` for the next page; null on the last. */
+            next: string | null;
+        };
+        NarrowNetworkDto: {
+            /**
+             * @description The new allow list: each entry must already be allowed by the session's current one.
+             * @example [
+             *       "pypi.org"
+             *     ]
+             */
+            allow: string[];
         };
         StageDatasetDto: {
             /** @description A dataset of GET /v1/datasets. */
@@ -3123,7 +3278,7 @@ export interface operations {
                     "application/json": components["schemas"]["TenantWithKeyResponse"];
                 };
             };
-            /** @description `INVALID_JSON`, `JSON_TOO_DEEP`, `VALIDATION_FAILED` */
+            /** @description `INVALID_JSON`, `INVALID_NETWORK_POLICY`, `JSON_TOO_DEEP`, `VALIDATION_FAILED` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3132,7 +3287,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         error?: {
                             /** @enum {string} */
-                            code?: "INVALID_JSON" | "JSON_TOO_DEEP" | "VALIDATION_FAILED";
+                            code?: "INVALID_JSON" | "INVALID_NETWORK_POLICY" | "JSON_TOO_DEEP" | "VALIDATION_FAILED";
                         };
                     };
                 };
@@ -3337,7 +3492,7 @@ export interface operations {
                     "application/json": components["schemas"]["TenantResponse"];
                 };
             };
-            /** @description `INVALID_JSON`, `JSON_TOO_DEEP`, `VALIDATION_FAILED` */
+            /** @description `INVALID_JSON`, `INVALID_NETWORK_POLICY`, `JSON_TOO_DEEP`, `VALIDATION_FAILED` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3346,7 +3501,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         error?: {
                             /** @enum {string} */
-                            code?: "INVALID_JSON" | "JSON_TOO_DEEP" | "VALIDATION_FAILED";
+                            code?: "INVALID_JSON" | "INVALID_NETWORK_POLICY" | "JSON_TOO_DEEP" | "VALIDATION_FAILED";
                         };
                     };
                 };
@@ -4057,6 +4212,96 @@ export interface operations {
             };
         };
     };
+    AdminEgressController_list: {
+        parameters: {
+            query?: {
+                verdict?: "allowed" | "denied";
+                limit?: number;
+                /** @description The `next` of the page before. */
+                before?: string;
+                /** @description Only this tenant's connections. */
+                tenantId?: string;
+                /** @description Only this session's connections. */
+                sessionId?: string;
+                /** @description Started at or after. An ISO 8601 date or date-time. */
+                from?: string;
+                /** @description Started before. An ISO 8601 date or date-time. */
+                to?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminEgressResponse"];
+                };
+            };
+            /** @description `INVALID_JSON`, `INVALID_RANGE`, `JSON_TOO_DEEP`, `VALIDATION_FAILED` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "INVALID_JSON" | "INVALID_RANGE" | "JSON_TOO_DEEP" | "VALIDATION_FAILED";
+                        };
+                    };
+                };
+            };
+            /** @description `INVALID_ADMIN_KEY`, `UNAUTHORIZED` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "INVALID_ADMIN_KEY" | "UNAUTHORIZED";
+                        };
+                    };
+                };
+            };
+            /** @description `BODY_TOO_LARGE` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "BODY_TOO_LARGE";
+                        };
+                    };
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "SERVICE_UNAVAILABLE";
+                        };
+                    };
+                };
+            };
+        };
+    };
     SessionsController_list: {
         parameters: {
             query?: {
@@ -4169,7 +4414,7 @@ export interface operations {
                     "application/json": components["schemas"]["SessionResponse"];
                 };
             };
-            /** @description `DUPLICATE_DATASET`, `INVALID_DATASET_NAME`, `INVALID_JSON`, `INVALID_TEMPLATE`, `JSON_TOO_DEEP`, `VALIDATION_FAILED` */
+            /** @description `DUPLICATE_DATASET`, `INVALID_DATASET_NAME`, `INVALID_JSON`, `INVALID_NETWORK_POLICY`, `INVALID_TEMPLATE`, `JSON_TOO_DEEP`, `VALIDATION_FAILED` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4178,7 +4423,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         error?: {
                             /** @enum {string} */
-                            code?: "DUPLICATE_DATASET" | "INVALID_DATASET_NAME" | "INVALID_JSON" | "INVALID_TEMPLATE" | "JSON_TOO_DEEP" | "VALIDATION_FAILED";
+                            code?: "DUPLICATE_DATASET" | "INVALID_DATASET_NAME" | "INVALID_JSON" | "INVALID_NETWORK_POLICY" | "INVALID_TEMPLATE" | "JSON_TOO_DEEP" | "VALIDATION_FAILED";
                         };
                     };
                 };
@@ -4253,7 +4498,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `DATASETS_NOT_CONFIGURED`, `DATASET_NOT_FOUND`, `DATASET_TOO_LARGE`, `STORAGE_NOT_AVAILABLE` */
+            /** @description `DATASETS_NOT_CONFIGURED`, `DATASET_NOT_FOUND`, `DATASET_TOO_LARGE`, `NETWORK_NOT_ALLOWED`, `STORAGE_NOT_AVAILABLE` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4262,7 +4507,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         error?: {
                             /** @enum {string} */
-                            code?: "DATASETS_NOT_CONFIGURED" | "DATASET_NOT_FOUND" | "DATASET_TOO_LARGE" | "STORAGE_NOT_AVAILABLE";
+                            code?: "DATASETS_NOT_CONFIGURED" | "DATASET_NOT_FOUND" | "DATASET_TOO_LARGE" | "NETWORK_NOT_ALLOWED" | "STORAGE_NOT_AVAILABLE";
                         };
                     };
                 };
@@ -4452,6 +4697,290 @@ export interface operations {
                         error?: {
                             /** @enum {string} */
                             code?: "SESSION_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description `RATE_LIMITED` */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "RATE_LIMITED";
+                        };
+                    };
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "SERVICE_UNAVAILABLE";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    SessionsController_network: {
+        parameters: {
+            query?: {
+                verdict?: "allowed" | "denied";
+                /** @description 1-1000, default 100. */
+                limit?: number;
+                /** @description The `next` of the page before. */
+                before?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionNetworkResponse"];
+                };
+            };
+            /** @description `INVALID_JSON`, `JSON_TOO_DEEP`, `VALIDATION_FAILED` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "INVALID_JSON" | "JSON_TOO_DEEP" | "VALIDATION_FAILED";
+                        };
+                    };
+                };
+            };
+            /** @description `INVALID_API_KEY`, `UNAUTHORIZED` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "INVALID_API_KEY" | "UNAUTHORIZED";
+                        };
+                    };
+                };
+            };
+            /** @description `TENANT_SUSPENDED` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "TENANT_SUSPENDED";
+                        };
+                    };
+                };
+            };
+            /** @description `SESSION_NOT_FOUND` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "SESSION_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description `BODY_TOO_LARGE` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "BODY_TOO_LARGE";
+                        };
+                    };
+                };
+            };
+            /** @description `RATE_LIMITED` */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "RATE_LIMITED";
+                        };
+                    };
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "SERVICE_UNAVAILABLE";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    SessionsController_narrowNetwork: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NarrowNetworkDto"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionResponse"];
+                };
+            };
+            /** @description `INVALID_JSON`, `INVALID_NETWORK_POLICY`, `JSON_TOO_DEEP`, `VALIDATION_FAILED` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "INVALID_JSON" | "INVALID_NETWORK_POLICY" | "JSON_TOO_DEEP" | "VALIDATION_FAILED";
+                        };
+                    };
+                };
+            };
+            /** @description `INVALID_API_KEY`, `UNAUTHORIZED` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "INVALID_API_KEY" | "UNAUTHORIZED";
+                        };
+                    };
+                };
+            };
+            /** @description `TENANT_SUSPENDED` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "TENANT_SUSPENDED";
+                        };
+                    };
+                };
+            };
+            /** @description `SESSION_NOT_FOUND` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "SESSION_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description `SESSION_ENDED` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "SESSION_ENDED";
+                        };
+                    };
+                };
+            };
+            /** @description `BODY_TOO_LARGE` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "BODY_TOO_LARGE";
+                        };
+                    };
+                };
+            };
+            /** @description `NETWORK_NOT_ALLOWED` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "NETWORK_NOT_ALLOWED";
                         };
                     };
                 };
