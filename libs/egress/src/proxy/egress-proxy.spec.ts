@@ -89,8 +89,29 @@ describe('EgressProxy', () => {
     expect(res.body).toBe(`hello GET /x?y=1 host=allowed.test:${webPort} proxy-auth=- body=`);
     await settle();
     expect(records).toEqual([
-      expect.objectContaining({ verdict: 'allowed', host: 'allowed.test', port: webPort, address: '127.0.0.1', rule: `allowed.test:${webPort}`, bytesIn: res.body.length, tenantId: 'ten_a', sessionId: 'ses_a' }),
+      expect.objectContaining({ verdict: 'allowed', host: 'allowed.test', port: webPort, address: '127.0.0.1', rule: `allowed.test:${webPort}`, tenantId: 'ten_a', sessionId: 'ses_a' }),
     ]);
+    // The whole answer, its head included.
+    expect(records[0]!.bytesIn).toBeGreaterThan(res.body.length);
+  });
+
+  it('should forward a request body, given whole or chunked, and close the connection after the answer', async () => {
+    const post = (headers: Record<string, string>, parts: string[]) =>
+      new Promise<{ body: string; connection: string | undefined }>((resolve, reject) => {
+        const req = request({ socketPath: listener.socketPath, method: 'POST', path: `http://allowed.test:${webPort}/p`, headers: { host: `allowed.test:${webPort}`, ...headers } }, (res) => {
+          let body = '';
+          res.on('data', (c: Buffer) => (body += c.toString()));
+          res.on('end', () => resolve({ body, connection: res.headers.connection }));
+        });
+        req.on('error', reject);
+        for (const p of parts) req.write(p);
+        req.end();
+      });
+    expect(await post({ 'content-length': '5' }, ['hello'])).toEqual({ body: `hello POST /p host=allowed.test:${webPort} proxy-auth=- body=hello`, connection: 'close' });
+    expect((await post({}, ['chunk ', 'by ', 'chunk'])).body).toContain('body=chunk by chunk');
+    await settle();
+    expect(records.map((r) => r.verdict)).toEqual(['allowed', 'allowed']);
+    expect(records[0]!.bytesOut).toBeGreaterThan(5);
   });
 
   it('should refuse a host off the list with 403 naming the list, and log it', async () => {

@@ -1,5 +1,5 @@
 import { chmod, chown, rm } from 'node:fs/promises';
-import { createServer as createHttpServer, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer as createHttpServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import { connect, createServer as createNetServer, type Socket } from 'node:net';
 import { matchingEntry, normalizeHostName, normalizeIp, type AllowEntry } from '../policy/allow-entries.js';
 import { addressRefusal } from '../policy/address-rules.js';
@@ -32,6 +32,8 @@ type Decision =
   | { ok: true; address: string; rule: AllowEntry; host: string }
   | { ok: false; address: string | null; reason: string };
 
+const UPSTREAM_READ_BYTES = 1024 * 1024;
+
 // Headers of one hop, never forwarded (RFC 9110 7.6.1), and the proxy's own.
 const HOP_BY_HOP = ['connection', 'keep-alive', 'proxy-connection', 'proxy-authorization', 'proxy-authenticate', 'te', 'trailer', 'transfer-encoding', 'upgrade'];
 
@@ -46,6 +48,8 @@ export class EgressProxy {
   private readonly http = createHttpServer({ requestTimeout: 0, headersTimeout: 30_000, maxHeaderSize: 32 * 1024 });
   private readonly bindings = new WeakMap<Socket, Binding>();
   private readonly listeners = new Set<EgressListener>();
+  // Client connections whose current response is relayed raw (plain HTTP).
+  private readonly raw = new WeakSet<Socket>();
 
   constructor(private readonly options: EgressProxyOptions) {
     this.http.on('request', (req: IncomingMessage, res: ServerResponse) => void this.onRequest(req, res));
@@ -100,7 +104,9 @@ export class EgressProxy {
   // Plain HTTP: `GET http://host/path HTTP/1.1`.
   private async onRequest(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const binding = this.bindings.get(req.socket);
-    if (!binding) return void res.destroy();
+    // A request pipelined behind one whose response is relayed raw: the connection is
+    // closing.
+    if (!binding || this.raw.has(req.socket)) return void res.destroy();
     const startedAt = new Date();
     let url: URL | null = null;
     try {
@@ -131,12 +137,43 @@ export class EgressProxy {
       res.writeHead(403, reason, { 'content-type': 'text/plain; charset=utf-8', 'content-length': Buffer.byteLength(body), 'x-drydock-egress': 'denied' });
       return void res.end(body);
     }
-    const headers = withoutHopByHop(req.headers);
-    let bytesIn = 0;
-    let bytesOut = 0;
-    let finished = false;
+    // The exchange goes raw from here: the request head rewritten (origin-form, no
+    // hop-by-hop or proxy headers, `Connection: close`), its body, then the upstream's
+    // bytes straight back, and the client connection closes after the response. No
+    // second request can follow on it to another host.
+    this.raw.add(req.socket);
+    const client = req.socket;
     let failure: string | null = null;
-    const finish = () => {
+    let opened = false;
+    let finished = false;
+    const up = openUpstream(decision.address, port);
+    const upstream = up.socket;
+    this.track(binding, upstream);
+    const timer = setTimeout(() => upstream.destroy(new Error(`no connection within ${this.options.connectTimeoutMs} ms`)), this.options.connectTimeoutMs);
+    upstream.once('connect', () => {
+      clearTimeout(timer);
+      opened = true;
+      const chunked = /\bchunked\b/i.test(String(req.headers['transfer-encoding'] ?? ''));
+      upstream.write(requestHead(req, `${url.pathname}${url.search}`, chunked));
+      up.deliverTo(client);
+      if (chunked) {
+        req.on('data', (chunk: Buffer) => upstream.write(Buffer.concat([Buffer.from(`${chunk.length.toString(16)}\r\n`), chunk, Buffer.from('\r\n')])));
+        req.once('end', () => upstream.write('0\r\n\r\n'));
+      } else {
+        req.pipe(upstream, { end: false });
+      }
+    });
+    upstream.on('error', (error: Error) => {
+      clearTimeout(timer);
+      failure = `the upstream failed: ${error.message}`;
+      if (opened) return void client.destroy();
+      const body = `Drydock egress proxy: ${decision.host}:${port} (${decision.address}) could not be reached: ${error.message}\n`;
+      res.writeHead(502, { 'content-type': 'text/plain; charset=utf-8', 'content-length': Buffer.byteLength(body), connection: 'close' });
+      res.end(body);
+    });
+    upstream.once('close', () => {
+      clearTimeout(timer);
+      if (opened) client.end();
       if (finished) return;
       finished = true;
       this.options.sink.record({
@@ -145,47 +182,11 @@ export class EgressProxy {
         verdict: 'allowed',
         reason: failure ? `allowed by "${decision.rule.text}"; ${failure}` : `allowed by "${decision.rule.text}"`,
         rule: decision.rule.text,
-        bytesIn,
-        bytesOut,
+        bytesIn: upstream.bytesRead,
+        bytesOut: upstream.bytesWritten,
       });
-    };
-    const upstream = httpRequest({
-      host: decision.address,
-      port,
-      method: req.method,
-      path: `${url.pathname}${url.search}`,
-      headers,
-      setHost: false,
-      agent: false,
     });
-    upstream.on('socket', (socket: Socket) => {
-      this.track(binding, socket);
-      const timer = setTimeout(() => upstream.destroy(new Error(`no connection within ${this.options.connectTimeoutMs} ms`)), this.options.connectTimeoutMs);
-      socket.once('connect', () => clearTimeout(timer));
-      socket.once('close', () => clearTimeout(timer));
-    });
-    upstream.on('response', (answer: IncomingMessage) => {
-      answer.on('data', (chunk: Buffer) => (bytesIn += chunk.length));
-      res.writeHead(answer.statusCode ?? 502, answer.statusMessage, withoutHopByHop(answer.headers));
-      answer.pipe(res);
-      answer.on('error', () => res.destroy());
-    });
-    upstream.on('error', (error: Error) => {
-      failure = `the upstream failed: ${error.message}`;
-      if (!res.headersSent) {
-        const body = `Drydock egress proxy: ${decision.host}:${port} (${decision.address}) could not be reached: ${error.message}\n`;
-        res.writeHead(502, { 'content-type': 'text/plain; charset=utf-8', 'content-length': Buffer.byteLength(body) });
-        res.end(body);
-      } else {
-        res.destroy();
-      }
-    });
-    res.once('close', () => {
-      if (!res.writableFinished) upstream.destroy();
-      finish();
-    });
-    req.on('data', (chunk: Buffer) => (bytesOut += chunk.length));
-    req.pipe(upstream);
+    client.once('close', () => upstream.destroy());
   }
 
   // `CONNECT host:port`: a tunnel, which must carry TLS for that host.
@@ -209,7 +210,8 @@ export class EgressProxy {
         `HTTP/1.1 403 ${reason}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nX-Drydock-Egress: denied\r\nConnection: close\r\n\r\n${body}`,
       );
     }
-    const upstream = connect({ host: decision.address, port, allowHalfOpen: true });
+    const up = openUpstream(decision.address, port);
+    const upstream = up.socket;
     this.track(binding, upstream);
     upstream.setNoDelay(true);
     client.setNoDelay(true);
@@ -254,7 +256,7 @@ export class EgressProxy {
         }
         // Half-closes pass through: each side's end() ends the other's writing side.
         client.pipe(upstream);
-        upstream.pipe(client);
+        up.deliverTo(client);
       });
     });
   }
@@ -370,6 +372,55 @@ export class EgressProxy {
   }
 }
 
+// An upstream connection read into one 1 MiB buffer (libuv's reads are otherwise 64 KiB
+// each: a download costs the proxy a sixteenth of the reads), its bytes written to the
+// client given to deliverTo, with back-pressure; until then they wait.
+function openUpstream(host: string, port: number): { socket: Socket; deliverTo(client: Socket): void } {
+  let sink: Socket | null = null;
+  const early: Buffer[] = [];
+  const socket: Socket = connect({
+    host,
+    port,
+    allowHalfOpen: true,
+    noDelay: true,
+    onread: {
+      buffer: Buffer.allocUnsafe(UPSTREAM_READ_BYTES),
+      callback: (bytes: number, buffer: Uint8Array) => {
+        const chunk = Buffer.from(buffer.subarray(0, bytes));
+        if (!sink) {
+          early.push(chunk);
+        } else if (!sink.write(chunk)) {
+          socket.pause();
+          sink.once('drain', () => socket.resume());
+        }
+        return true;
+      },
+    },
+  });
+  return {
+    socket,
+    deliverTo(client: Socket) {
+      sink = client;
+      for (const chunk of early.splice(0)) client.write(chunk);
+      if (socket.readableEnded) client.end();
+      else socket.once('end', () => client.end());
+    },
+  };
+}
+
+// The request as the upstream gets it: origin-form, the client's headers but the hop-by-
+// hop and proxy ones, and `Connection: close`.
+function requestHead(req: IncomingMessage, path: string, chunked: boolean): string {
+  const drop = new Set([...HOP_BY_HOP, ...String(req.headers.connection ?? '').split(',').map((h) => h.trim().toLowerCase())]);
+  const lines = [`${req.method} ${path} HTTP/${req.httpVersion === '1.0' ? '1.0' : '1.1'}`];
+  for (let i = 0; i + 1 < req.rawHeaders.length; i += 2) {
+    if (!drop.has(req.rawHeaders[i]!.toLowerCase())) lines.push(`${req.rawHeaders[i]}: ${req.rawHeaders[i + 1]}`);
+  }
+  if (chunked) lines.push('Transfer-Encoding: chunked');
+  lines.push('Connection: close');
+  return `${lines.join('\r\n')}\r\n\r\n`;
+}
+
 function hostHeaderOf(headers: IncomingHttpHeaders): string | null {
   const value = headers.host;
   return typeof value === 'string' && value ? value.toLowerCase() : null;
@@ -380,16 +431,6 @@ function sameHost(header: string, host: string, port: number): boolean {
   if (!match) return false;
   const named = match[1]!.replace(/^\[|\]$/g, '').replace(/\.$/, '');
   return named === host.toLowerCase().replace(/\.$/, '') && (match[2] ? Number(match[2]) : 80) === port;
-}
-
-function withoutHopByHop(headers: IncomingHttpHeaders): IncomingHttpHeaders {
-  const copy: IncomingHttpHeaders = { ...headers };
-  const named = String(headers.connection ?? '')
-    .split(',')
-    .map((h) => h.trim().toLowerCase())
-    .filter(Boolean);
-  for (const h of [...HOP_BY_HOP, ...named]) delete copy[h];
-  return copy;
 }
 
 // The status line's reason phrase (what Python's http.client shows for a refused
