@@ -20,6 +20,9 @@ Replies:    {"ev": "ready", "pid": int}     (once, at start)
 After every cell, open matplotlib figures are saved to <session>/artifacts/ and closed,
 but only if user code already imported matplotlib.pyplot (see _capture_figures).
 
+With PYTHONUSERBASE set, the user site-packages is created and put on sys.path at start,
+and what is installed into it is importable from the next cell on (see _UserSite).
+
 Standard library only: this runs inside the sandbox image before any user package.
 """
 
@@ -191,6 +194,8 @@ class Kernel:
             sys.path[0] = ""
         sys.argv = [""]
         os.environ.setdefault("MPLBACKEND", "Agg")
+        # Packages `pip install`ed during the session (PYTHONUSERBASE): importable at once.
+        self._user_site = _UserSite.enable()
 
     # ----------------------------------------------------------------- channel
 
@@ -272,6 +277,20 @@ class Kernel:
             elif op == "reap":
                 self._reap(message.get("pids") or [])
 
+    def _refresh_user_site(self, user_site: "_UserSite") -> None:
+        """What the previous cells installed into the user site, visible to this one.
+        Its .pth files run import lines: user code, interruptible like a cell."""
+        try:
+            self._in_user_code = True
+            try:
+                user_site.refresh()
+            finally:
+                self._in_user_code = False
+                if os.getpid() != self._pid:
+                    os._exit(0)
+        except BaseException:  # noqa: BLE001 - a broken .pth must not cost the cell
+            pass
+
     def _on_sigint(self, signum: int, frame: types.FrameType | None) -> None:
         self._sigint_seen = True
         if self._in_user_code:
@@ -342,6 +361,8 @@ class Kernel:
         signal.signal(signal.SIGINT, self._on_sigint)
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
         self._sigint_seen = False
+        if self._user_site is not None:
+            self._refresh_user_site(self._user_site)
         try:
             outcome = self._run_cell(code if isinstance(code, str) else "", cap)
         except KeyboardInterrupt as exc:  # SIGINT landed while leaving user code
@@ -586,6 +607,114 @@ class Kernel:
             },
             "truncated": False,
         }
+
+
+# --------------------------------------------------------------------- user site
+
+
+class _UserSite:
+    """The user site-packages (PYTHONUSERBASE, where `pip install` with PIP_USER=1 puts
+    packages), importable in the session that installs into it, without a restart.
+
+    Python adds the user site at start only if it exists then, and never in the zygote
+    (its real and effective uids differ), so each kernel does it itself, once it is the
+    plain sandbox user: it puts the folder on sys.path where Python would have (before
+    the system's site-packages), existing or not (the import system remembers a folder
+    it found missing, which `refresh` makes it forget). Before each cell,
+    `refresh` makes sure what was installed since is found: the folder's FileFinder is
+    told to list it again (it notices changes by the folder's mtime alone, which can
+    miss one made in the same clock tick as its last listing; this costs one listdir
+    of the user site on the next import that gets that far), and .pth files that
+    appeared are processed as at start.
+    """
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self._mtime_ns: int | None = None
+        self._pth: set[str] = set()
+
+    @classmethod
+    def enable(cls) -> "_UserSite | None":
+        if not os.environ.get("PYTHONUSERBASE") or sys.flags.no_user_site:
+            return None
+        try:
+            import site
+
+            path = site.getusersitepackages()
+        except Exception:  # noqa: BLE001
+            return None
+        # Not created here: a recycled sandbox's packages folder must stay empty for the
+        # check after the new kernel starts. pip creates it; `refresh` then finds it.
+        user_site = cls(path)
+        try:
+            if path not in sys.path:
+                site.addsitedir(path)  # appends it, then what its .pth files add
+                system = set(site.getsitepackages()) if hasattr(site, "getsitepackages") else set()
+                sys.path.remove(path)
+                index = next((i for i, entry in enumerate(sys.path) if entry in system), len(sys.path))
+                sys.path.insert(index, path)
+            site.ENABLE_USER_SITE = True  # as for any process of the plain sandbox user
+            user_site._watch_while_missing()
+            user_site._note_pth()
+        except Exception:  # noqa: BLE001
+            pass
+        return user_site
+
+    def _watch_while_missing(self) -> None:
+        """While the folder does not exist, the import system would remember it as missing
+        (None) until the next cell's refresh: `pip install x; import x` in one cell would
+        fail. A FileFinder of its own for it instead: it finds nothing while the folder is
+        missing and lists it as soon as it appears (its mtime changed from none)."""
+        if os.path.isdir(self.path):
+            return
+        from importlib.machinery import (
+            BYTECODE_SUFFIXES,
+            EXTENSION_SUFFIXES,
+            SOURCE_SUFFIXES,
+            ExtensionFileLoader,
+            FileFinder,
+            SourceFileLoader,
+            SourcelessFileLoader,
+        )
+
+        sys.path_importer_cache[self.path] = FileFinder(
+            self.path,
+            (ExtensionFileLoader, EXTENSION_SUFFIXES),
+            (SourceFileLoader, SOURCE_SUFFIXES),
+            (SourcelessFileLoader, BYTECODE_SUFFIXES),
+        )
+
+    def _note_pth(self) -> list[str]:
+        """The .pth files not seen yet (when the folder changed since last asked)."""
+        try:
+            mtime_ns = os.stat(self.path).st_mtime_ns
+        except OSError:
+            return []
+        if mtime_ns == self._mtime_ns:
+            return []
+        self._mtime_ns = mtime_ns
+        try:
+            names = {name for name in os.listdir(self.path) if name.endswith(".pth") and not name.startswith(".")}
+        except OSError:
+            return []
+        new = sorted(names - self._pth)
+        self._pth |= names
+        return new
+
+    def refresh(self) -> None:
+        cache = sys.path_importer_cache
+        if self.path in cache:
+            finder = cache[self.path]
+            if finder is None:  # looked up while missing: look it up again
+                del cache[self.path]
+            elif hasattr(finder, "invalidate_caches"):
+                finder.invalidate_caches()
+        new = self._note_pth()
+        if new:
+            import site
+
+            for name in new:
+                site.addpackage(self.path, name, None)
 
 
 # ------------------------------------------------------------------------ zygote

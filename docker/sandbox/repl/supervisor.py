@@ -26,8 +26,9 @@ from typing import Any, NoReturn
 # script's own folder is not on sys.path unless said.
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+from drydock_supervisor.egress_forwarder import DEFAULT_LISTEN, start_forwarder
 from drydock_supervisor.event_loop import Supervisor
-from drydock_supervisor.framing import Exit
+from drydock_supervisor.framing import Exit, log
 from drydock_supervisor.privileges import separate
 from drydock_supervisor.processes import OOM_COUNTER_FILES, make_undumpable
 from drydock_supervisor.recycle import DEFAULT_SCRATCH_DIRS
@@ -60,6 +61,14 @@ def main() -> int:
         os.close(host_out)
         host_in = accept_host_channel(channel_socket, identity)
         host_out = host_in
+    # Network egress (egress_forwarder.py): 127.0.0.1:3128 relayed to the worker's proxy
+    # on a Unix socket, by a process of the supervisor's user forked before any user code
+    # runs. Without it the session just has no network.
+    egress_socket = os.environ.get("DRYDOCK_EGRESS_SOCKET")
+    if egress_socket:
+        listen = os.environ.get("DRYDOCK_EGRESS_LISTEN") or DEFAULT_LISTEN
+        if start_forwarder(egress_socket, listen, identity) is None:
+            log("no network egress for this session")
     make_undumpable()
 
     session_dir = os.environ.get("DRYDOCK_SESSION_DIR", "/session")
