@@ -31,6 +31,7 @@ export class Egress1765500000000 implements MigrationInterface {
       )`);
     await q.query(`CREATE INDEX egress_connections_session_idx ON egress_connections (tenant_id, session_id, started_at)`);
     await q.query(`CREATE INDEX egress_connections_started_idx ON egress_connections (started_at)`);
+    await q.query(`CREATE INDEX egress_connections_batch_idx ON egress_connections (batch_id, started_at) WHERE batch_id IS NOT NULL`);
   }
 
   async down(q: QueryRunner): Promise<void> {

@@ -36,6 +36,7 @@ describe(BatchEventStreams.name, () => {
     metadata: null,
     template: null,
     image: null,
+    network: null,
     createdAt: new Date(),
     startedAt: new Date(),
     finishedAt: null,

@@ -22,6 +22,9 @@ export const batchOptionsSchema = z
     concurrency: z.number().int().min(1).max(10_000).optional(),
     // A template ("name" or "name:version") every item's sandbox starts from.
     template: z.string().min(1).max(80).optional(),
+    // The hosts every item may reach: false or {"allow": [...]}, read by the caller's
+    // NetworkOptionReader (its shape) and checked against the tenant's ceiling.
+    network: z.unknown().optional(),
     idempotencyKey: z.string().min(1).max(200).optional(),
     metadata: z
       .record(z.string(), z.unknown())

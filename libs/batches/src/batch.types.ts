@@ -1,4 +1,4 @@
-import type { BatchItemJobData, EffectiveLimits, ExecutionFiles, RichResult } from '@drydock/execution';
+import type { BatchItemJobData, EffectiveLimits, ExecutionFiles, RichResult, SessionNetwork } from '@drydock/execution';
 
 // `cancelling`: cancelled while items were running; it becomes `cancelled` when the
 // last of them ends. Only `completed` and `cancelled` are final.
@@ -37,6 +37,9 @@ export interface BatchRecord {
   // the platform's image.
   template: string | null;
   image: string | null;
+  // The hosts its items may reach (checked against the tenant's ceiling at submission);
+  // null: no network.
+  network: SessionNetwork | null;
   createdAt: Date;
   startedAt: Date | null;
   finishedAt: Date | null;
@@ -77,6 +80,7 @@ export interface NewBatch {
   metadata: Record<string, unknown> | null;
   template: string | null;
   image: string | null;
+  network: SessionNetwork | null;
 }
 
 // What the run queue carries for an item: where to find it (the code stays in
@@ -94,6 +98,8 @@ export interface StartedItem {
   timeoutMs: number;
   // The batch's template image; null: the platform's.
   image: string | null;
+  // The batch's network policy; null: no network.
+  network: SessionNetwork | null;
 }
 
 // How an item ended, as recorded (once).

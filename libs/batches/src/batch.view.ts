@@ -9,6 +9,7 @@ export interface BatchView {
   timeoutMs: number;
   limits: BatchRecord['limits'];
   template: string | null;
+  network: BatchRecord['network'];
   createdAt: string;
   startedAt: string | null;
   finishedAt: string | null;
@@ -25,6 +26,7 @@ export function toBatchView(record: BatchRecord): BatchView {
     timeoutMs: record.timeoutMs,
     limits: record.limits,
     template: record.template,
+    network: record.network ?? null,
     createdAt: record.createdAt.toISOString(),
     startedAt: record.startedAt?.toISOString() ?? null,
     finishedAt: record.finishedAt?.toISOString() ?? null,

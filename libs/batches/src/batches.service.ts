@@ -3,6 +3,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { Readable } from 'node:stream';
 import type { Redis } from 'ioredis';
 import { APP_CONFIG, newId, REDIS, type AppConfig, type TenantPrincipal } from '@drydock/core';
+import { policyWithin } from '@drydock/egress';
 import { resolveLimits } from '@drydock/sessions';
 import { BatchAdmission } from './batch-admission.js';
 import { readJsonBatch, readNdjsonBatch, type BatchBody, type BodyRules } from './batch-body.js';
@@ -18,6 +19,11 @@ export interface SubmittedBatch {
   status: BatchView['status'];
   total: number;
 }
+
+// How the options' `network` is read before it is checked against the tenant's ceiling:
+// null for none, {allow} for a policy, a typed error for any other shape (the gateway's
+// networkOption: 403 NETWORK_FORBIDDEN for `true`, 400 INVALID_NETWORK_POLICY).
+export type NetworkOptionReader = (value: unknown) => { allow: readonly unknown[] } | null;
 
 // The gateway's side of batches: submit (JSON or NDJSON), read, list, stream results,
 // cancel. Workers run the items (@drydock/session-host); admission decides when.
@@ -36,17 +42,33 @@ export class BatchesService {
     return { maxItems, maxBodyBytes, maxCodeBytes, maxItemFiles, maxItemFileBytes };
   }
 
-  submitJson(principal: Pick<TenantPrincipal, 'tenantId' | 'limits'>, body: unknown): Promise<{ batch: SubmittedBatch; created: boolean }> {
-    return this.submit(principal, readJsonBatch(body, this.rules));
+  submitJson(
+    principal: Pick<TenantPrincipal, 'tenantId' | 'limits'>,
+    body: unknown,
+    readNetwork: NetworkOptionReader,
+  ): Promise<{ batch: SubmittedBatch; created: boolean }> {
+    return this.submit(principal, readJsonBatch(body, this.rules), readNetwork);
   }
 
-  async submitNdjson(principal: Pick<TenantPrincipal, 'tenantId' | 'limits'>, stream: Readable): Promise<{ batch: SubmittedBatch; created: boolean }> {
-    return this.submit(principal, await readNdjsonBatch(stream, this.rules));
+  async submitNdjson(
+    principal: Pick<TenantPrincipal, 'tenantId' | 'limits'>,
+    stream: Readable,
+    readNetwork: NetworkOptionReader,
+  ): Promise<{ batch: SubmittedBatch; created: boolean }> {
+    return this.submit(principal, await readNdjsonBatch(stream, this.rules), readNetwork);
   }
 
-  private async submit(principal: Pick<TenantPrincipal, 'tenantId' | 'limits'>, body: BatchBody): Promise<{ batch: SubmittedBatch; created: boolean }> {
+  private async submit(
+    principal: Pick<TenantPrincipal, 'tenantId' | 'limits'>,
+    body: BatchBody,
+    readNetwork: NetworkOptionReader,
+  ): Promise<{ batch: SubmittedBatch; created: boolean }> {
     const { tenantId } = principal;
     const { options } = body;
+    // Fixed at submission, like the template: every item runs with the same policy (the
+    // proxy still narrows it to the tenant's ceiling as it is at each connection).
+    const requested = readNetwork(options.network);
+    const network = requested ? policyWithin(principal.limits.network, requested) : null;
     // Every item runs with a session's limits, clamped to the tenant's maxima.
     const limits = resolveLimits(this.config, principal.limits, options.limits);
     const timeoutMs = Math.min(options.timeoutMs ?? limits.timeoutMs, limits.timeoutMs);
@@ -65,6 +87,7 @@ export class BatchesService {
         metadata: options.metadata ?? null,
         template: template?.ref ?? null,
         image: template?.imageRef ?? null,
+        network,
       },
       body.items,
     );

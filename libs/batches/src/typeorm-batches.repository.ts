@@ -19,7 +19,7 @@ import type { BatchesRepository, ItemStatusFilter } from './batches.repository.j
 
 const UNIQUE_VIOLATION = '23505';
 const BATCH_COLUMNS = `id, tenant_id, status, total, n_queued, n_running, n_ok, n_error, n_timeout, n_memory, n_killed,
-  n_cancelled, limits, timeout_ms, concurrency, idempotency_key, metadata, template, image, created_at, started_at, finished_at`;
+  n_cancelled, limits, timeout_ms, concurrency, idempotency_key, metadata, template, image, network, created_at, started_at, finished_at`;
 const ITEM_COLUMNS = `batch_id, item_index, client_id, status, attempts, stdout, stderr, truncated, result, error,
   files_report, artifacts, duration_ms, started_at, finished_at`;
 const FINISHED_SQL = FINISHED_ITEM_STATUSES.map((s) => `'${s}'`).join(', ');
@@ -75,9 +75,9 @@ const START = {
         status = CASE WHEN status = 'queued' THEN 'running' ELSE status END,
         started_at = COALESCE(started_at, now())
        WHERE id = $1 AND EXISTS (SELECT 1 FROM item)
-      RETURNING limits, timeout_ms, image
+      RETURNING limits, timeout_ms, image, network
     )
-    SELECT item.client_id, item.code, item.files, item.attempts, b.limits, b.timeout_ms, b.image FROM item, b`,
+    SELECT item.client_id, item.code, item.files, item.attempts, b.limits, b.timeout_ms, b.image, b.network FROM item, b`,
 };
 
 interface BatchRow {
@@ -100,6 +100,7 @@ interface BatchRow {
   metadata: BatchRecord['metadata'];
   template: string | null;
   image: string | null;
+  network: BatchRecord['network'];
   created_at: Date;
   started_at: Date | null;
   finished_at: Date | null;
@@ -147,6 +148,7 @@ function batchFromRow(row: BatchRow): BatchRecord {
     metadata: row.metadata,
     template: row.template,
     image: row.image,
+    network: row.network ?? null,
     createdAt: row.created_at,
     startedAt: row.started_at,
     finishedAt: row.finished_at,
@@ -235,9 +237,20 @@ export class TypeOrmBatchesRepository implements BatchesRepository {
     try {
       await runner.query('SAVEPOINT batch_insert');
       await runner.query(
-        `INSERT INTO batches (id, tenant_id, status, total, n_queued, limits, timeout_ms, concurrency, idempotency_key, metadata, template, image)
-         VALUES ($1, $2, 'queued', 1, 0, $3, $4, $5, $6, $7, $8, $9)`,
-        [batch.id, tenantId, batch.limits, batch.timeoutMs, batch.concurrency, batch.idempotencyKey, batch.metadata, batch.template, batch.image],
+        `INSERT INTO batches (id, tenant_id, status, total, n_queued, limits, timeout_ms, concurrency, idempotency_key, metadata, template, image, network)
+         VALUES ($1, $2, 'queued', 1, 0, $3, $4, $5, $6, $7, $8, $9, $10::jsonb)`,
+        [
+          batch.id,
+          tenantId,
+          batch.limits,
+          batch.timeoutMs,
+          batch.concurrency,
+          batch.idempotencyKey,
+          batch.metadata,
+          batch.template,
+          batch.image,
+          batch.network ? JSON.stringify(batch.network) : null,
+        ],
       );
       await runner.query('RELEASE SAVEPOINT batch_insert');
       return true;
@@ -367,6 +380,7 @@ export class TypeOrmBatchesRepository implements BatchesRepository {
       limits: StartedItem['limits'];
       timeout_ms: number;
       image: string | null;
+      network: StartedItem['network'];
     }>({ ...START, values: [ref.batchId, ref.tenantId, ref.index, workerId, maxAttempts] });
     const row = rows[0];
     if (!row) return null;
@@ -379,6 +393,7 @@ export class TypeOrmBatchesRepository implements BatchesRepository {
       limits: row.limits,
       timeoutMs: row.timeout_ms,
       image: row.image,
+      network: row.network ?? null,
     };
   }
 

@@ -15,6 +15,7 @@ import { BatchEventStreams, BatchesService, type BatchItemView, type BatchView }
 import { Principal } from '../auth/principal.decorator.js';
 import { SseWriter } from '../executions/sse-writer.js';
 import { ErrorResponseFilter } from '../http/error-response.filter.js';
+import { networkOption } from '../http/network-option.js';
 import { ApiErrors, VALIDATION_ERRORS } from '../openapi/api-errors.js';
 import { TenantRoutes } from '../openapi/api-auth.js';
 import {
@@ -74,17 +75,20 @@ export class BatchesController {
   @ApiAcceptedResponse({ type: SubmittedBatchResponse, description: 'A new batch, queued.' })
   @ApiOkResponse({ type: SubmittedBatchResponse, description: 'The tenant already used this idempotencyKey: its batch (nothing new is recorded).' })
   @ApiErrors({
-    400: ['BATCH_EMPTY', 'INVALID_BATCH_ITEM', 'INVALID_BATCH_OPTIONS', 'INVALID_JSON', 'INVALID_NDJSON', 'JSON_TOO_DEEP', 'INVALID_TEMPLATE'],
+    400: ['BATCH_EMPTY', 'INVALID_BATCH_ITEM', 'INVALID_BATCH_OPTIONS', 'INVALID_JSON', 'INVALID_NDJSON', 'JSON_TOO_DEEP', 'INVALID_TEMPLATE', 'INVALID_NETWORK_POLICY'],
+    403: ['NETWORK_FORBIDDEN'],
     404: ['TEMPLATE_NOT_FOUND'],
     409: ['TEMPLATE_NOT_READY'],
     413: ['BATCH_TOO_LARGE', 'BODY_TOO_LARGE', 'NDJSON_LINE_TOO_LONG'],
     415: ['UNSUPPORTED_MEDIA_TYPE'],
+    422: ['NETWORK_NOT_ALLOWED'],
   })
   async submit(@Principal() principal: TenantPrincipal, @Req() req: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
     const type = req.headers['content-type'] ?? '';
     let submitted;
-    if (NDJSON.test(type)) submitted = await this.batches.submitNdjson(principal, req.raw);
-    else if (JSON_TYPE.test(type)) submitted = await this.batches.submitJson(principal, req.body);
+    // The options' `network` (either form) is read as a session's is.
+    if (NDJSON.test(type)) submitted = await this.batches.submitNdjson(principal, req.raw, networkOption);
+    else if (JSON_TYPE.test(type)) submitted = await this.batches.submitJson(principal, req.body, networkOption);
     else {
       throw new DrydockError(
         'UNSUPPORTED_MEDIA_TYPE',

@@ -21,7 +21,7 @@ export class AdminEgressController {
     const to = query.to ? new Date(query.to) : undefined;
     if (from && to && from >= to) throw new DrydockError('INVALID_RANGE', 'from must be before to.', 400);
     const limit = query.limit ?? 100;
-    const rows = await this.log.list({ tenantId: query.tenantId, sessionId: query.sessionId, verdict: query.verdict, from, to, before: query.before, limit });
+    const rows = await this.log.list({ tenantId: query.tenantId, sessionId: query.sessionId, batchId: query.batchId, verdict: query.verdict, from, to, before: query.before, limit });
     return {
       connections: rows.map((r) => ({ ...toConnectionView(r), tenantId: r.tenantId, workerId: r.workerId })),
       next: rows.length === limit ? rows[rows.length - 1]!.id : null,

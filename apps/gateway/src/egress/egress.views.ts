@@ -65,7 +65,7 @@ export class EgressLogQueryDto {
 
 const ISO_8601 = 'An ISO 8601 date or date-time.';
 
-// GET /admin/egress?tenantId=&sessionId=&from=&to=&verdict=&limit=&before=
+// GET /admin/egress?tenantId=&sessionId=&batchId=&from=&to=&verdict=&limit=&before=
 export class AdminEgressQueryDto extends EgressLogQueryDto {
   @ApiPropertyOptional({ description: "Only this tenant's connections." })
   @IsOptional() @IsString() @Matches(/^ten_[0-9a-z]{20}$/, { message: 'tenantId must be a tenant id (ten_…)' })
@@ -74,6 +74,10 @@ export class AdminEgressQueryDto extends EgressLogQueryDto {
   @ApiPropertyOptional({ description: "Only this session's connections." })
   @IsOptional() @IsString() @Matches(/^ses_[0-9a-z]{20}$/, { message: 'sessionId must be a session id (ses_…)' })
   sessionId?: string;
+
+  @ApiPropertyOptional({ description: "Only this batch's connections (its items')." })
+  @IsOptional() @IsString() @Matches(/^bat_[0-9a-z]{20}$/, { message: 'batchId must be a batch id (bat_…)' })
+  batchId?: string;
 
   @ApiPropertyOptional({ description: `Started at or after. ${ISO_8601}` })
   @IsOptional() @IsISO8601({ strict: true }, { message: 'from must be an ISO 8601 date or time' })

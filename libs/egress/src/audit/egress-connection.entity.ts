@@ -4,6 +4,7 @@ import { Column, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
 @Entity({ name: 'egress_connections' })
 @Index('egress_connections_session_idx', ['tenantId', 'sessionId', 'startedAt'])
 @Index('egress_connections_started_idx', ['startedAt'])
+@Index('egress_connections_batch_idx', ['batchId', 'startedAt'], { where: 'batch_id IS NOT NULL' })
 export class EgressConnectionEntity {
   @PrimaryGeneratedColumn({ type: 'bigint' })
   id: string;

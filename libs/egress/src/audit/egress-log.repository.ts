@@ -9,6 +9,7 @@ export interface EgressLogEntry extends EgressConnectionRecord {
 export interface EgressLogFilter {
   tenantId?: string;
   sessionId?: string;
+  batchId?: string;
   verdict?: EgressVerdict;
   from?: Date;
   to?: Date;

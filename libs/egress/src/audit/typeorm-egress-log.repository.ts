@@ -58,6 +58,7 @@ export class TypeOrmEgressLogRepository implements EgressLogRepository {
     const q = this.db.getRepository(EgressConnectionEntity).createQueryBuilder('c');
     if (filter.tenantId) q.andWhere('c.tenant_id = :tenantId', { tenantId: filter.tenantId });
     if (filter.sessionId) q.andWhere('c.session_id = :sessionId', { sessionId: filter.sessionId });
+    if (filter.batchId) q.andWhere('c.batch_id = :batchId', { batchId: filter.batchId });
     if (filter.verdict) q.andWhere('c.verdict = :verdict', { verdict: filter.verdict });
     if (filter.from) q.andWhere('c.started_at >= :from', { from: filter.from });
     if (filter.to) q.andWhere('c.started_at < :to', { to: filter.to });

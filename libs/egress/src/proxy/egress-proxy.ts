@@ -323,7 +323,7 @@ export class EgressProxy {
         address: ip,
         reason: ip
           ? `${host} is an IP address, and only addresses on the allow list may be reached (allow list: ${list})`
-          : `${host}:${port} is not on this session's allow list (${list})`,
+          : `${host}:${port} is not on this ${subject.batchId ? 'batch' : 'session'}'s allow list (${list})`,
       };
     }
     let addresses: string[];
@@ -437,6 +437,6 @@ function sameHost(header: string, host: string, port: number): boolean {
 // tunnel: "Tunnel connection failed: 403 ...") and the body, both naming the rule.
 function refusalText(host: string, port: number, why: string): { reason: string; body: string } {
   const reason = `Forbidden by Drydock egress policy: ${why}`.replace(/[^\x20-\x7e]/g, '?').slice(0, 300);
-  const body = `Drydock egress proxy refused ${host.slice(0, 253)}:${port}: ${why}.\nA session reaches only the hosts of its network policy (network.allow), within its tenant's ceiling; see docs/network.md.\n`;
+  const body = `Drydock egress proxy refused ${host.slice(0, 253)}:${port}: ${why}.\nA session or batch reaches only the hosts of its network policy (network.allow), within its tenant's ceiling; see docs/network.md.\n`;
   return { reason, body };
 }

@@ -30,6 +30,9 @@ export interface SandboxSpec {
   // A network policy (docs/network.md): the sandbox gets the egress proxy's socket and a
   // forwarder on its loopback (HTTP_PROXY); absent: no network at all.
   network?: SessionNetwork;
+  // A batch's sandbox (sessionId is then only its key): the batch and the item it serves
+  // first, for the egress log (recycled for a later item, the pool says which).
+  batch?: { batchId: string; item: number };
 }
 
 // `code` for the REPL, or a `command` to run as a process beside it.

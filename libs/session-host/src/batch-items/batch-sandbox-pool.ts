@@ -2,6 +2,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from '@drydock/core';
 import { SANDBOX_RUNTIME, type Sandbox, type SandboxRuntime } from '@drydock/execution';
 import type { StartedItem } from '@drydock/batches';
+import { WorkerEgress } from '../egress/worker-egress.js';
 
 // A sandbox serves at most this many items before it is replaced.
 const MAX_USES = 200;
@@ -12,11 +13,14 @@ interface Idle {
   // Resolves once recycled: the sandbox, or null when it was not clean (destroyed).
   ready: Promise<Sandbox | null>;
   uses: number;
+  key: string;
 }
 
 export interface Lease {
   sandbox: Sandbox;
   uses: number;
+  // The sessionId the sandbox was created with: the egress proxy knows it by this.
+  key: string;
 }
 
 // The sandboxes batch items run in on this worker. With BATCH_RECYCLE_SANDBOXES (the
@@ -34,6 +38,7 @@ export class BatchSandboxPool {
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(SANDBOX_RUNTIME) private readonly runtime: SandboxRuntime,
+    private readonly egress: WorkerEgress,
   ) {}
 
   get idleCount(): number {
@@ -46,18 +51,25 @@ export class BatchSandboxPool {
     const { batchId } = item.ref;
     for (let entry = this.take(batchId); entry; entry = this.take(batchId)) {
       const sandbox = await entry.ready;
-      if (sandbox?.alive) return { sandbox, uses: entry.uses };
+      if (sandbox?.alive) {
+        // Its connections from now on are this item's in the egress log.
+        this.egress.attribute(entry.key, item.ref.index);
+        return { sandbox, uses: entry.uses, key: entry.key };
+      }
     }
+    const key = `${batchId}-${item.ref.index}`;
     const sandbox = await this.runtime.create({
-      sessionId: `${batchId}-${item.ref.index}`,
+      sessionId: key,
       tenantId: item.ref.tenantId,
       threadId: batchId,
       workerId: this.config.worker.id,
       limits: item.limits,
       storage: 'tmpfs',
+      batch: { batchId, item: item.ref.index },
       ...(item.image ? { image: item.image } : {}),
+      ...(item.network ? { network: item.network } : {}),
     });
-    return { sandbox, uses: 0 };
+    return { sandbox, uses: 0, key };
   }
 
   // After an item: kept (recycled in the background) for the batch's next item, or
@@ -82,7 +94,7 @@ export class BatchSandboxPool {
         return null;
       },
     );
-    list.push({ ready, uses });
+    list.push({ ready, uses, key: lease.key });
     this.idle.set(batchId, list);
     this.expireLater(batchId);
   }

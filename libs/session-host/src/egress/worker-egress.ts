@@ -31,6 +31,8 @@ export class WorkerEgress implements SandboxEgress, EgressPolicySource, OnModule
   private readonly platform: PlatformEndpoints;
   private readonly proxy: EgressProxy;
   private refreshTimer: NodeJS.Timeout | null = null;
+  // Whose connections each open socket carries, by its sandbox's key (spec.sessionId).
+  private readonly subjects = new Map<string, EgressSubject>();
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -66,9 +68,29 @@ export class WorkerEgress implements SandboxEgress, EgressPolicySource, OnModule
     await this.recorder.flush();
   }
 
-  open(spec: SandboxSpec, socketPath: string, owner: { uid: number; gid: number }) {
-    const subject: EgressSubject = { tenantId: spec.tenantId, sessionId: spec.sessionId };
-    return this.proxy.listen(socketPath, () => subject, owner);
+  // A session's connections are its own; a batch sandbox's are its batch's and the item
+  // it serves (attribute() moves that on when it is recycled), decided by the batch's
+  // policy as submitted.
+  async open(spec: SandboxSpec, socketPath: string, owner: { uid: number; gid: number }) {
+    const subject: EgressSubject = spec.batch
+      ? { tenantId: spec.tenantId, sessionId: null, batchId: spec.batch.batchId, batchItem: spec.batch.item, ...(spec.network ? { fixedPolicy: spec.network } : {}) }
+      : { tenantId: spec.tenantId, sessionId: spec.sessionId };
+    const listener = await this.proxy.listen(socketPath, () => subject, owner);
+    this.subjects.set(spec.sessionId, subject);
+    return {
+      socketPath: listener.socketPath,
+      close: async () => {
+        if (this.subjects.get(spec.sessionId) === subject) this.subjects.delete(spec.sessionId);
+        await listener.close();
+      },
+    };
+  }
+
+  // The batch pool's word that the sandbox it created as `sandboxKey` (its spec's
+  // sessionId) now serves item `item` of its batch; a sandbox without a socket is no-op.
+  attribute(sandboxKey: string, item: number): void {
+    const subject = this.subjects.get(sandboxKey);
+    if (subject?.batchId) subject.batchItem = item;
   }
 
   // For each connection: the session's stored policy (null once it ended) within the
@@ -90,13 +112,16 @@ export class WorkerEgress implements SandboxEgress, EgressPolicySource, OnModule
 }
 
 // What no sandbox may reach: the databases, the registry, the gateway and this worker's
-// operator port, and what the operator lists in EGRESS_DENY. PostgreSQL's and Redis's
-// default ports on this host are refused as well, for when the platform reaches them
-// over Unix sockets and they listen on TCP too.
+// operator port, and what the operator lists in EGRESS_DENY. PostgreSQL's, Redis's and
+// the Docker API's default ports on this host are refused as well, for when the platform
+// reaches them over Unix sockets and they listen on TCP too.
 function platformEndpoints(config: AppConfig): { host: string; port: number }[] {
   const found = [
     { host: '127.0.0.1', port: 5432 },
     { host: '127.0.0.1', port: 6379 },
+    // The Docker engine's API, should this host expose it on TCP.
+    { host: '127.0.0.1', port: 2375 },
+    { host: '127.0.0.1', port: 2376 },
     endpointOf(config.databaseUrl, 5432),
     endpointOf(config.redisUrl, 6379),
     endpointOf(config.templates.registry, 5000),

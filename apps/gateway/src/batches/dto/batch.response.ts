@@ -1,7 +1,7 @@
 import { ApiProperty } from '@nestjs/swagger';
 import type { BatchCounts, BatchItemView, BatchView, SubmittedBatch } from '@drydock/batches';
 import { ExecutionFilesResponse, PythonErrorResponse, RichResultResponse } from '../../executions/dto/execution.response.js';
-import { EffectiveLimitsResponse } from '../../sessions/dto/session.response.js';
+import { EffectiveLimitsResponse, NetworkPolicyResponse } from '../../sessions/dto/session.response.js';
 
 // The response shapes of /v1/batches (docs/api.md "Batches"), for the OpenAPI document.
 // Each implements the view the routes return, so the compiler keeps them in step.
@@ -42,6 +42,8 @@ export class BatchResponse implements BatchView {
   @ApiProperty({ type: 'integer', description: "Each item's time limit (ms)." }) timeoutMs: number;
   @ApiProperty({ type: () => EffectiveLimitsResponse, description: 'The sandbox limits every item runs with.' }) limits: EffectiveLimitsResponse;
   @ApiProperty({ type: 'string', nullable: true, example: 'analytics:3', description: 'The template version every item starts from; null: the platform image.' }) template: string | null;
+  @ApiProperty({ type: () => NetworkPolicyResponse, nullable: true, description: 'The hosts every item\'s code may reach (docs/network.md); null: no network.' })
+  network: NetworkPolicyResponse | null;
   @ApiProperty({ format: 'date-time' }) createdAt: string;
   @ApiProperty({ type: 'string', format: 'date-time', nullable: true }) startedAt: string | null;
   @ApiProperty({ type: 'string', format: 'date-time', nullable: true }) finishedAt: string | null;

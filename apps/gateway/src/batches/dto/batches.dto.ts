@@ -2,6 +2,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsBoolean, IsIn, IsInt, IsOptional, IsString, Matches, Max, Min } from 'class-validator';
 import type { BatchItemInput, BatchOptions } from '@drydock/batches';
+import { NetworkOption } from '../../http/network-option.js';
 
 export const ITEM_STATUSES = ['queued', 'running', 'ok', 'error', 'timeout', 'memory', 'killed', 'cancelled'] as const;
 
@@ -100,6 +101,13 @@ export class BatchOptionsDto implements BatchOptions {
 
   @ApiPropertyOptional({ maxLength: 80, example: 'analytics', description: 'A template ("name" or "name:version", resolved at submission) every item starts from. 404 TEMPLATE_NOT_FOUND, 409 TEMPLATE_NOT_READY.' })
   template?: string;
+
+  @NetworkOption(
+    'The hosts every item\'s code may reach through the platform\'s egress proxy, within the tenant\'s ceiling (docs/network.md), fixed at submission: ' +
+      '{"allow": ["pypi.org", "*.example.com"]}. false or absent: no network. 403 NETWORK_FORBIDDEN for true, 422 NETWORK_NOT_ALLOWED names entries ' +
+      'outside the ceiling, 400 INVALID_NETWORK_POLICY a malformed one.',
+  )
+  network?: unknown;
 }
 
 export class SubmitBatchDto extends BatchOptionsDto {
