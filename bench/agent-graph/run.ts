@@ -110,6 +110,7 @@ async function main(): Promise<void> {
     tools: new Map([['execute_python', executePython]]),
     backend,
     sandbox,
+    network: null,
     template: null,
   };
   const graph = buildAgentGraph({

@@ -4,6 +4,7 @@ import type { TenantPrincipal } from '@drydock/core';
 import { AgentDefinitionsService, toAgentView, type AgentBundle, type AgentView } from '@drydock/agents';
 import { Principal } from '../auth/principal.decorator.js';
 import { TenantRoutes } from '../openapi/api-auth.js';
+import { networkOption } from '../http/network-option.js';
 import { ApiErrors, type ErrorCodes, VALIDATION_ERRORS } from '../openapi/api-errors.js';
 import { CreateAgentDto, UpdateAgentDto } from './dto/agent.dto.js';
 import { AgentBundleResponse, AgentListResponse, AgentResponse } from './dto/agent.response.js';
@@ -14,9 +15,11 @@ const FIELD_ERRORS = ['INVALID_AGENT_DEFINITION', 'UNKNOWN_TOOL', 'INVALID_BACKE
 // Create and update derive the Python modules' tool schemas in a session of the tenant.
 const MODULE_ERRORS: ErrorCodes = {
   ...VALIDATION_ERRORS,
-  400: [...VALIDATION_ERRORS[400]!, ...FIELD_ERRORS, 'INVALID_TOOL_MODULE'],
+  400: [...VALIDATION_ERRORS[400]!, ...FIELD_ERRORS, 'INVALID_TOOL_MODULE', 'INVALID_NETWORK_POLICY'],
+  403: ['NETWORK_FORBIDDEN'],
   409: ['AGENT_NAME_TAKEN'],
   422: [
+    'NETWORK_NOT_ALLOWED',
     'PYTHON_SYNTAX_ERROR',
     'PYTHON_VARARGS_NOT_SUPPORTED',
     'PYTHON_POSITIONAL_ONLY_NOT_SUPPORTED',
@@ -42,7 +45,7 @@ export class AgentsController {
   @ApiCreatedResponse({ type: AgentResponse })
   @ApiErrors(MODULE_ERRORS)
   async create(@Principal() principal: TenantPrincipal, @Body() dto: CreateAgentDto): Promise<AgentView> {
-    return toAgentView(await this.agents.create(principal.tenantId, dto));
+    return toAgentView(await this.agents.create(principal.tenantId, { ...dto, network: networkOption(dto.network) }));
   }
 
   @Get()
@@ -88,7 +91,9 @@ export class AgentsController {
   @ApiOkResponse({ type: AgentResponse })
   @ApiErrors({ ...MODULE_ERRORS, 404: ['AGENT_NOT_FOUND'] })
   async update(@Principal() principal: TenantPrincipal, @Param('id') id: string, @Body() dto: UpdateAgentDto): Promise<AgentView> {
-    return toAgentView(await this.agents.update(principal.tenantId, id, dto));
+    // Absent: the policy stays; false or null: none.
+    const patch = dto.network === undefined ? { ...dto, network: undefined } : { ...dto, network: networkOption(dto.network) };
+    return toAgentView(await this.agents.update(principal.tenantId, id, patch));
   }
 
   @Delete(':id')

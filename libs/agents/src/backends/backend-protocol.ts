@@ -30,6 +30,9 @@ export interface BackendContext {
   // The template the thread's session starts from (the agent definition's); absent:
   // the platform image.
   template?: string | null;
+  // The hosts the code of the thread's session may reach (the agent definition's, asked
+  // when the session is created); absent: no network.
+  network?: { allow: string[] } | null;
 }
 
 // A directory listing entry (absolute path, `file` or `directory`).

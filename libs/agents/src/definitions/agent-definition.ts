@@ -1,3 +1,4 @@
+import type { SessionNetwork } from '@drydock/execution';
 import type { BackendRouteConfig } from '../backends/backend-routes.js';
 import type { PortableAgent } from '../python-tools/agent-bundle.js';
 import type { PythonToolModule } from '../python-tools/tool-module.js';
@@ -36,6 +37,9 @@ export interface AgentDefinition {
   // The template ("name" or "name:version") the sessions of its threads start from;
   // null: the platform image.
   template: string | null;
+  // The hosts the code of its threads' sessions may reach (within the tenant's ceiling,
+  // checked when it is set); null: no network.
+  network: SessionNetwork | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -60,6 +64,9 @@ export interface AgentDefinitionInput {
   pythonModules?: PythonModuleInput[];
   // Default null (the platform image).
   template?: string | null;
+  // Default null (no network). Already read as {allow} (the gateway's networkOption);
+  // its entries are checked here.
+  network?: { allow: readonly unknown[] } | null;
 }
 
 export type AgentDefinitionPatch = Partial<AgentDefinitionInput>;
@@ -91,6 +98,7 @@ export interface AgentView {
   backendRoutes: BackendRouteConfig[];
   pythonModules: PythonToolModule[];
   template: string | null;
+  network: SessionNetwork | null;
   createdAt: string;
   updatedAt: string;
 }

@@ -1,4 +1,4 @@
-import { DrydockError } from '@drydock/core';
+import { DrydockError, type TenantsService } from '@drydock/core';
 import { makeConfig } from '../../../../test/factories/config.factory.js';
 import { exportAgentBundle, serializeAgentBundle, type AgentBundle } from '../python-tools/agent-bundle.js';
 import { buildDeriveSchemaCode } from '../python-tools/derive-schema-script.js';
@@ -80,10 +80,15 @@ const templates: TemplateNames = {
   },
 };
 
+// The tenants' network ceilings: ten_a may reach pypi.org and *.example.com; ten_b nothing.
+const tenants: Pick<TenantsService, 'get'> = {
+  get: async (id) => ({ id, limits: id === 'ten_a' ? { network: { allow: ['pypi.org', '*.example.com'] } } : {} }) as never,
+};
+
 function setup(env: Record<string, string> = {}) {
   const repo = new InMemoryAgentsRepository();
   const deriver = new LocalDeriver();
-  const sut = new AgentDefinitionsService(repo, deriver, makeConfig(env), templates);
+  const sut = new AgentDefinitionsService(repo, deriver, makeConfig(env), templates, tenants as TenantsService);
   return { sut, repo, deriver };
 }
 
@@ -142,6 +147,22 @@ describe(AgentDefinitionsService.name, () => {
       expect(await refusal(sut.create('ten_b', { name: 'Other', template: 'analytics' }))).toMatchObject({ code: 'TEMPLATE_NOT_FOUND', status: 404 });
       expect(await refusal(sut.update('ten_a', agent.id, { template: 'missing' }))).toMatchObject({ code: 'TEMPLATE_NOT_FOUND' });
       expect((await sut.get('ten_a', agent.id)).template).toBeNull();
+    });
+
+    it("should keep a network policy within the tenant's ceiling until it is changed or cleared, and refuse one outside it", async () => {
+      const { sut } = setup();
+      const agent = await sut.create('ten_a', { name: 'Fetcher', network: { allow: ['PyPI.org', 'api.example.com'] } });
+      expect(agent.network).toEqual({ allow: ['pypi.org', 'api.example.com'] });
+      expect((await sut.update('ten_a', agent.id, { instructions: 'be brief' })).network).toEqual({ allow: ['pypi.org', 'api.example.com'] });
+      expect(await refusal(sut.update('ten_a', agent.id, { network: { allow: ['pypi.org', 'evil.test'] } }))).toMatchObject({
+        code: 'NETWORK_NOT_ALLOWED',
+        status: 422,
+        details: { entries: ['evil.test'] },
+      });
+      expect((await sut.get('ten_a', agent.id)).network).toEqual({ allow: ['pypi.org', 'api.example.com'] });
+      expect((await sut.update('ten_a', agent.id, { network: null })).network).toBeNull();
+      expect(await refusal(sut.create('ten_b', { name: 'Other', network: { allow: ['pypi.org'] } }))).toMatchObject({ code: 'NETWORK_NOT_ALLOWED' });
+      expect(await refusal(sut.create('ten_a', { name: 'Bad', network: { allow: [42] } }))).toMatchObject({ code: 'INVALID_NETWORK_POLICY', status: 400 });
     });
 
     it.each([

@@ -1,5 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { APP_CONFIG, newId, type AppConfig } from '@drydock/core';
+import { APP_CONFIG, newId, TenantsService, type AppConfig } from '@drydock/core';
+import { policyWithin } from '@drydock/egress';
+import type { SessionNetwork } from '@drydock/execution';
 import { backendRoutesSchema, parseBackendRoutes, type BackendRouteConfig, type FilesystemRoots } from '../backends/backend-routes.js';
 import { exportAgentBundle, importAgentBundle, portableAgentSchema, type AgentBundle, type PortableAgent } from '../python-tools/agent-bundle.js';
 import { PythonToolError } from '../python-tools/python-tools.errors.js';
@@ -30,7 +32,7 @@ import { AGENTS_REPOSITORY, type AgentsRepository, type NewAgent } from './agent
 import { PYTHON_SCHEMA_DERIVER, type PythonSchemaDeriver } from './python-schema-deriver.js';
 import { TEMPLATE_NAMES, type TemplateNames } from './template-names.js';
 
-type CheckedFields = Omit<NewAgent, 'id' | 'pythonModules' | 'template'>;
+type CheckedFields = Omit<NewAgent, 'id' | 'pythonModules' | 'template' | 'network'>;
 
 // Agent definitions of a tenant: checked, their Python modules' tool schemas derived in
 // the tenant's sandbox, stored, and moved between deployments as hashed bundles. Every
@@ -42,10 +44,15 @@ export class AgentDefinitionsService {
     @Inject(PYTHON_SCHEMA_DERIVER) private readonly deriver: PythonSchemaDeriver,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(TEMPLATE_NAMES) private readonly templates: TemplateNames,
+    private readonly tenants: TenantsService,
   ) {}
 
   async create(tenantId: string, input: AgentDefinitionInput): Promise<AgentDefinition> {
-    const fields = { ...this.checkFields(input), template: await this.checkTemplate(tenantId, input.template ?? null) };
+    const fields = {
+      ...this.checkFields(input),
+      template: await this.checkTemplate(tenantId, input.template ?? null),
+      network: await this.checkNetwork(tenantId, input.network ?? null),
+    };
     const sources = checkModuleInputs(input.pythonModules ?? []);
     const pythonModules = await this.deriveModules(tenantId, sources);
     return this.agents.create(tenantId, this.checkedAgent({ id: newId('agt'), ...fields, pythonModules }));
@@ -73,10 +80,11 @@ export class AgentDefinitionsService {
       backendRoutes: patch.backendRoutes ?? current.backendRoutes,
     });
     const template = patch.template === undefined ? current.template : await this.checkTemplate(tenantId, patch.template);
+    const network = patch.network === undefined ? current.network : await this.checkNetwork(tenantId, patch.network);
     const pythonModules = patch.pythonModules
       ? await this.deriveModules(tenantId, checkModuleInputs(patch.pythonModules), current.pythonModules)
       : current.pythonModules;
-    const { id: _id, ...changes } = this.checkedAgent({ id, ...fields, template, pythonModules });
+    const { id: _id, ...changes } = this.checkedAgent({ id, ...fields, template, network, pythonModules });
     const updated = await this.agents.update(tenantId, id, changes);
     if (!updated) throw AgentDefinitionError.notFound(id);
     return updated;
@@ -104,7 +112,8 @@ export class AgentDefinitionsService {
         if (!definesFunction(module.source, fn.name)) throw AgentDefinitionError.bundleFunctionMissing(module.name, fn.name);
       }
     }
-    return this.agents.create(tenantId, this.checkedAgent({ id: newId('agt'), ...fields, template: null, pythonModules: agent.pythonModules }));
+    // A bundle is portable: its template and network are this deployment's to set.
+    return this.agents.create(tenantId, this.checkedAgent({ id: newId('agt'), ...fields, template: null, network: null, pythonModules: agent.pythonModules }));
   }
 
   // A template the tenant can use (its own or a shared one), ready or not yet.
@@ -113,6 +122,14 @@ export class AgentDefinitionsService {
     if (typeof ref !== 'string') throw AgentDefinitionError.invalid('template', 'must be a template name, "name:version", or null.');
     await this.templates.assertVisible(tenantId, ref);
     return ref;
+  }
+
+  // A policy within the tenant's ceiling as it is now (422 NETWORK_NOT_ALLOWED naming the
+  // entries outside it, 400 INVALID_NETWORK_POLICY for a malformed one), normalized.
+  private async checkNetwork(tenantId: string, requested: { allow: readonly unknown[] } | null): Promise<SessionNetwork | null> {
+    if (requested === null) return null;
+    const tenant = await this.tenants.get(tenantId);
+    return policyWithin(tenant.limits.network, requested);
   }
 
   // Name, instructions, model, tools and routes: everything but the modules.

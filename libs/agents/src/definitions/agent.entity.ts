@@ -1,4 +1,5 @@
 import { Column, CreateDateColumn, Entity, PrimaryColumn, Unique } from 'typeorm';
+import type { SessionNetwork } from '@drydock/execution';
 import type { BackendRouteConfig } from '../backends/backend-routes.js';
 import type { PythonToolModule } from '../python-tools/tool-module.js';
 import type { AgentBuiltinTool } from './agent-definition.js';
@@ -38,6 +39,9 @@ export class AgentEntity {
 
   @Column({ type: 'text', nullable: true })
   template: string | null;
+
+  @Column({ type: 'jsonb', nullable: true })
+  network: SessionNetwork | null;
 
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;

@@ -19,6 +19,7 @@ function toRecord(entity: AgentEntity): AgentRecord {
     backendRoutes: entity.backendRoutes,
     pythonModules: entity.pythonModules as AgentRecord['pythonModules'],
     template: entity.template ?? null,
+    network: entity.network ?? null,
     createdAt: entity.createdAt,
     updatedAt: entity.updatedAt,
   };

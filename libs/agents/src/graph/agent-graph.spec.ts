@@ -41,6 +41,7 @@ function graphWith(model: ScriptedChatModel, thresholdChars = 80_000) {
     backend,
     sandbox: backend as unknown as SandboxBackend,
     template: null,
+    network: null,
   };
   const resolver: AgentResolver = { resolve: async () => agent };
   return buildAgentGraph({ resolver, evictor: new ToolResultEvictor({ thresholdChars }), checkpointer: new MemorySaver() });

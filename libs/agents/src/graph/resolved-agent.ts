@@ -16,6 +16,8 @@ export interface ResolvedAgent {
   sandbox: SandboxBackend;
   // The template its threads' sessions start from; null: the platform image.
   template: string | null;
+  // The hosts its threads' sessions may reach; null: no network.
+  network: { allow: string[] } | null;
 }
 
 // Looks an agent up for a run (the default agent or a tenant's definition). Called by

@@ -58,6 +58,7 @@ export function createToolNode(resolver: AgentResolver, evictor: ToolResultEvict
           backend: agent.backend,
           sandbox: agent.sandbox,
           template: agent.template,
+          network: agent.network,
           stateFiles,
           extracted: state.extracted[id],
         };

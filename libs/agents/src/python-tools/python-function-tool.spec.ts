@@ -1,6 +1,6 @@
 import { ToolMessage } from '@langchain/core/messages';
 import type { StructuredToolInterface } from '@langchain/core/tools';
-import type { ExecuteResult, SandboxBackend } from '../backends/backend-protocol.js';
+import type { BackendContext, ExecuteResult, SandboxBackend } from '../backends/backend-protocol.js';
 import { CONFIG_TOOL_CALL, type ToolCallContext } from '../tools/tool-context.js';
 import { createAgentPythonTools, createPythonFunctionTool } from './python-function-tool.js';
 import { runReplCells } from './repl-harness.spec-helper.js';
@@ -42,19 +42,21 @@ const statsModule = createPythonToolModule({
 
 // A sandbox that runs each cell in a fresh python3 (the REPL harness), or answers with a
 // fixed result.
-function aSandbox(answer?: Partial<ExecuteResult>): SandboxBackend & { codes: string[] } {
+function aSandbox(answer?: Partial<ExecuteResult>): SandboxBackend & { codes: string[]; contexts: BackendContext[] } {
   const codes: string[] = [];
-  const executePython = async (_ctx: unknown, code: string): Promise<ExecuteResult> => {
+  const contexts: BackendContext[] = [];
+  const executePython = async (ctx: BackendContext, code: string): Promise<ExecuteResult> => {
     codes.push(code);
+    contexts.push(ctx);
     if (answer) return { status: 'ok', stdout: '', stderr: '', truncated: false, ...answer };
     const [cell] = runReplCells([code]);
     if (cell!.error !== undefined) return { status: 'error', stdout: '', stderr: '', truncated: false, error: { name: 'ReplError', value: cell!.error, traceback: '' } };
     return { status: 'ok', stdout: '', stderr: '', truncated: false, result: { text: cell!.value ?? undefined }, executionId: 'exe_1' };
   };
-  return { codes, executePython } as unknown as SandboxBackend & { codes: string[] };
+  return { codes, contexts, executePython } as unknown as SandboxBackend & { codes: string[]; contexts: BackendContext[] };
 }
 
-async function call(sut: StructuredToolInterface, args: Record<string, unknown>, sandbox: SandboxBackend): Promise<ToolMessage> {
+async function call(sut: StructuredToolInterface, args: Record<string, unknown>, sandbox: SandboxBackend, agent: Partial<ToolCallContext> = {}): Promise<ToolMessage> {
   const ctx: ToolCallContext = {
     tenantId: 'ten_a',
     threadId: 'chat-1',
@@ -62,6 +64,7 @@ async function call(sut: StructuredToolInterface, args: Record<string, unknown>,
     backend: sandbox,
     sandbox,
     stateFiles: {},
+    ...agent,
   };
   const message = await sut.invoke(
     { id: 'call_1', name: sut.name, args, type: 'tool_call' },

@@ -1,6 +1,7 @@
 import { tool, type StructuredToolInterface } from '@langchain/core/tools';
 import type { JsonSchema7ObjectType } from '@langchain/core/utils/json_schema';
 import type { ExecuteOptions, ExecuteResult } from '../backends/backend-protocol.js';
+import { backendContextOf } from '../tools/backend-scope.js';
 import { toolCallContext } from '../tools/tool-context.js';
 import { buildPythonToolCallCode, parsePythonToolCallOutput, type PythonToolCallOutcome } from './call-snippet.js';
 import { PythonToolError } from './python-tools.errors.js';
@@ -48,11 +49,8 @@ export function createPythonFunctionTool(
         const code = buildPythonToolCallCode({ source: module.source, sha256: module.sha256, functionName: spec.name, args });
         const execute: ExecuteOptions = options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs };
         if (config?.signal) execute.signal = config.signal;
-        const run = await ctx.sandbox.executePython(
-          { tenantId: ctx.tenantId, threadId: ctx.threadId, stateFiles: ctx.stateFiles },
-          code,
-          execute,
-        );
+        // With the agent's template and network, for when this call starts the session.
+        const run = await ctx.sandbox.executePython(backendContextOf(ctx), code, execute);
         return renderRun(spec.name, module.name, run);
       } catch (error) {
         if (error instanceof PythonToolError && MODEL_FACING_CODES.has(error.code)) {

@@ -9,7 +9,7 @@ import type { RunScope } from '../graph/run-scope.js';
 import { DEFAULT_MODEL_NAME, type ChatModelProvider } from '../models/chat-model-provider.js';
 import type { VfsService } from '@drydock/vfs';
 import { DEFAULT_ASSISTANT_ID } from './agent-runtime.js';
-import { DEFAULT_INSTRUCTIONS } from './default-instructions.js';
+import { DEFAULT_INSTRUCTIONS, networkInstructions } from './default-instructions.js';
 
 // What the resolver needs of an agent definition (AgentDefinitionsService provides it).
 export interface AgentDefinitionLike {
@@ -20,6 +20,7 @@ export interface AgentDefinitionLike {
   tools: string[];
   backendRoutes: unknown[];
   template?: string | null;
+  network?: { allow: string[] } | null;
   updatedAt: Date | string;
 }
 
@@ -60,7 +61,7 @@ export class DefinitionAgentResolver<D extends AgentDefinitionLike = AgentDefini
   async resolve(scope: RunScope): Promise<ResolvedAgent> {
     if (scope.agentId === DEFAULT_ASSISTANT_ID) {
       return this.cached(DEFAULT_ASSISTANT_ID, () =>
-        this.build(DEFAULT_INSTRUCTIONS, DEFAULT_MODEL_NAME, [...this.deps.builtinTools.values()], this.deps.sandbox, null),
+        this.build(DEFAULT_INSTRUCTIONS, DEFAULT_MODEL_NAME, [...this.deps.builtinTools.values()], this.deps.sandbox, { template: null, network: null }),
       );
     }
     const definition = await this.deps.definitions.get(scope.tenantId, scope.agentId);
@@ -72,7 +73,8 @@ export class DefinitionAgentResolver<D extends AgentDefinitionLike = AgentDefini
       });
       const routes = parseBackendRoutes(definition.backendRoutes, { filesystemRoots: this.filesystemRootsForRoutes() });
       const backend = buildRoutedBackend(routes, this.backends);
-      return this.build(definition.instructions, definition.model, [...builtins, ...this.deps.pythonTools(definition)], backend, definition.template ?? null);
+      const sessions = { template: definition.template ?? null, network: definition.network ?? null };
+      return this.build(definition.instructions, definition.model, [...builtins, ...this.deps.pythonTools(definition)], backend, sessions);
     });
   }
 
@@ -90,16 +92,24 @@ export class DefinitionAgentResolver<D extends AgentDefinitionLike = AgentDefini
     return agent;
   }
 
-  private build(instructions: string, modelName: string, tools: StructuredToolInterface[], backend: Backend, template: string | null): ResolvedAgent {
+  // `sessions`: what its threads' sessions start with.
+  private build(
+    instructions: string,
+    modelName: string,
+    tools: StructuredToolInterface[],
+    backend: Backend,
+    sessions: Pick<ResolvedAgent, 'template' | 'network'>,
+  ): ResolvedAgent {
     const model = this.deps.models.get(modelName);
     if (typeof model.bindTools !== 'function') throw new Error(`the chat model for "${modelName}" cannot call tools`);
     return {
-      instructions,
+      // A definition's own words, then what its sessions' network allows.
+      instructions: sessions.network ? `${instructions}\n\n${networkInstructions(sessions.network.allow)}` : instructions,
       model: tools.length ? model.bindTools(tools) : model,
       tools: new Map(tools.map((tool) => [tool.name, tool])),
       backend,
       sandbox: this.deps.sandbox,
-      template,
+      ...sessions,
     };
   }
 }

@@ -8,3 +8,9 @@ export const DEFAULT_INSTRUCTIONS = `You are a helpful assistant with a Python s
 - Files Python writes under /session/artifacts/ (plots, CSVs, reports) are handed to the user as downloadable artifacts. Save matplotlib figures there with plt.savefig('/session/artifacts/<name>.png').
 - To run a longer program, put the code in a fenced block in your message and call python_run_prepared with the file path to save it to; to write a longer file, put its content in a fenced block and call file_write. When one message has several blocks, add file=<path> after the language tag to say which call each block belongs to.
 - Large tool results are saved under /large_tool_results/ and shown as a preview; page through them with read_file.`;
+
+// Appended to an agent's instructions when its definition allows hosts: what its code
+// can reach and what a refusal looks like, so the model can act on one.
+export function networkInstructions(allow: readonly string[]): string {
+  return `Network: the code you run (Python and execute) can reach only these hosts, through the platform's proxy (HTTP_PROXY and HTTPS_PROXY are set; requests, urllib, curl and pip use them): ${allow.join(', ')}. Ports 80 and 443 unless a port is named. Any other host, an IP address or a private address is refused with HTTP 403 (reason "Forbidden by Drydock egress policy: …", body "Drydock egress proxy refused <host>:<port>: <why>"); do not retry a refused host, tell the user which host you needed. pip install works when the package index (pypi.org and files.pythonhosted.org) is on the list.`;
+}

@@ -72,8 +72,12 @@ export class SessionSandboxBackend implements SandboxBackend {
         this.sessionOfThread.delete(key);
       }
     }
-    // Returns the thread's live session when there is one.
-    const { session } = await this.sessions.create(ctx.tenantId, { threadId: ctx.threadId, ...(ctx.template ? { template: ctx.template } : {}) });
+    // Returns the thread's live session when there is one (as it was started).
+    const { session } = await this.sessions.create(ctx.tenantId, {
+      threadId: ctx.threadId,
+      ...(ctx.template ? { template: ctx.template } : {}),
+      ...(ctx.network ? { network: ctx.network } : {}),
+    });
     this.remember(key, session.id);
     return run(principal, session.id);
   }

@@ -11,7 +11,7 @@ import { EXECUTE_PYTHON_TOOL_NAME } from './tools.constants.js';
 
 export const EXECUTE_PYTHON_DESCRIPTION = `Run Python code in this conversation's persistent Python session: variables, imports and functions stay defined for later runs, like cells of a notebook.
 Returns what the code printed (stdout, stderr), the value of the last line if it is an expression, and the exception with its traceback if one was raised. Each run has a time limit.
-The working directory is /session, which holds this conversation's files (the file tools' /data/a.csv is /session/data/a.csv, or data/a.csv). Files written there are visible to the file tools after the run; files written under /session/artifacts/ are kept as downloadable artifacts. There is no network access.
+The working directory is /session, which holds this conversation's files (the file tools' /data/a.csv is /session/data/a.csv, or data/a.csv). Files written there are visible to the file tools after the run; files written under /session/artifacts/ are kept as downloadable artifacts. There is no network unless the agent's definition allows hosts (your instructions then list them); a refused connection answers HTTP 403 with the reason.
 For longer code, prefer python_run_prepared (the code goes in a fenced block of your message instead of the arguments).`;
 
 // Runs `code` in the thread's session. No idempotency key: tool call ids come from the

@@ -26,6 +26,8 @@ export interface ToolCallContext {
   sandbox: SandboxBackend;
   // The template of the agent's sessions (its definition's); null: the platform image.
   template?: string | null;
+  // The network policy of the agent's sessions (its definition's); null: no network.
+  network?: { allow: string[] } | null;
   // The graph state's `files`, for state-backed routes.
   stateFiles: Readonly<StateFiles>;
   // For python_run_prepared and file_write: the content the tool node extracted for

@@ -11,6 +11,7 @@ import {
   MAX_PYTHON_MODULE_SOURCE_LENGTH,
   PYTHON_MODULE_NAME_PATTERN,
 } from '@drydock/agents';
+import { NetworkOption } from '../../http/network-option.js';
 
 // Shapes only: the rules (known tools, route layout, module names, what a module's
 // functions look like) are AgentDefinitionsService's, with their own error codes.
@@ -98,6 +99,13 @@ class AgentFieldsDto {
   })
   @IsOptional() @IsString() @MaxLength(80)
   template?: string | null;
+
+  @NetworkOption(
+    'The hosts the code of its threads\' sessions may reach, within the tenant\'s ceiling (docs/network.md): {"allow": ["pypi.org"]}. ' +
+      'false or null: no network (the default; on update, removes the policy). 403 NETWORK_FORBIDDEN for true, 422 NETWORK_NOT_ALLOWED names entries ' +
+      'outside the ceiling, 400 INVALID_NETWORK_POLICY a malformed one.',
+  )
+  network?: unknown;
 }
 
 export class CreateAgentDto extends AgentFieldsDto {

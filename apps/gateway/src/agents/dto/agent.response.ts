@@ -11,6 +11,7 @@ import {
   type PythonToolModule,
   type PythonToolSpec,
 } from '@drydock/agents';
+import { NetworkPolicyResponse } from '../../sessions/dto/session.response.js';
 import { BackendRouteDto } from './agent.dto.js';
 
 // The response shapes of /v1/agents, for the OpenAPI document. Each implements the view
@@ -61,6 +62,9 @@ export class AgentResponse implements AgentView {
   pythonModules: PythonModuleResponse[];
 
   @ApiProperty({ type: 'string', nullable: true, description: 'The template its sessions start from.' }) template: string | null;
+
+  @ApiProperty({ type: () => NetworkPolicyResponse, nullable: true, description: 'The hosts its sessions\' code may reach (docs/network.md); null: no network.' })
+  network: NetworkPolicyResponse | null;
 
   @ApiProperty({ format: 'date-time' }) createdAt: string;
   @ApiProperty({ format: 'date-time' }) updatedAt: string;
