@@ -1,4 +1,6 @@
 import { createServer, type AddressInfo } from 'node:net';
+import { AIMessage, HumanMessage, ToolMessage, type BaseMessage } from '@langchain/core/messages';
+import { AGENT_RUNTIME, ScriptedModelProvider, type AgentRuntime, type ChatScript } from '@drydock/agents';
 import { startEgressTargets, type EgressTargets } from '../support/egress-targets.js';
 import { startPlatform, type Platform } from './support/platform.js';
 import { pollUntil } from './support/until.js';
@@ -25,14 +27,19 @@ describe('Egress', () => {
   let api: Tenant;
   let sessionId: string;
   let allow: string[];
+  // The agent's model, scripted per test.
+  let script: ChatScript = () => new AIMessage('no script');
 
   beforeAll(async () => {
     targets = await startEgressTargets('allowed.test');
     gatewayPort = await freePort();
-    platform = await startPlatform({
-      GATEWAY_PORT: String(gatewayPort),
-      EGRESS_RESOLVE: 'allowed.test=127.0.0.1,index.test=127.0.0.1,gateway.test=127.0.0.1,db.test=127.0.0.1',
-    });
+    platform = await startPlatform(
+      {
+        GATEWAY_PORT: String(gatewayPort),
+        EGRESS_RESOLVE: 'allowed.test=127.0.0.1,index.test=127.0.0.1,gateway.test=127.0.0.1,db.test=127.0.0.1',
+      },
+      { chatModels: new ScriptedModelProvider(() => (turn) => script(turn)) },
+    );
     allow = [`allowed.test:${targets.httpPort}`, `allowed.test:${targets.httpsPort}`, `gateway.test:${gatewayPort}`, 'db.test:5432'];
     api = await platform.newTenant({
       network: { allow: [...allow, `index.test:${targets.indexPort}`, 'more.test'], ranges: ['127.0.0.1/32'] },
@@ -231,6 +238,62 @@ print(json.dumps(out))
     expect(refused.http[0]).toBe(403);
     expect(refused.http[1]).toContain('127.0.0.1 is a loopback address');
     expect((await other.get(`/v1/sessions/${sessionId}/network`)).status).toBe(404);
+  });
+
+  it("should run a batch's items with its policy, clamped at submission, and log each connection as its item's", async () => {
+    const outside = await api.post('/v1/batches', { network: { allow: ['pypi.org'] }, items: [{ code: '1' }] });
+    expect([outside.status, outside.body.error?.code, outside.body.error?.details]).toEqual([422, 'NETWORK_NOT_ALLOWED', { entries: ['pypi.org'] }]);
+    expect((await api.post('/v1/batches', { network: true, items: [{ code: '1' }] })).body.error.code).toBe('NETWORK_FORBIDDEN');
+    const network = { allow: [`allowed.test:${targets.httpPort}`] };
+    const items = [0, 1, 2].map((i) => ({ code: fetchCode({ ok: `http://allowed.test:${targets.httpPort}/item-${i}`, no: 'http://more.test/' }) }));
+    const submitted = await api.post('/v1/batches', { network, concurrency: 1, items });
+    expect(submitted.status).toBe(202);
+    const id = submitted.body.id as string;
+    await pollUntil(async () => (await api.get(`/v1/batches/${id}`)).body.status === 'completed', 120_000, 250, 'the batch to complete');
+    expect((await api.get(`/v1/batches/${id}`)).body.network).toEqual(network);
+    const results = String((await api.get(`/v1/batches/${id}/results`)).body).trimEnd().split('\n').map((l) => JSON.parse(l));
+    for (const [i, row] of results.entries()) {
+      expect(row.status).toBe('ok');
+      const out = JSON.parse(row.stdout.trim());
+      expect(out.ok).toEqual([200, expect.stringContaining(`/item-${i}`)]);
+      expect(out.no).toEqual([403, expect.stringContaining("more.test:80 is not on this batch's allow list")]);
+    }
+    const log = async () => (await platform.admin.get(`/admin/egress?batchId=${id}`)).body.connections as { batchItem: number; verdict: string; host: string; sessionId: string | null }[];
+    await pollUntil(async () => (await log()).length === 6, 10_000, 100, "the batch's six connections in the log");
+    const byItem = (await log()).map((c) => [c.batchItem, c.verdict, c.host, c.sessionId]).sort();
+    expect(byItem).toEqual([
+      [0, 'allowed', 'allowed.test', null],
+      [0, 'denied', 'more.test', null],
+      [1, 'allowed', 'allowed.test', null],
+      [1, 'denied', 'more.test', null],
+      [2, 'allowed', 'allowed.test', null],
+      [2, 'denied', 'more.test', null],
+    ]);
+  });
+
+  it("should start an agent's sessions with its definition's policy and give the model a refusal it can act on", async () => {
+    const outside = await api.post('/v1/agents', { name: 'wide', network: { allow: ['pypi.org'] } });
+    expect([outside.status, outside.body.error?.code]).toEqual([422, 'NETWORK_NOT_ALLOWED']);
+    const created = await api.post('/v1/agents', { name: 'fetcher', tools: ['execute_python'], network: { allow: [`allowed.test:${targets.httpPort}`] } });
+    expect([created.status, created.body.network]).toEqual([201, { allow: [`allowed.test:${targets.httpPort}`] }]);
+    const code = fetchCode({ ok: `http://allowed.test:${targets.httpPort}/agent`, no: 'http://more.test/' });
+    let instructions = '';
+    script = (turn) => {
+      instructions = String(turn.messages[0]?.content ?? '');
+      return turn.step === 0
+        ? new AIMessage({ content: '', tool_calls: [{ id: 'c1', name: 'execute_python', args: { code }, type: 'tool_call' }] })
+        : new AIMessage('done');
+    };
+    const runtime = platform.gateway.get<AgentRuntime>(AGENT_RUNTIME);
+    const config = await runtime.runConfig(api.tenantId, 'fetch-thread', created.body.id);
+    const state = (await runtime.graph.invoke({ messages: [new HumanMessage('fetch')] }, config)) as { messages: BaseMessage[] };
+    expect(instructions).toContain(`allowed.test:${targets.httpPort}`);
+    const tool = state.messages.find((m) => ToolMessage.isInstance(m)) as ToolMessage;
+    const out = JSON.parse(String(tool.content).split('\n').find((l) => l.startsWith('{'))!);
+    expect(out.ok[0]).toBe(200);
+    expect(out.no).toEqual([403, expect.stringMatching(/^Drydock egress proxy refused more\.test:80: more\.test:80 is not on this session's allow list/)]);
+    const session = (await api.get('/v1/sessions')).body.sessions.find((s: { threadId: string }) => s.threadId === 'fetch-thread');
+    expect(session.network).toEqual({ allow: [`allowed.test:${targets.httpPort}`] });
   });
 
   it('should show operators the log across tenants, the bytes in usage and the counts in metrics', async () => {

@@ -93,6 +93,22 @@ describe('MCP server', () => {
     expect(textOf(command)).toBe('TEMPLATE_NOT_FOUND: No template "nope:2".');
   });
 
+  it("should start a thread's session with the hosts a call allows, within the tenant's ceiling, and show the model a refusal", async () => {
+    const tenant = await platform.newTenant({ network: { allow: ['pypi.org'] } });
+    const client = await connect(keyOf(tenant));
+    const outside = await client.callTool({ name: 'run_python', arguments: { thread_id: 'mcp-net-x', code: '1', allow: ['evil.test'] } });
+    expect(outside.isError).toBe(true);
+    expect(textOf(outside)).toMatch(/^NETWORK_NOT_ALLOWED: .*evil\.test/);
+    // A host off the list: the proxy refuses it with a 403 the code (and so the model) reads.
+    const code = 'import urllib.request, urllib.error\ntry:\n    urllib.request.urlopen("http://elsewhere.test/", timeout=20)\nexcept urllib.error.HTTPError as e:\n    print(e.code, e.read().decode().splitlines()[0])';
+    const refused = await client.callTool({ name: 'run_python', arguments: { thread_id: 'mcp-net', code, allow: ['pypi.org'] } });
+    expect(textOf(refused)).toContain("403 Drydock egress proxy refused elsewhere.test:80: elsewhere.test:80 is not on this session's allow list (pypi.org)");
+    const session = (await tenant.get('/v1/sessions')).body.sessions.find((s: { threadId: string }) => s.threadId === 'mcp-net');
+    expect(session.network).toEqual({ allow: ['pypi.org'] });
+    const command = await client.callTool({ name: 'run_command', arguments: { thread_id: 'mcp-net', command: 'echo "$HTTP_PROXY"' } });
+    expect(textOf(command)).toContain('http://127.0.0.1:3128');
+  });
+
   it('should keep each tenant to its own threads, and refuse a missing key and a GET', async () => {
     const [a, b] = [await platform.newTenant(), await platform.newTenant()];
     const [first, second] = [await connect(keyOf(a)), await connect(keyOf(b))];

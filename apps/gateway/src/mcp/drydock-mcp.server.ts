@@ -24,6 +24,22 @@ const template = z
   .optional()
   .describe('A template ("name" or "name:version", see list_templates) the thread\'s session starts from when it has none running; default: the platform image.');
 
+const allow = z
+  .array(z.string().min(1).max(260))
+  .max(100)
+  .optional()
+  .describe(
+    'Hosts the code may reach through the platform\'s egress proxy when the thread\'s session starts ("pypi.org", "*.example.com", "api.example.com:8443"), ' +
+      'within the tenant\'s ceiling; default: no network. Any other host answers HTTP 403 "Forbidden by Drydock egress policy".',
+  );
+
+// The session options a tool's arguments ask for (used when the thread has none running).
+const sessionOptions = (thread: string, template: string | undefined, hosts: string[] | undefined) => ({
+  threadId: thread,
+  ...(template ? { template } : {}),
+  ...(hosts ? { network: { allow: hosts } } : {}),
+});
+
 const text = (value: string, isError = false): CallToolResult => ({ content: [{ type: 'text', text: value }], ...(isError ? { isError } : {}) });
 
 // What a failure reads like to the model: the stable code and the sentence.
@@ -67,13 +83,14 @@ export class DrydockMcpServer {
           code: z.string().min(1).max(1_048_576).describe('Python source; the value of a trailing expression is returned.'),
           timeout_ms: z.number().int().min(100).max(86_400_000).optional().describe('Time limit of this run (clamped to the tenant\'s).'),
           template,
+          allow,
         },
       },
       // extra.signal aborts when the client goes away mid-call (the transport closes with
       // its request): the code is then interrupted, not left to its time limit.
-      ({ thread_id, code, timeout_ms, template }, extra) =>
+      ({ thread_id, code, timeout_ms, template, allow }, extra) =>
         attempt(async () => {
-          const { session } = await this.sessions.create(principal.tenantId, { threadId: thread_id, ...(template ? { template } : {}) });
+          const { session } = await this.sessions.create(principal.tenantId, sessionOptions(thread_id, template, allow));
           const run = await this.executions.execute(principal, session.id, { code, timeoutMs: timeout_ms }, undefined, { signal: extra.signal });
           const [rendered, artifact] = renderExecution(toExecuteResult(run));
           return text(rendered, artifact.isError === true);
@@ -94,12 +111,13 @@ export class DrydockMcpServer {
           cwd: z.string().optional().describe('The folder to run in: /session (the default) or one under it, e.g. /session/src.'),
           timeout_ms: z.number().int().min(100).max(86_400_000).optional().describe('Time limit of this command (clamped to the tenant\'s).'),
           template,
+          allow,
         },
       },
       // As for run_python: a client that goes away mid-call stops the command.
-      ({ thread_id, command, cwd, timeout_ms, template }, extra) =>
+      ({ thread_id, command, cwd, timeout_ms, template, allow }, extra) =>
         attempt(async () => {
-          const { session } = await this.sessions.create(principal.tenantId, { threadId: thread_id, ...(template ? { template } : {}) });
+          const { session } = await this.sessions.create(principal.tenantId, sessionOptions(thread_id, template, allow));
           const run = await this.commands.run(principal, session.id, { command, cwd, timeoutMs: timeout_ms }, undefined, { signal: extra.signal });
           const [rendered, artifact] = renderCommand(toCommandResult(run));
           return text(rendered, artifact.isError === true);
