@@ -1,10 +1,13 @@
 import { Command, CommanderError } from 'commander';
 import { isDrydockError } from '@drydock/client';
+import { registerAdmin } from './commands/admin.js';
 import { registerArtifacts } from './commands/artifacts.js';
 import { registerBatch } from './commands/batch.js';
 import { registerExec } from './commands/exec.js';
 import { registerFiles } from './commands/files.js';
+import { registerNetwork } from './commands/network.js';
 import { registerRun } from './commands/run.js';
+import { registerSessions } from './commands/sessions.js';
 import { registerShell } from './commands/shell.js';
 import { registerTemplates } from './commands/templates.js';
 import { registerTenants } from './commands/tenants.js';
@@ -16,14 +19,14 @@ import { processIo, type Io } from './io.js';
 export const VERSION = '0.1.0';
 
 const EXIT_CODES_HELP = `
-Environment: DRYDOCK_URL (default ${DEFAULT_URL}), DRYDOCK_API_KEY, DRYDOCK_ADMIN_KEY (tenants).
+Environment: DRYDOCK_URL (default ${DEFAULT_URL}), DRYDOCK_API_KEY, DRYDOCK_ADMIN_KEY (tenants, admin).
 
 Exit codes: 0 ok, 1 the code, batch or template build failed, 2 bad arguments, 3 platform or API error,
 4 missing configuration (no API key), 130 interrupted; exec and shell exit with the command's (the shell's) own code.`;
 
 export function buildProgram(ctx: Context): Command {
   const program = new Command('drydock')
-    .description('Run Python and shell commands in Drydock sandboxes, move thread files and artifacts, submit batches, build templates.')
+    .description('Run Python and shell commands in Drydock sandboxes, move thread files and artifacts, submit batches, build templates, read network logs.')
     .version(VERSION)
     .option('--url <url>', `the gateway (default: DRYDOCK_URL or ${DEFAULT_URL})`)
     .option('--api-key <key>', 'the tenant API key (default: DRYDOCK_API_KEY)')
@@ -37,11 +40,14 @@ export function buildProgram(ctx: Context): Command {
   registerRun(program, ctx);
   registerExec(program, ctx);
   registerShell(program, ctx);
+  registerSessions(program, ctx);
+  registerNetwork(program, ctx);
   registerFiles(program, ctx);
   registerArtifacts(program, ctx);
   registerBatch(program, ctx);
   registerTemplates(program, ctx);
   registerTenants(program, ctx);
+  registerAdmin(program, ctx);
   return program;
 }
 

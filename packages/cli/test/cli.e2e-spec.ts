@@ -377,6 +377,11 @@ describe('drydock CLI', () => {
       ['exec without a command', ['exec', '--thread', 't']],
       ['exec with a session id and --thread', ['exec', 'ses_x', '--thread', 't', '--', 'ls']],
       ['exec with an --env that is not NAME=VALUE', ['exec', '--thread', 't', '--env', 'NOVALUE', '--', 'env']],
+      ['exec with --allow and a session id', ['exec', 'ses_x', '--allow', 'pypi.org', '--', 'ls']],
+      ['network without a session id or --thread', ['network']],
+      ['network with a session id and --thread', ['network', 'ses_x', '--thread', 't']],
+      ['network with a bad --verdict', ['network', 'ses_x', '--verdict', 'maybe']],
+      ['network narrow without --allow or --none', ['network', 'narrow', 'ses_x']],
     ])('%s prints usage on stderr and exits 2', async (_name, args) => {
       const result = await drydock(args);
       expect(result.code).toBe(2);
@@ -470,6 +475,135 @@ describe('drydock CLI', () => {
 
       const used = await drydock(['run', '-', '--json'], { input: 'print("new tenant")', env: { DRYDOCK_API_KEY: tenant.apiKey } });
       expect(JSON.parse(used.stdout)).toMatchObject({ status: 'ok', stdout: 'new tenant\n' });
+    }, 60_000);
+  });
+
+  // Network policies (docs/network.md), without the sandbox reaching anything: its
+  // tenant's ceiling is set by an operator; no connection is ever logged.
+  describe('network', () => {
+    let tenantId: string;
+    let netEnv: Record<string, string | undefined>;
+    const admin = { DRYDOCK_API_KEY: undefined, DRYDOCK_ADMIN_KEY: process.env.DRYDOCK_ADMIN_KEY };
+
+    beforeAll(async () => {
+      const tenant = await platform.admin.post('/admin/tenants', {
+        name: `cli-net-${randomBytes(3).toString('hex')}`,
+        limits: { network: { allow: ['pypi.org', 'files.pythonhosted.org', '*.example.com'] } },
+      });
+      expect(tenant.status).toBe(201);
+      tenantId = tenant.body.id;
+      netEnv = { DRYDOCK_API_KEY: tenant.body.apiKey };
+    });
+
+    it('creates a session with --allow whose policy drydock network shows, by id or thread, and narrows it but never widens it', async () => {
+      const created = await drydock(['sessions', 'create', '--thread', 'net-t', '--allow', 'pypi.org', '--allow', 'API.example.com,files.pythonhosted.org'], { env: netEnv });
+      expect(created).toMatchObject({ code: 0, stderr: '' });
+      expect(created.stdout).toMatch(/^ses_\w+\n$/);
+      const id = created.stdout.trim();
+
+      const shown = await drydock(['network', id], { env: netEnv });
+      expect(shown).toMatchObject({ code: 0, stderr: '' });
+      expect(shown.stdout).toMatch(new RegExp(`^session\\s+${id}$`, 'm'));
+      expect(shown.stdout).toMatch(/^thread\s+net-t$/m);
+      expect(shown.stdout).toMatch(/^policy\s+pypi\.org, api\.example\.com, files\.pythonhosted\.org$/m);
+      expect(shown.stdout).toContain('no connections yet');
+      const json = await drydock(['network', '--thread', 'net-t', '--json'], { env: netEnv });
+      expect(JSON.parse(json.stdout)).toEqual({ policy: { allow: ['pypi.org', 'api.example.com', 'files.pythonhosted.org'] }, connections: [], next: null });
+      expect(JSON.parse((await drydock(['sessions', 'create', '--thread', 'net-t', '--json'], { env: netEnv })).stdout)).toMatchObject({ id, network: { allow: ['pypi.org', 'api.example.com', 'files.pythonhosted.org'] } });
+
+      // The thread's live session is returned as it is: --allow applies to a new one.
+      const again = await drydock(['sessions', 'create', '--thread', 'net-t', '--allow', 'pypi.org'], { env: netEnv });
+      expect(again).toMatchObject({ code: 0, stdout: `${id}\n` });
+      expect(again.stderr).toContain(`drydock: session ${id} was already live with network pypi.org, api.example.com, files.pythonhosted.org; --allow applies to a new session`);
+
+      const narrowed = await drydock(['network', 'narrow', id, '--allow', 'pypi.org'], { env: netEnv });
+      expect(narrowed.code).toBe(0);
+      expect(narrowed.stdout).toMatch(/^policy\s+pypi\.org$/m);
+      expect(JSON.parse((await drydock(['network', id, '--json'], { env: netEnv })).stdout).policy).toEqual({ allow: ['pypi.org'] });
+
+      const widened = await drydock(['network', 'narrow', id, '--allow', 'pypi.org', '--allow', 'files.pythonhosted.org'], { env: netEnv });
+      expect(widened.code).toBe(3);
+      expect(widened.stderr).toMatch(/^error NETWORK_NOT_ALLOWED: .*\{"entries":\["files\.pythonhosted\.org"\]\}/);
+      const none = await drydock(['network', 'narrow', '--thread', 'net-t', '--none', '--json'], { env: netEnv });
+      expect(JSON.parse(none.stdout)).toMatchObject({ id, network: { allow: [] } });
+      expect((await drydock(['network', id], { env: netEnv })).stdout).toMatch(/^policy\s+nothing allowed/m);
+    }, 120_000);
+
+    it('starts the sessions of run and exec --thread with --allow, and refuses entries outside the ceiling with them named', async () => {
+      // A host off the list: the worker's proxy refuses it itself (403), nothing is reached, and the attempt is logged.
+      const code = 'import urllib.request, urllib.error\ntry: urllib.request.urlopen("http://denied.example.com/", timeout=20)\nexcept urllib.error.HTTPError as e: print(e.code)\n';
+      const ran = await drydock(['run', '-', '--thread', 'net-run', '--allow', 'pypi.org'], { input: code, env: netEnv });
+      expect(ran).toMatchObject({ code: 0, stdout: '403\n' });
+      expect(JSON.parse((await drydock(['network', '--thread', 'net-run', '--json'], { env: netEnv })).stdout).policy).toEqual({ allow: ['pypi.org'] });
+      // The log is written in batches (at most ~250 ms late).
+      let log = await drydock(['network', '--thread', 'net-run'], { env: netEnv });
+      for (const deadline = Date.now() + 15_000; log.stdout.includes('no connections yet') && Date.now() < deadline; ) {
+        await new Promise((resolve) => setTimeout(resolve, 250));
+        log = await drydock(['network', '--thread', 'net-run'], { env: netEnv });
+      }
+      expect(log.code).toBe(0);
+      expect(log.stdout).toMatch(/^policy\s+pypi\.org\n\nTIME\s+VERDICT\s+HOST:PORT\s+IN\s+OUT\s+REASON\n/m);
+      expect(log.stdout).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ {2}denied {3}denied\.example\.com:80 {2}\d+(\.\d+)? (B|KiB)\s+\d+(\.\d+)? (B|KiB)\s+\S.*pypi\.org/m);
+      expect((await drydock(['network', '--thread', 'net-run', '--verdict', 'allowed'], { env: netEnv })).stdout).toContain('no connections allowed yet');
+      const row = await drydock(['admin', 'egress', '--tenant', tenantId, '--verdict', 'denied'], { env: admin });
+      expect(row.stdout).toMatch(/^TIME\s+TENANT\s+SESSION\s+VERDICT\s+HOST:PORT\s+IN\s+OUT\s+REASON\n/);
+      expect(row.stdout).toMatch(new RegExp(`Z {2}${tenantId} {2}ses_\\w+ {2}denied {3}denied\\.example\\.com:80 `));
+      const execd = await drydock(['exec', '--thread', 'net-exec', '--allow', '*.example.com', '--', 'true'], { env: netEnv });
+      expect(execd.code).toBe(0);
+      expect((await drydock(['network', '--thread', 'net-exec'], { env: netEnv })).stdout).toMatch(/^policy\s+\*\.example\.com$/m);
+
+      const outside = await drydock(['sessions', 'create', '--thread', 'net-out', '--allow', 'pypi.org', '--allow', 'evil.test'], { env: netEnv });
+      expect(outside).toMatchObject({ code: 3, stdout: '' });
+      expect(outside.stderr).toMatch(/^error NETWORK_NOT_ALLOWED: .*\{"entries":\["evil\.test"\]\}/);
+      const json = await drydock(['run', '-', '--thread', 'net-out', '--allow', 'evil.test', '--json'], { input: 'print(1)', env: netEnv });
+      expect(json.code).toBe(3);
+      expect(JSON.parse(json.stderr)).toMatchObject({ error: { code: 'NETWORK_NOT_ALLOWED', status: 422, details: { entries: ['evil.test'] } } });
+      // No thread of a refused request has a session.
+      expect((await drydock(['network', '--thread', 'net-out'], { env: netEnv })).stderr).toMatch(/^error SESSION_NOT_FOUND: /);
+    }, 120_000);
+
+    it('says that a session started without --allow has no network, and cannot be narrowed into one', async () => {
+      const created = await drydock(['sessions', 'create', '--thread', 'net-none']);
+      expect(created.code).toBe(0);
+      const id = created.stdout.trim();
+      const shown = await drydock(['network', id]);
+      expect(shown.code).toBe(0);
+      expect(shown.stdout).toMatch(/^policy\s+none \(no network\)$/m);
+      expect(shown.stdout).toContain(`${id} has no network`);
+      expect(JSON.parse((await drydock(['network', id, '--json'])).stdout)).toEqual({ policy: null, connections: [], next: null });
+      const narrowed = await drydock(['network', 'narrow', id, '--allow', 'pypi.org']);
+      expect(narrowed.code).toBe(3);
+      expect(narrowed.stderr).toMatch(/^error NETWORK_NOT_ALLOWED: /);
+    }, 60_000);
+
+    it("submits a batch with --allow, and shows operators its items' connections by --batch", async () => {
+      const code = 'import urllib.request, urllib.error\ntry: urllib.request.urlopen("http://denied.example.com/", timeout=20)\nexcept urllib.error.HTTPError as e: print(e.code)\n';
+      const submitted = await drydock(['batch', 'submit', '-', '--allow', 'pypi.org', '--no-wait', '--json'], { input: `${JSON.stringify({ code })}\n`, env: netEnv });
+      expect(submitted.code).toBe(0);
+      const batch = JSON.parse(submitted.stdout);
+      const status = await drydock(['batch', 'status', batch.id, '--json'], { env: netEnv });
+      expect(JSON.parse(status.stdout).network).toEqual({ allow: ['pypi.org'] });
+      let log = { connections: [] as { batchId: string; batchItem: number; verdict: string; host: string }[] };
+      for (const deadline = Date.now() + 60_000; log.connections.length === 0 && Date.now() < deadline; ) {
+        await new Promise((resolve) => setTimeout(resolve, 250));
+        log = JSON.parse((await drydock(['admin', 'egress', '--batch', batch.id, '--json'], { env: admin })).stdout);
+      }
+      expect(log.connections).toEqual([expect.objectContaining({ batchId: batch.id, batchItem: 0, verdict: 'denied', host: 'denied.example.com' })]);
+      const rows = await drydock(['admin', 'egress', '--batch', batch.id], { env: admin });
+      expect(rows.stdout).toMatch(new RegExp(`Z {2}${tenantId} {2}${batch.id}#0 {2}denied {3}denied\\.example\\.com:80 `));
+      const outside = await drydock(['batch', 'submit', '-', '--allow', 'evil.test'], { input: '{"code":"1"}\n', env: netEnv });
+      expect([outside.code, outside.stderr]).toEqual([3, expect.stringMatching(/^error NETWORK_NOT_ALLOWED: /)]);
+    }, 90_000);
+
+    it('lists the egress log for operators with the admin key', async () => {
+      expect((await drydock(['admin', 'egress'], { env: { DRYDOCK_ADMIN_KEY: undefined } })).code).toBe(4);
+      const json = await drydock(['admin', 'egress', '--tenant', tenantId, '--verdict', 'allowed', '--from', '2020-01-01', '--json'], { env: admin });
+      expect(json.code).toBe(0);
+      expect(JSON.parse(json.stdout)).toEqual({ connections: [], next: null });
+      expect(await drydock(['admin', 'egress', '--tenant', tenantId, '--verdict', 'allowed'], { env: admin })).toMatchObject({ code: 0, stdout: '', stderr: '' });
+      const badRange = await drydock(['admin', 'egress', '--from', '2026-02-01', '--to', '2026-01-01'], { env: admin });
+      expect(badRange.code).toBe(3);
+      expect(badRange.stderr).toMatch(/^error INVALID_RANGE: /);
     }, 60_000);
   });
 

@@ -1,6 +1,18 @@
 import { unwrap, unwrapStream, type Transport } from './http.js';
+import { everyItem } from './pages.js';
 import { TemplateBuild, type TemplateRoutes } from './templates.js';
-import type { CreateTemplateOptions, Template, TemplateBuildInfo, TemplateSummary, Tenant, TenantLimits, TenantWithKey } from './types.js';
+import type {
+  AdminConnection,
+  AdminEgressPage,
+  AdminEgressQuery,
+  CreateTemplateOptions,
+  Template,
+  TemplateBuildInfo,
+  TemplateSummary,
+  Tenant,
+  TenantLimits,
+  TenantWithKey,
+} from './types.js';
 
 // Operator calls (the admin key): tenants and their keys.
 export class Tenants {
@@ -17,6 +29,37 @@ export class Tenants {
 
   async get(id: string): Promise<Tenant> {
     return unwrap(this.http.api.GET('/admin/tenants/{id}', { params: { path: { id } } }));
+  }
+
+  // Merges `limits` into the tenant's: keys left out keep their value. `network: {allow,
+  // ranges?}` sets its network ceiling (lowering it narrows live sessions at their next
+  // connection); `network: null` removes it.
+  async update(id: string, limits: TenantLimits): Promise<Tenant> {
+    return unwrap(this.http.api.PATCH('/admin/tenants/{id}', { params: { path: { id } }, body: { limits } }));
+  }
+}
+
+// Operator calls (the admin key): every tenant's connection attempts through the egress
+// proxy, newest first.
+export class Egress {
+  constructor(private readonly http: Transport) {}
+
+  // One page: pass `next` as `before` for the following one (null on the last). Filters:
+  // tenantId, sessionId, batchId, verdict, from and to (ISO 8601; 400 INVALID_RANGE unless from <
+  // to); limit is the page's size (1-1000, default 100).
+  async list(query: AdminEgressQuery & { signal?: AbortSignal } = {}): Promise<AdminEgressPage> {
+    const { signal, ...rest } = query;
+    return unwrap(this.http.api.GET('/admin/egress', { params: { query: rest }, signal }));
+  }
+
+  // Every matching connection, newest first, across pages (`pageSize` per request,
+  // default 100), asked page by page as the loop goes.
+  all(query: Omit<AdminEgressQuery, 'before' | 'limit'> & { pageSize?: number; signal?: AbortSignal } = {}): AsyncGenerator<AdminConnection> {
+    const { pageSize, ...rest } = query;
+    return everyItem(async (before) => {
+      const page = await this.list({ ...rest, ...(pageSize ? { limit: pageSize } : {}), ...(before ? { before } : {}) });
+      return { items: page.connections, next: page.next };
+    });
   }
 }
 
@@ -66,9 +109,11 @@ export class SharedTemplates {
 export class Admin {
   readonly tenants: Tenants;
   readonly templates: SharedTemplates;
+  readonly egress: Egress;
 
   constructor(http: Transport) {
     this.tenants = new Tenants(http);
     this.templates = new SharedTemplates(http);
+    this.egress = new Egress(http);
   }
 }

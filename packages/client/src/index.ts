@@ -8,7 +8,7 @@ export { ThreadFiles, type FileData } from './files.js';
 export { Artifacts } from './artifacts.js';
 export { BatchRun, Batches, finished, type BatchSource, type SubmitOptions, type WaitOptions } from './batches.js';
 export { Agents } from './agents.js';
-export { Admin, SharedTemplates, Tenants } from './admin.js';
+export { Admin, Egress, SharedTemplates, Tenants } from './admin.js';
 export { TemplateBuild, Templates, type BuildWaitOptions } from './templates.js';
 export type { RetryPolicy } from './http.js';
 export type * from './types.js';

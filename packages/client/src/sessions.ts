@@ -1,9 +1,10 @@
 import { SessionCommands } from './commands.js';
 import { unwrap, unwrapStream, type Transport } from './http.js';
 import { ThreadFiles } from './files.js';
+import { everyItem } from './pages.js';
 import { followRun, wantsStream, type OutputCallbacks } from './run-stream.js';
 import { Terminal, type TerminalOptions } from './terminals.js';
-import type { CreateSessionOptions, Execution, SessionInfo } from './types.js';
+import type { Connection, CreateSessionOptions, Execution, SessionInfo, SessionNetwork, SessionNetworkQuery } from './types.js';
 
 // With onStdout or onStderr (called with each chunk as the code prints it) the run is
 // streamed.
@@ -74,6 +75,34 @@ export class Session {
     return answer.interrupted;
   }
 
+  // Its network policy (null: the session has no network) and one page of its connection
+  // log, newest first: pass `next` as `before` for the following page (null on the last).
+  // `verdict` keeps the allowed or the denied ones; `limit` is the page's size (1-1000,
+  // default 100). `connections()` walks every page.
+  async network(options: SessionNetworkQuery & { signal?: AbortSignal } = {}): Promise<SessionNetwork> {
+    const { signal, ...query } = options;
+    return unwrap(this.http.api.GET('/v1/sessions/{id}/network', { params: { path: { id: this.id }, query }, signal }));
+  }
+
+  // Every connection attempt of its log, newest first, across pages (`pageSize` per
+  // request, default 100), asked page by page as the loop goes.
+  connections(options: Omit<SessionNetworkQuery, 'before' | 'limit'> & { pageSize?: number; signal?: AbortSignal } = {}): AsyncGenerator<Connection> {
+    const { pageSize, ...rest } = options;
+    return everyItem(async (before) => {
+      const page = await this.network({ ...rest, ...(pageSize ? { limit: pageSize } : {}), ...(before ? { before } : {}) });
+      return { items: page.connections, next: page.next };
+    });
+  }
+
+  // Narrows its policy to `allow` (every entry must already be allowed by the current
+  // one: widening is 422 NETWORK_NOT_ALLOWED with `details.entries`, as is a session
+  // started without network); its next connections follow it at once. Resolves to the
+  // session's updated state (also in `info`).
+  async narrowNetwork(allow: readonly string[]): Promise<SessionInfo> {
+    this.info = await unwrap(this.http.api.PATCH('/v1/sessions/{id}/network', { params: { path: { id: this.id } }, body: { allow: [...allow] } }));
+    return this.info;
+  }
+
   // The session's current state from the platform.
   async refresh(): Promise<SessionInfo> {
     this.info = await unwrap(this.http.api.GET('/v1/sessions/{id}', { params: { path: { id: this.id } } }));
@@ -89,7 +118,10 @@ export class Session {
 export class Sessions {
   constructor(private readonly http: Transport) {}
 
-  // Starts a session, or returns the thread's live one.
+  // Starts a session, or returns the thread's live one (as it is, whatever the options
+  // say). `network: {allow: [...]}` lets its code reach those hosts through the platform's
+  // egress proxy, within the tenant's ceiling (422 NETWORK_NOT_ALLOWED otherwise, the
+  // entries outside it in `details.entries`); without it the sandbox has no network.
   async create(options: CreateSessionOptions = {}): Promise<Session> {
     return new Session(this.http, await unwrap(this.http.api.POST('/v1/sessions', { body: options })));
   }

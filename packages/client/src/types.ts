@@ -1,10 +1,23 @@
-import type { components } from './generated/openapi.js';
+import type { components, operations } from './generated/openapi.js';
 
 // The platform's shapes, named for SDK users; all generated from the OpenAPI document.
 type Schemas = components['schemas'];
 export type SessionInfo = Schemas['SessionResponse'];
 export type SessionLimits = Schemas['SessionLimitsDto'];
 export type CreateSessionOptions = Schemas['CreateSessionDto'];
+// What a session asks to reach (`sessions.create({network})`): `{allow: [...]}` within the
+// tenant's ceiling, or false (the default) for no network.
+export type NetworkOption = NonNullable<CreateSessionOptions['network']>;
+// A session's policy as the platform stores it (normalized: lower case, no trailing dot).
+export type NetworkPolicy = Schemas['NetworkPolicyResponse'];
+// One connection attempt through the egress proxy, allowed or denied.
+export type Connection = Schemas['ConnectionResponse'];
+// One page of a session's network: its policy (null: no network) and connections, newest
+// first; `next` is the cursor of the following page (null on the last).
+export type SessionNetwork = Schemas['SessionNetworkResponse'];
+// `verdict` ('allowed' | 'denied'), `limit` (the page's size, 1-1000, default 100) and
+// `before` (the `next` of the page before).
+export type SessionNetworkQuery = NonNullable<operations['SessionsController_network']['parameters']['query']>;
 export type Execution = Schemas['ExecutionResponse'];
 // A command's record (session.commands.run): an execution of kind `command`, which always
 // says how the process ended. `status` is "ok" iff it exited 0; `exitCode` is null when a
@@ -31,6 +44,17 @@ export type BatchOptions = Omit<Schemas['SubmitBatchDto'], 'items'>;
 export type Tenant = Schemas['TenantResponse'];
 export type TenantWithKey = Schemas['TenantWithKeyResponse'];
 export type TenantLimits = Schemas['TenantLimitsDto'];
+// A tenant's network ceiling (`limits.network`): the hosts its sessions may ask for, and
+// private ranges they may reach besides public addresses.
+export type NetworkCeiling = Schemas['NetworkCeilingDto'];
+// A connection attempt as operators see it (GET /admin/egress): with its tenant and worker.
+export type AdminConnection = Schemas['AdminConnectionResponse'];
+export type AdminEgressPage = Schemas['AdminEgressResponse'];
+// tenantId, sessionId, batchId, verdict, from and to (ISO 8601 dates or times), limit (1-1000,
+// default 100) and before (the `next` of the page before).
+export type AdminEgressQuery = NonNullable<operations['AdminEgressController_list']['parameters']['query']>;
+export type DailyUsage = Schemas['DailyUsageResponse'];
+export type EgressUsage = Schemas['EgressUsageResponse'];
 export type CreateTemplateOptions = Schemas['CreateTemplateDto'];
 export type TemplateBuildInfo = Schemas['TemplateBuildResponse'];
 export type TemplateSummary = Schemas['TemplateSummaryResponse'];

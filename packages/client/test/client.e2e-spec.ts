@@ -411,6 +411,155 @@ describe('@drydock/client', () => {
     }, 300_000);
   });
 
+  // Network policies (docs/network.md) as the SDK sees them: nothing here needs the
+  // sandbox to reach anything, so no connection is ever logged.
+  describe('network', () => {
+    let admin: Drydock;
+    let tenantId: string;
+    let net: Drydock;
+    const ceiling = { allow: ['pypi.org', 'files.pythonhosted.org', '*.example.com'] };
+
+    beforeAll(async () => {
+      admin = new Drydock({ url: platform.url, apiKey: process.env.DRYDOCK_ADMIN_KEY! });
+      const tenant = await admin.admin.tenants.create(`sdk-net-${randomBytes(3).toString('hex')}`);
+      tenantId = tenant.id;
+      net = new Drydock({ url: platform.url, apiKey: tenant.apiKey });
+    });
+
+    it('should refuse a policy while the tenant has no ceiling, then start a session within the one the admin sets and show its policy', async () => {
+      const refused = await net.sessions.create({ threadId: 'sdk-net', network: { allow: ['pypi.org'] } }).catch((e: unknown) => e);
+      expect(refused).toBeInstanceOf(DrydockError);
+      expect(refused).toMatchObject({ code: 'NETWORK_NOT_ALLOWED', status: 422, details: { entries: ['pypi.org'] } });
+
+      const updated = await admin.admin.tenants.update(tenantId, { network: ceiling });
+      expect(updated.limits.network).toEqual(ceiling);
+      expect((await admin.tenants.get(tenantId)).limits.network).toEqual(ceiling);
+
+      // Entries are stored normalized (lower case, no trailing dot).
+      const session = await net.sessions.create({ threadId: 'sdk-net', network: { allow: ['PyPI.org', 'api.example.com.'] } });
+      try {
+        expect(session.info.network).toEqual({ allow: ['pypi.org', 'api.example.com'] });
+        expect((await net.sessions.get(session.id)).info.network).toEqual({ allow: ['pypi.org', 'api.example.com'] });
+        // A new session has logged nothing: one page, the last.
+        expect(await session.network()).toEqual({ policy: { allow: ['pypi.org', 'api.example.com'] }, connections: [], next: null });
+        expect(await session.network({ verdict: 'denied', limit: 5 })).toEqual({ policy: { allow: ['pypi.org', 'api.example.com'] }, connections: [], next: null });
+        const all = [];
+        for await (const connection of session.connections({ pageSize: 10 })) all.push(connection);
+        expect(all).toEqual([]);
+      } finally {
+        await session.delete();
+      }
+    }, 120_000);
+
+    it('should throw NETWORK_NOT_ALLOWED naming the entries outside the ceiling, and NETWORK_FORBIDDEN for true', async () => {
+      await admin.admin.tenants.update(tenantId, { network: ceiling });
+      const error = await net.sessions.create({ threadId: 'sdk-net-out', network: { allow: ['pypi.org', 'evil.test', 'api.example.com:8443'] } }).catch((e: unknown) => e);
+      expect(isDrydockError(error, 'NETWORK_NOT_ALLOWED')).toBe(true);
+      const refused = error as DrydockError;
+      expect(refused.status).toBe(422);
+      expect(refused.details?.entries).toEqual(['evil.test', 'api.example.com:8443']);
+      expect(refused.message).toContain('evil.test');
+      // Nothing was started for the thread.
+      expect((await net.sessions.list()).map((s) => s.threadId)).not.toContain('sdk-net-out');
+      await expect(net.sessions.create({ threadId: 'sdk-net-out', network: true as never })).rejects.toMatchObject({ code: 'NETWORK_FORBIDDEN', status: 403 });
+      await expect(net.sessions.create({ threadId: 'sdk-net-out', network: { allow: ['not a host'] } })).rejects.toMatchObject({ code: 'INVALID_NETWORK_POLICY', status: 400 });
+    });
+
+    it('should narrow a live session\'s policy and refuse to widen it', async () => {
+      await admin.admin.tenants.update(tenantId, { network: ceiling });
+      const session = await net.sessions.create({ threadId: 'sdk-net-narrow', network: { allow: ['pypi.org', 'files.pythonhosted.org'] } });
+      try {
+        const narrowed = await session.narrowNetwork(['pypi.org']);
+        expect(narrowed.id).toBe(session.id);
+        expect(narrowed.network).toEqual({ allow: ['pypi.org'] });
+        expect(session.info.network).toEqual({ allow: ['pypi.org'] });
+        expect((await session.network()).policy).toEqual({ allow: ['pypi.org'] });
+
+        // files.pythonhosted.org is within the tenant's ceiling, but no longer the session's.
+        const widened = await session.narrowNetwork(['pypi.org', 'files.pythonhosted.org']).catch((e: unknown) => e);
+        expect(widened).toBeInstanceOf(DrydockError);
+        expect(widened).toMatchObject({ code: 'NETWORK_NOT_ALLOWED', status: 422, details: { entries: ['files.pythonhosted.org'] } });
+        expect((await session.refresh()).network).toEqual({ allow: ['pypi.org'] });
+
+        // Narrowed to nothing: the session keeps a policy that allows no host.
+        expect((await session.narrowNetwork([])).network).toEqual({ allow: [] });
+      } finally {
+        await session.delete();
+      }
+      await expect(session.narrowNetwork([])).rejects.toMatchObject({ code: 'SESSION_ENDED' });
+    }, 120_000);
+
+    it('should answer no policy for a session without network, which cannot be given one', async () => {
+      const session = await net.sessions.create({ threadId: 'sdk-net-none' });
+      try {
+        expect(session.info.network).toBeNull();
+        expect(await session.network()).toEqual({ policy: null, connections: [], next: null });
+        await expect(session.narrowNetwork(['pypi.org'])).rejects.toMatchObject({ code: 'NETWORK_NOT_ALLOWED', details: { entries: ['pypi.org'] } });
+      } finally {
+        await session.delete();
+      }
+    }, 120_000);
+
+    // A refused attempt reaches nothing: the worker's proxy answers 403 itself, and logs it.
+    it('should log the attempts the policy refuses, read page by page from the session and by operators', async () => {
+      await admin.admin.tenants.update(tenantId, { network: ceiling });
+      const session = await net.sessions.create({ threadId: 'sdk-net-denied', network: { allow: ['pypi.org'] } });
+      try {
+        const code = [
+          'import urllib.request, urllib.error',
+          'for host in ["denied.example.com", "other.example.com"]:',
+          '    try: urllib.request.urlopen(f"http://{host}/", timeout=20)',
+          '    except urllib.error.HTTPError as e: print(e.code)',
+        ].join('\n');
+        expect(await session.run(code)).toMatchObject({ status: 'ok', stdout: '403\n403\n' });
+        // The log is written in batches (at most ~250 ms late).
+        const deadline = Date.now() + 15_000;
+        let page = await session.network();
+        while (page.connections.length < 2 && Date.now() < deadline) {
+          await new Promise((resolve) => setTimeout(resolve, 200));
+          page = await session.network();
+        }
+        expect(page.policy).toEqual({ allow: ['pypi.org'] });
+        expect(page.next).toBeNull();
+        // Newest first.
+        expect(page.connections.map((c) => c.host)).toEqual(['other.example.com', 'denied.example.com']);
+        expect(page.connections[0]).toMatchObject({ port: 80, verdict: 'denied', rule: null, sessionId: session.id, reason: expect.stringContaining('pypi.org') });
+
+        // One a page: `next` leads to the older one, then to an empty last page.
+        const first = await session.network({ limit: 1 });
+        expect(first.connections.map((c) => c.host)).toEqual(['other.example.com']);
+        expect(first.next).toEqual(expect.any(String));
+        const second = await session.network({ limit: 1, before: first.next! });
+        expect(second.connections.map((c) => c.host)).toEqual(['denied.example.com']);
+        const walked = [];
+        for await (const connection of session.connections({ pageSize: 1 })) walked.push(connection.id);
+        expect(walked).toEqual(page.connections.map((c) => c.id));
+        expect((await session.network({ verdict: 'allowed' })).connections).toEqual([]);
+
+        const operators = await admin.admin.egress.list({ sessionId: session.id, verdict: 'denied' });
+        expect(operators.connections.map((c) => c.id)).toEqual(page.connections.map((c) => c.id));
+        expect(operators.connections[0]).toMatchObject({ tenantId, workerId: session.info.workerId, host: 'other.example.com' });
+        const all = [];
+        for await (const connection of admin.admin.egress.all({ tenantId, pageSize: 1 })) all.push(connection.host);
+        expect(all).toEqual(['other.example.com', 'denied.example.com']);
+      } finally {
+        await session.delete();
+      }
+    }, 120_000);
+
+    it("should answer an empty egress log for a tenant that made no connection, and refuse a bad range", async () => {
+      const quiet = (await admin.admin.tenants.create(`sdk-net-quiet-${randomBytes(3).toString('hex')}`)).id;
+      expect(await admin.admin.egress.list({ tenantId: quiet })).toEqual({ connections: [], next: null });
+      expect(await admin.admin.egress.list({ tenantId: quiet, verdict: 'denied', from: '2020-01-01', to: new Date().toISOString(), limit: 10 })).toEqual({ connections: [], next: null });
+      const all = [];
+      for await (const connection of admin.admin.egress.all({ tenantId: quiet, pageSize: 50 })) all.push(connection);
+      expect(all).toEqual([]);
+      await expect(admin.admin.egress.list({ from: '2026-02-01', to: '2026-01-01' })).rejects.toMatchObject({ code: 'INVALID_RANGE', status: 400 });
+      // A tenant key is not an operator's.
+      await expect(net.admin.egress.list()).rejects.toMatchObject({ status: 401 });
+    });
+  });
+
   // The bundled client in headless Chromium: esbuild bundles it for the browser platform
   // (a Node import would fail the build), a page runs a session with it and reports back.
   // The page is served from the same origin as a proxy to the gateway.

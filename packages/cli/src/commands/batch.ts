@@ -5,6 +5,7 @@ import { CliError, ExitCode } from '../exit-codes.js';
 import { readItems } from '../jsonl.js';
 import { formatDuration, printJson, writeChunk } from '../output.js';
 import { ProgressReporter, type Progress } from '../progress-bar.js';
+import { allowEntry, networkOf } from './network.js';
 
 const COUNT_ORDER = ['ok', 'error', 'timeout', 'memory', 'killed', 'cancelled', 'running', 'queued'] as const;
 
@@ -33,17 +34,19 @@ export function registerBatch(program: Command, ctx: Context): void {
     .option('--timeout <ms>', "each item's time limit in milliseconds", positiveInt('--timeout'))
     .option('--idempotency-key <key>', 'submitting again with the same key returns the first batch')
     .option('--template <name>', 'a template ("name" or "name:version", see `drydock templates ls`) every item starts from')
+    .option('--allow <host>', "a host every item's code may reach: pypi.org, *.example.com (repeatable; within the tenant's ceiling)", allowEntry)
     .option('--wait', 'wait until every item has ended, with a progress bar on stderr (default)')
     .option('--no-wait', 'return as soon as the batch is queued')
     .addHelpText('after', '\nExit code 1 when an item did not end ok (only with --wait).')
     .action(async (path: string, _options: unknown, command: Command) => {
-      const options = ctx.options<{ concurrency?: number; timeout?: number; idempotencyKey?: string; template?: string; wait?: boolean }>(command);
+      const options = ctx.options<{ concurrency?: number; timeout?: number; idempotencyKey?: string; template?: string; allow?: string[]; wait?: boolean }>(command);
       const client = ctx.client(command);
       const run = await client.batches.submit(readItems(path, ctx.io), {
         concurrency: options.concurrency,
         timeoutMs: options.timeout,
         idempotencyKey: options.idempotencyKey,
         ...(options.template ? { template: options.template } : {}),
+        ...networkOf(options.allow),
       });
       if (options.wait === false) {
         if (options.json) printJson(ctx.io.stdout, run.info);

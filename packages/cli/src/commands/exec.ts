@@ -5,6 +5,7 @@ import { ExitCode, usageError } from '../exit-codes.js';
 import { interruptible } from '../interrupt.js';
 import type { Io } from '../io.js';
 import { printJson } from '../output.js';
+import { ALLOW_HELP, allowEntry, networkOf, SESSION_ID, warnIfOtherNetwork } from './network.js';
 import { templateRef, warnIfOtherTemplate } from './templates.js';
 
 // The platform's limit on a command's stdin (CreateCommandDto's MAX_STDIN_CHARS).
@@ -48,10 +49,6 @@ function envEntry(value: string, previous: Record<string, string> = {}): Record<
 // Sandbox paths: /session/src as it is, a relative one from /session (src → /session/src).
 const sandboxCwd = (cwd: string) => (cwd.startsWith('/') ? cwd : `/session/${cwd}`);
 
-// A session id, as the platform makes them (`ses_…`); anything else in that place is a
-// forgotten id or --thread, caught before a round trip.
-const SESSION_ID = /^ses_/;
-
 export function registerExec(program: Command, ctx: Context): void {
   program
     .command('exec')
@@ -63,6 +60,7 @@ export function registerExec(program: Command, ctx: Context): void {
     .option('-e, --env <name=value>', 'a variable for the command (repeatable)', envEntry)
     .option('--timeout <ms>', "the command's time limit in milliseconds (default: the session's)", positiveInt('--timeout'))
     .option('--template <name[:version]>', "with --thread: start the thread's session from this template (when it has no live one)", templateRef)
+    .option('--allow <host>', `with --thread: ${ALLOW_HELP}; applies when the thread has no live session`, allowEntry)
     .option('--no-stdin', "do not read stdin (by default, when stdin is not a terminal, it is read whole and given to the command)")
     .addHelpText(
       'after',
@@ -73,7 +71,7 @@ export function registerExec(program: Command, ctx: Context): void {
         ' 1 when it reached its time limit, ran out of memory or was killed.',
     )
     .action(async (args: string[], _options: unknown, command: Command) => {
-      const options = ctx.options<{ thread?: string; cwd?: string; env?: Record<string, string>; timeout?: number; stdin: boolean; template?: string }>(command);
+      const options = ctx.options<{ thread?: string; cwd?: string; env?: Record<string, string>; timeout?: number; stdin: boolean; template?: string; allow?: string[] }>(command);
       const [target, rest] = options.thread ? [undefined, args] : [args[0], args.slice(1)];
       if (target !== undefined && !SESSION_ID.test(target)) {
         command.error(`error: "${target}" is not a session id (ses_…): give one, or --thread T, before -- and the command.`);
@@ -82,13 +80,17 @@ export function registerExec(program: Command, ctx: Context): void {
         command.error('error: give a session id or --thread, not both.');
       }
       if (options.template && !options.thread) command.error('error: --template starts a new session: use it with --thread, not a session id.');
+      if (options.allow && !options.thread) command.error('error: --allow starts a new session with network: use it with --thread, not a session id (drydock network narrow narrows a live one).');
       if (rest.length === 0) command.error('error: no command: put it after --, e.g. drydock exec ses_… -- ls -la');
       // Configuration first: a missing key must not wait for stdin to be read.
       const client = ctx.client(command);
       const stdin = options.stdin ? await readStdin(ctx.io) : undefined;
       // Creating a session for a thread that has a live one returns that one.
-      const session = options.thread ? await client.sessions.create({ threadId: options.thread, template: options.template }) : await client.sessions.get(target!);
+      const session = options.thread
+        ? await client.sessions.create({ threadId: options.thread, template: options.template, ...networkOf(options.allow) })
+        : await client.sessions.get(target!);
       warnIfOtherTemplate(ctx.io, options.template, session);
+      warnIfOtherNetwork(ctx.io, options.allow, session);
       const { stdout, stderr } = ctx.io;
       // With --json the record is printed whole at the end instead of streamed.
       const streamed = options.json ? {} : { onStdout: (text: string) => stdout.write(text), onStderr: (text: string) => stderr.write(text) };

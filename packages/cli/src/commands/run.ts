@@ -6,6 +6,7 @@ import { ExitCode } from '../exit-codes.js';
 import { interruptible } from '../interrupt.js';
 import { readLocalText, STDIO } from '../local-files.js';
 import { printJson } from '../output.js';
+import { ALLOW_HELP, allowEntry, networkOf, warnIfOtherNetwork } from './network.js';
 import { templateRef, warnIfOtherTemplate } from './templates.js';
 
 // The thread a script runs in unless --thread says otherwise: the file's name without
@@ -28,6 +29,7 @@ export function registerRun(program: Command, ctx: Context): void {
     .option('-t, --thread <id>', 'the thread (default: the script name without .py; "stdin" for -)', threadId)
     .option('--timeout <ms>', "this run's time limit in milliseconds (default: the session's)", positiveInt('--timeout'))
     .option('--template <name[:version]>', 'start the session from this template (when the thread has no live session)', templateRef)
+    .option('--allow <host>', `${ALLOW_HELP}; applies when the thread has no live session`, allowEntry)
     .addHelpText(
       'after',
       '\nCtrl-C interrupts the code (a KeyboardInterrupt in the session, whose variables stay) and exits 130 once it has stopped;' +
@@ -35,13 +37,14 @@ export function registerRun(program: Command, ctx: Context): void {
         '\nExit code 0 when the code ran ok, 1 for a Python error, a timeout, out of memory or a killed run.',
     )
     .action(async (script: string, _options: unknown, command: Command) => {
-      const options = ctx.options<{ thread?: string; timeout?: number; template?: string }>(command);
+      const options = ctx.options<{ thread?: string; timeout?: number; template?: string; allow?: string[] }>(command);
       // Configuration first: a missing key must not wait for stdin to be read.
       const client = ctx.client(command);
       const code = await readLocalText(script, ctx.io);
       // Creating a session for a thread that has a live one returns that one.
-      const session = await client.sessions.create({ threadId: options.thread ?? threadForScript(script), template: options.template });
+      const session = await client.sessions.create({ threadId: options.thread ?? threadForScript(script), template: options.template, ...networkOf(options.allow) });
       warnIfOtherTemplate(ctx.io, options.template, session);
+      warnIfOtherNetwork(ctx.io, options.allow, session);
       const { stdout, stderr } = ctx.io;
       // With --json the record is printed whole at the end instead of streamed.
       const streamed = options.json ? {} : { onStdout: (text: string) => stdout.write(text), onStderr: (text: string) => stderr.write(text) };

@@ -3,9 +3,8 @@ import WebSocket from 'ws';
 import type { WebSocketConstructor } from '@drydock/client';
 import { threadId, type Context } from '../context.js';
 import { ExitCode } from '../exit-codes.js';
+import { ALLOW_HELP, allowEntry, networkOf, SESSION_ID, warnIfOtherNetwork } from './network.js';
 import { templateRef, warnIfOtherTemplate } from './templates.js';
-
-const SESSION_ID = /^ses_/;
 
 type Tty = NodeJS.ReadableStream & { isTTY?: boolean; setRawMode?: (raw: boolean) => unknown };
 type TtyOut = NodeJS.WritableStream & { isTTY?: boolean; columns?: number; rows?: number; on?: (event: 'resize', listener: () => void) => unknown; off?: (event: 'resize', listener: () => void) => unknown };
@@ -21,21 +20,26 @@ export function registerShell(program: Command, ctx: Context): void {
     .argument('[session-id]', 'the session (or --thread)')
     .option('-t, --thread <id>', "the thread's session, creating it if the thread has no live one", threadId)
     .option('--template <name[:version]>', "with --thread: start the thread's session from this template (when it has no live one)", templateRef)
+    .option('--allow <host>', `with --thread: ${ALLOW_HELP}; applies when the thread has no live session`, allowEntry)
     .addHelpText(
       'after',
       '\nKeys go to the remote shell as typed (Ctrl-C interrupts what runs there); `exit` or Ctrl-D ends it.' +
         "\nExit code: the shell's own; 1 when it ended by a signal or with its session.",
     )
     .action(async (target: string | undefined, _options: unknown, command: Command) => {
-      const options = ctx.options<{ thread?: string; template?: string }>(command);
+      const options = ctx.options<{ thread?: string; template?: string; allow?: string[] }>(command);
       if (!options.thread && (target === undefined || !SESSION_ID.test(target))) {
         command.error(`error: ${target === undefined ? 'no session' : `"${target}" is not a session id (ses_…)`}: give one, or --thread T.`);
       }
       if (options.thread && target !== undefined) command.error('error: give a session id or --thread, not both.');
       if (options.template && !options.thread) command.error('error: --template starts a new session: use it with --thread, not a session id.');
+      if (options.allow && !options.thread) command.error('error: --allow starts a new session with network: use it with --thread, not a session id.');
       const client = ctx.client(command);
-      const session = options.thread ? await client.sessions.create({ threadId: options.thread, template: options.template }) : await client.sessions.get(target!);
+      const session = options.thread
+        ? await client.sessions.create({ threadId: options.thread, template: options.template, ...networkOf(options.allow) })
+        : await client.sessions.get(target!);
       warnIfOtherTemplate(ctx.io, options.template, session);
+      warnIfOtherNetwork(ctx.io, options.allow, session);
       const stdin = ctx.io.stdin as Tty;
       const stdout = ctx.io.stdout as TtyOut;
       const size = () => ({ cols: stdout.isTTY && stdout.columns ? stdout.columns : 80, rows: stdout.isTTY && stdout.rows ? stdout.rows : 24 });

@@ -2290,6 +2290,10 @@ export interface components {
              * @example analytics
              */
             template?: string;
+            /** @description The hosts every item's code may reach through the platform's egress proxy, within the tenant's ceiling (docs/network.md), fixed at submission: {"allow": ["pypi.org", "*.example.com"]}. false or absent: no network. 403 NETWORK_FORBIDDEN for true, 422 NETWORK_NOT_ALLOWED names entries outside the ceiling, 400 INVALID_NETWORK_POLICY a malformed one. */
+            network?: false | {
+                allow: string[];
+            };
             /** @description At most BATCH_MAX_ITEMS (100,000 by default). */
             items: components["schemas"]["BatchItemDto"][];
         };
@@ -2336,6 +2340,8 @@ export interface components {
              * @example analytics:3
              */
             template: string | null;
+            /** @description The hosts every item's code may reach (docs/network.md); null: no network. */
+            network: components["schemas"]["NetworkPolicyResponse"] | null;
             /** Format: date-time */
             createdAt: string;
             /** Format: date-time */
@@ -2670,6 +2676,10 @@ export interface components {
              * @example analytics
              */
             template?: string | null;
+            /** @description The hosts the code of its threads' sessions may reach, within the tenant's ceiling (docs/network.md): {"allow": ["pypi.org"]}. false or null: no network (the default; on update, removes the policy). 403 NETWORK_FORBIDDEN for true, 422 NETWORK_NOT_ALLOWED names entries outside the ceiling, 400 INVALID_NETWORK_POLICY a malformed one. */
+            network?: false | {
+                allow: string[];
+            };
             /** @description Unique within the tenant; not blank. */
             name: string;
         };
@@ -2710,6 +2720,8 @@ export interface components {
             pythonModules: components["schemas"]["PythonModuleResponse"][];
             /** @description The template its sessions start from. */
             template: string | null;
+            /** @description The hosts its sessions' code may reach (docs/network.md); null: no network. */
+            network: components["schemas"]["NetworkPolicyResponse"] | null;
             /** Format: date-time */
             createdAt: string;
             /** Format: date-time */
@@ -2758,6 +2770,10 @@ export interface components {
              * @example analytics
              */
             template?: string | null;
+            /** @description The hosts the code of its threads' sessions may reach, within the tenant's ceiling (docs/network.md): {"allow": ["pypi.org"]}. false or null: no network (the default; on update, removes the policy). 403 NETWORK_FORBIDDEN for true, 422 NETWORK_NOT_ALLOWED names entries outside the ceiling, 400 INVALID_NETWORK_POLICY a malformed one. */
+            network?: false | {
+                allow: string[];
+            };
             /** @description Unique within the tenant; not blank. */
             name?: string;
         };
@@ -4223,6 +4239,8 @@ export interface operations {
                 tenantId?: string;
                 /** @description Only this session's connections. */
                 sessionId?: string;
+                /** @description Only this batch's connections (its items'). */
+                batchId?: string;
                 /** @description Started at or after. An ISO 8601 date or date-time. */
                 from?: string;
                 /** @description Started before. An ISO 8601 date or date-time. */
@@ -8798,7 +8816,7 @@ export interface operations {
                     "application/json": components["schemas"]["SubmittedBatchResponse"];
                 };
             };
-            /** @description `BATCH_EMPTY`, `INVALID_BATCH_ITEM`, `INVALID_BATCH_OPTIONS`, `INVALID_JSON`, `INVALID_NDJSON`, `INVALID_TEMPLATE`, `JSON_TOO_DEEP` */
+            /** @description `BATCH_EMPTY`, `INVALID_BATCH_ITEM`, `INVALID_BATCH_OPTIONS`, `INVALID_JSON`, `INVALID_NDJSON`, `INVALID_NETWORK_POLICY`, `INVALID_TEMPLATE`, `JSON_TOO_DEEP` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8807,7 +8825,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         error?: {
                             /** @enum {string} */
-                            code?: "BATCH_EMPTY" | "INVALID_BATCH_ITEM" | "INVALID_BATCH_OPTIONS" | "INVALID_JSON" | "INVALID_NDJSON" | "INVALID_TEMPLATE" | "JSON_TOO_DEEP";
+                            code?: "BATCH_EMPTY" | "INVALID_BATCH_ITEM" | "INVALID_BATCH_OPTIONS" | "INVALID_JSON" | "INVALID_NDJSON" | "INVALID_NETWORK_POLICY" | "INVALID_TEMPLATE" | "JSON_TOO_DEEP";
                         };
                     };
                 };
@@ -8826,7 +8844,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `TENANT_SUSPENDED` */
+            /** @description `NETWORK_FORBIDDEN`, `TENANT_SUSPENDED` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8835,7 +8853,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         error?: {
                             /** @enum {string} */
-                            code?: "TENANT_SUSPENDED";
+                            code?: "NETWORK_FORBIDDEN" | "TENANT_SUSPENDED";
                         };
                     };
                 };
@@ -8892,6 +8910,20 @@ export interface operations {
                         error?: {
                             /** @enum {string} */
                             code?: "UNSUPPORTED_MEDIA_TYPE";
+                        };
+                    };
+                };
+            };
+            /** @description `NETWORK_NOT_ALLOWED` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "NETWORK_NOT_ALLOWED";
                         };
                     };
                 };
@@ -10599,7 +10631,7 @@ export interface operations {
                     "application/json": components["schemas"]["AgentResponse"];
                 };
             };
-            /** @description `INVALID_AGENT_DEFINITION`, `INVALID_BACKEND_CONFIG`, `INVALID_JSON`, `INVALID_TOOL_MODULE`, `JSON_TOO_DEEP`, `UNKNOWN_TOOL`, `VALIDATION_FAILED` */
+            /** @description `INVALID_AGENT_DEFINITION`, `INVALID_BACKEND_CONFIG`, `INVALID_JSON`, `INVALID_NETWORK_POLICY`, `INVALID_TOOL_MODULE`, `JSON_TOO_DEEP`, `UNKNOWN_TOOL`, `VALIDATION_FAILED` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -10608,7 +10640,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         error?: {
                             /** @enum {string} */
-                            code?: "INVALID_AGENT_DEFINITION" | "INVALID_BACKEND_CONFIG" | "INVALID_JSON" | "INVALID_TOOL_MODULE" | "JSON_TOO_DEEP" | "UNKNOWN_TOOL" | "VALIDATION_FAILED";
+                            code?: "INVALID_AGENT_DEFINITION" | "INVALID_BACKEND_CONFIG" | "INVALID_JSON" | "INVALID_NETWORK_POLICY" | "INVALID_TOOL_MODULE" | "JSON_TOO_DEEP" | "UNKNOWN_TOOL" | "VALIDATION_FAILED";
                         };
                     };
                 };
@@ -10627,7 +10659,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `TENANT_SUSPENDED` */
+            /** @description `NETWORK_FORBIDDEN`, `TENANT_SUSPENDED` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -10636,7 +10668,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         error?: {
                             /** @enum {string} */
-                            code?: "TENANT_SUSPENDED";
+                            code?: "NETWORK_FORBIDDEN" | "TENANT_SUSPENDED";
                         };
                     };
                 };
@@ -10669,7 +10701,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `PYTHON_INVALID_TOOL_NAME`, `PYTHON_NO_PUBLIC_FUNCTIONS`, `PYTHON_POSITIONAL_ONLY_NOT_SUPPORTED`, `PYTHON_SYNTAX_ERROR`, `PYTHON_UNSUPPORTED_SIGNATURE`, `PYTHON_VARARGS_NOT_SUPPORTED`, `TOOL_NAME_CONFLICT` */
+            /** @description `NETWORK_NOT_ALLOWED`, `PYTHON_INVALID_TOOL_NAME`, `PYTHON_NO_PUBLIC_FUNCTIONS`, `PYTHON_POSITIONAL_ONLY_NOT_SUPPORTED`, `PYTHON_SYNTAX_ERROR`, `PYTHON_UNSUPPORTED_SIGNATURE`, `PYTHON_VARARGS_NOT_SUPPORTED`, `TOOL_NAME_CONFLICT` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -10678,7 +10710,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         error?: {
                             /** @enum {string} */
-                            code?: "PYTHON_INVALID_TOOL_NAME" | "PYTHON_NO_PUBLIC_FUNCTIONS" | "PYTHON_POSITIONAL_ONLY_NOT_SUPPORTED" | "PYTHON_SYNTAX_ERROR" | "PYTHON_UNSUPPORTED_SIGNATURE" | "PYTHON_VARARGS_NOT_SUPPORTED" | "TOOL_NAME_CONFLICT";
+                            code?: "NETWORK_NOT_ALLOWED" | "PYTHON_INVALID_TOOL_NAME" | "PYTHON_NO_PUBLIC_FUNCTIONS" | "PYTHON_POSITIONAL_ONLY_NOT_SUPPORTED" | "PYTHON_SYNTAX_ERROR" | "PYTHON_UNSUPPORTED_SIGNATURE" | "PYTHON_VARARGS_NOT_SUPPORTED" | "TOOL_NAME_CONFLICT";
                         };
                     };
                 };
@@ -11097,7 +11129,7 @@ export interface operations {
                     "application/json": components["schemas"]["AgentResponse"];
                 };
             };
-            /** @description `INVALID_AGENT_DEFINITION`, `INVALID_BACKEND_CONFIG`, `INVALID_JSON`, `INVALID_TOOL_MODULE`, `JSON_TOO_DEEP`, `UNKNOWN_TOOL`, `VALIDATION_FAILED` */
+            /** @description `INVALID_AGENT_DEFINITION`, `INVALID_BACKEND_CONFIG`, `INVALID_JSON`, `INVALID_NETWORK_POLICY`, `INVALID_TOOL_MODULE`, `JSON_TOO_DEEP`, `UNKNOWN_TOOL`, `VALIDATION_FAILED` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -11106,7 +11138,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         error?: {
                             /** @enum {string} */
-                            code?: "INVALID_AGENT_DEFINITION" | "INVALID_BACKEND_CONFIG" | "INVALID_JSON" | "INVALID_TOOL_MODULE" | "JSON_TOO_DEEP" | "UNKNOWN_TOOL" | "VALIDATION_FAILED";
+                            code?: "INVALID_AGENT_DEFINITION" | "INVALID_BACKEND_CONFIG" | "INVALID_JSON" | "INVALID_NETWORK_POLICY" | "INVALID_TOOL_MODULE" | "JSON_TOO_DEEP" | "UNKNOWN_TOOL" | "VALIDATION_FAILED";
                         };
                     };
                 };
@@ -11125,7 +11157,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `TENANT_SUSPENDED` */
+            /** @description `NETWORK_FORBIDDEN`, `TENANT_SUSPENDED` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -11134,7 +11166,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         error?: {
                             /** @enum {string} */
-                            code?: "TENANT_SUSPENDED";
+                            code?: "NETWORK_FORBIDDEN" | "TENANT_SUSPENDED";
                         };
                     };
                 };
@@ -11181,7 +11213,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `PYTHON_INVALID_TOOL_NAME`, `PYTHON_NO_PUBLIC_FUNCTIONS`, `PYTHON_POSITIONAL_ONLY_NOT_SUPPORTED`, `PYTHON_SYNTAX_ERROR`, `PYTHON_UNSUPPORTED_SIGNATURE`, `PYTHON_VARARGS_NOT_SUPPORTED`, `TOOL_NAME_CONFLICT` */
+            /** @description `NETWORK_NOT_ALLOWED`, `PYTHON_INVALID_TOOL_NAME`, `PYTHON_NO_PUBLIC_FUNCTIONS`, `PYTHON_POSITIONAL_ONLY_NOT_SUPPORTED`, `PYTHON_SYNTAX_ERROR`, `PYTHON_UNSUPPORTED_SIGNATURE`, `PYTHON_VARARGS_NOT_SUPPORTED`, `TOOL_NAME_CONFLICT` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -11190,7 +11222,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         error?: {
                             /** @enum {string} */
-                            code?: "PYTHON_INVALID_TOOL_NAME" | "PYTHON_NO_PUBLIC_FUNCTIONS" | "PYTHON_POSITIONAL_ONLY_NOT_SUPPORTED" | "PYTHON_SYNTAX_ERROR" | "PYTHON_UNSUPPORTED_SIGNATURE" | "PYTHON_VARARGS_NOT_SUPPORTED" | "TOOL_NAME_CONFLICT";
+                            code?: "NETWORK_NOT_ALLOWED" | "PYTHON_INVALID_TOOL_NAME" | "PYTHON_NO_PUBLIC_FUNCTIONS" | "PYTHON_POSITIONAL_ONLY_NOT_SUPPORTED" | "PYTHON_SYNTAX_ERROR" | "PYTHON_UNSUPPORTED_SIGNATURE" | "PYTHON_VARARGS_NOT_SUPPORTED" | "TOOL_NAME_CONFLICT";
                         };
                     };
                 };
