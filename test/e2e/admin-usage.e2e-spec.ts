@@ -35,6 +35,8 @@ describe('Admin: usage per tenant and day', () => {
         day: today,
         executions: { count: 2, cpuSeconds: expect.any(Number), wallSeconds: expect.any(Number) },
         batchItems: { count: 2, cpuSeconds: expect.any(Number), wallSeconds: expect.any(Number) },
+        // No network policy: nothing through the egress proxy.
+        egress: { bytesIn: 0, bytesOut: 0 },
       },
     ]);
     const day = usage.body.days[0];

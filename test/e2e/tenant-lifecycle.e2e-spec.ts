@@ -119,17 +119,23 @@ describe('Tenant suspension and deletion', () => {
       );
 
     // Two tenants with one of everything; one artifact's bytes are the same for both.
-    const [doomed, kept] = [await platform.newTenant(), await platform.newTenant()];
+    // With a network ceiling, so a refused connection puts a row in the egress log.
+    const ceiling = { network: { allow: ['nowhere.test'] } };
+    const [doomed, kept] = [await platform.newTenant(ceiling), await platform.newTenant(ceiling)];
     const sessions: Record<string, string> = {};
     for (const api of [doomed, kept]) {
       await api.request('PUT', '/v1/threads/t1/files/content?path=/notes.txt', { body: 'notes', headers: { 'content-type': 'text/plain' } });
-      const session = await api.createSession({ threadId: 't1' });
+      const session = await api.createSession({ threadId: 't1', network: { allow: ['nowhere.test'] } });
       sessions[api.tenantId] = session.id;
       const run = await api.execute(
         session.id,
-        `import os\nopen("/session/artifacts/shared.txt", "w").write("same bytes")\nopen("/session/artifacts/own.txt", "w").write("${api.tenantId}")`,
+        `import os, urllib.request\nopen("/session/artifacts/shared.txt", "w").write("same bytes")\nopen("/session/artifacts/own.txt", "w").write("${api.tenantId}")\n` +
+          `try:\n    urllib.request.urlopen("http://elsewhere.test/", timeout=10)\nexcept Exception as e:\n    print(e)`,
       );
       expect(run.body.status).toBe('ok');
+      expect(run.body.stdout).toContain('403');
+      const logged = async () => (await db.query('SELECT count(*)::int AS n FROM egress_connections WHERE tenant_id = $1', [api.tenantId]))[0].n > 0;
+      await until(logged);
       const batch = await api.post('/v1/batches', { items: [{ code: `open("/session/artifacts/b.txt", "w").write("b ${api.tenantId}")` }] });
       await until(async () => (await api.get(`/v1/batches/${batch.body.id}`)).body.status === 'completed');
       expect((await api.post('/v1/agents', { name: 'Helper', instructions: 'Help.', model: 'default', tools: ['read_file'] })).status).toBe(201);
