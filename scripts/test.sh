@@ -16,6 +16,8 @@ ensure_chromium
 # The kernel's syscall tables (asm/unistd_*.h), from which sandbox-hardening.e2e takes
 # the numbers of every denied call on each ABI.
 apt_install linux-libc-dev
+# egress.e2e makes a certificate for its HTTPS target with the openssl command.
+command -v openssl >/dev/null || apt_install openssl
 build_images
 
 export NODE_ENV=test
