@@ -59,12 +59,44 @@ wait_for() { # wait_for <seconds> <description> <command...>
   die "$what did not come up within ${seconds}s"
 }
 
+# gVisor's runsc as the Docker runtime "runsc" (the gvisor tier, docs/security.md): Debian's
+# package, called through a wrapper that gives every runsc command the flags this platform
+# needs: the ptrace platform (KVM spins in this VM), no network stack (sandboxes have
+# none), host Unix sockets (the host channel and the egress socket) and the container's
+# own seccomp profile applied inside the sandbox too. A wrapper, not daemon.json's
+# runtimeArgs, so that a dockerd we start needs no file in /etc.
+RUNSC_WRAPPER=/usr/local/lib/drydock/runsc
+install_runsc_wrapper() {
+  command -v runsc >/dev/null || apt_install runsc
+  mkdir -p "$(dirname "$RUNSC_WRAPPER")"
+  cat >"$RUNSC_WRAPPER.tmp" <<'WRAPPER'
+#!/bin/sh
+exec /usr/bin/runsc --platform=ptrace --network=none --host-uds=all --oci-seccomp "$@"
+WRAPPER
+  chmod 0755 "$RUNSC_WRAPPER.tmp" && mv "$RUNSC_WRAPPER.tmp" "$RUNSC_WRAPPER"
+}
+docker_has_runsc() { docker info --format '{{json .Runtimes}}' 2>/dev/null | grep -q '"runsc"'; }
+
+# DRYDOCK_GVISOR=1 (scripts/test.sh sets it): a dockerd we start knows the runtime runsc;
+# one running already must have it registered by its operator (docs/security.md shows
+# the daemon.json lines).
 ensure_docker() {
-  if docker info >/dev/null 2>&1; then return 0; fi
+  local gvisor=()
+  if [[ "${DRYDOCK_GVISOR:-0}" == 1 ]]; then
+    install_runsc_wrapper
+    # Checkpoints (docker checkpoint, hibernation) are an experimental API of dockerd.
+    gvisor=(--add-runtime "runsc=$RUNSC_WRAPPER" --experimental)
+  fi
+  if docker info >/dev/null 2>&1; then
+    if [[ ${#gvisor[@]} -gt 0 ]] && ! docker_has_runsc; then
+      die "DRYDOCK_GVISOR=1 but the running dockerd has no runtime \"runsc\": register $RUNSC_WRAPPER as \"runsc\" in /etc/docker/daemon.json (docs/security.md) and restart it"
+    fi
+    return 0
+  fi
   command -v dockerd >/dev/null || apt_install docker.io
   command -v docker >/dev/null || apt_install docker.io
-  log "starting dockerd"
-  (setsid dockerd >"$DRYDOCK_VAR/log/dockerd.log" 2>&1 &)
+  log "starting dockerd${gvisor:+ with gVisor (runsc)}"
+  (setsid dockerd "${gvisor[@]}" >"$DRYDOCK_VAR/log/dockerd.log" 2>&1 &)
   wait_for 60 "dockerd" docker info
 }
 

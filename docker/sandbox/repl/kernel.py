@@ -745,6 +745,14 @@ def _zygote(ctl_fd: int) -> NoReturn:
     # With the two-user layout (real uid != effective uid), each kernel becomes the
     # plain sandbox user; otherwise it keeps our single user.
     sandbox = os.geteuid() if os.getuid() != os.geteuid() else None
+    wanted = os.environ.get("DRYDOCK_SANDBOX_UID")
+    if sandbox is None and wanted is not None and str(os.getuid()) != wanted:
+        # The layout was asked for but exec did not keep it: gVisor's execve sets the
+        # effective ids to the real ones, so this process is the supervisor's user only
+        # and could not make its kernels the sandbox user. It must not fork any: the
+        # supervisor starts kernels the old way, as the sandbox user before exec.
+        ctl.send(json.dumps({"ev": "unavailable", "reason": f"exec left uid {os.getuid()} without the sandbox user's effective id"}).encode())
+        os._exit(0)
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_r, False)
     os.set_blocking(wake_w, False)

@@ -168,5 +168,27 @@ class TestWithoutSeparation(unittest.TestCase):
         self.assertTrue(frame["problems"])
 
 
+
+class TestZygoteWithoutTheSandboxId(unittest.TestCase):
+    def test_a_zygote_that_exec_left_without_the_sandbox_id_forks_nothing(self) -> None:
+        # As under gVisor, whose execve sets the effective ids to the real ones: the
+        # layout is asked for (DRYDOCK_SANDBOX_UID) but this process has one id only. Its
+        # kernels would run as the supervisor's user: it must refuse instead.
+        import socket
+        import subprocess
+
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self.addCleanup(ours.close)
+        kernel = os.path.join(os.path.dirname(os.path.abspath(__file__)), "kernel.py")
+        env = {**os.environ, "DRYDOCK_SANDBOX_UID": str(os.getuid() + 1)}
+        proc = subprocess.Popen([SYSTEM_PYTHON, kernel, "--zygote", str(theirs.fileno())], pass_fds=(theirs.fileno(),), env=env)
+        theirs.close()
+        ours.settimeout(30)
+        hello = json.loads(ours.recv(4096))
+        self.assertEqual(hello["ev"], "unavailable")
+        self.assertIn(f"uid {os.getuid()}", hello["reason"])
+        self.assertEqual(proc.wait(timeout=30), 0)
+
+
 if __name__ == "__main__":
     unittest.main()

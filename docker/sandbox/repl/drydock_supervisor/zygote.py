@@ -75,6 +75,13 @@ class Zygote:
             hello = json.loads(ours.recv(PACKET) or b"null")
         except (OSError, ValueError):
             hello = None
+        if isinstance(hello, dict) and hello.get("ev") == "unavailable":
+            # Not a crash: this runtime cannot give it the two ids (gVisor); never retried.
+            log(f"no zygote here ({hello.get('reason')}); kernels start as processes of their own")
+            self.restarts = MAX_RESTARTS + 1
+            ours.close()
+            self.stop()
+            return False
         if not isinstance(hello, dict) or hello.get("ev") != "ready":
             log("the zygote did not start; kernels start as processes of their own")
             ours.close()
