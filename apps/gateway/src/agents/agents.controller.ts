@@ -92,8 +92,8 @@ export class AgentsController {
   @ApiErrors({ ...MODULE_ERRORS, 404: ['AGENT_NOT_FOUND'] })
   async update(@Principal() principal: TenantPrincipal, @Param('id') id: string, @Body() dto: UpdateAgentDto): Promise<AgentView> {
     // Absent: the policy stays; false or null: none.
-    const patch = dto.network === undefined ? { ...dto, network: undefined } : { ...dto, network: networkOption(dto.network) };
-    return toAgentView(await this.agents.update(principal.tenantId, id, patch));
+    const network = dto.network === undefined ? undefined : networkOption(dto.network);
+    return toAgentView(await this.agents.update(principal.tenantId, id, { ...dto, network }));
   }
 
   @Delete(':id')
