@@ -11,6 +11,7 @@ import signal
 import time
 
 from .background import BackgroundMixin, BgProc
+from .checkpoint import CheckpointMixin
 from .terminals import Terminal, TerminalMixin
 from .commands import EXIT_POLL_INTERVAL_S as COMMAND_POLL_INTERVAL_S, CommandMixin, CommandProc, Spawner
 from .execs import Exec, ExecMixin
@@ -24,7 +25,7 @@ from .session_tree import ChangeWatch, Snapshot
 from .zygote import Zygote
 
 
-class Supervisor(HostChannelMixin, ExecMixin, CommandMixin, BackgroundMixin, TerminalMixin, KernelMixin):
+class Supervisor(HostChannelMixin, CheckpointMixin, ExecMixin, CommandMixin, BackgroundMixin, TerminalMixin, KernelMixin):
     def __init__(
         self,
         host_in: int,

@@ -1,5 +1,5 @@
 """The host side of the supervisor: reading and answering the requests that arrive on
-the host channel (exec, fs-delete, fs-read, fs-write, recycle, ping, shutdown), and
+the host channel (exec, fs-delete, fs-read, fs-write, recycle, checkpoint, ping, shutdown), and
 writing frames back."""
 
 from __future__ import annotations
@@ -113,6 +113,8 @@ class HostChannelMixin:
             self.on_pty_close(message)
         elif op == "recycle":
             self.on_recycle(message)
+        elif op == "checkpoint":
+            self.on_checkpoint(message)  # checkpoint.py
         elif op == "shutdown":
             log("shutdown requested")
             raise Exit(0)

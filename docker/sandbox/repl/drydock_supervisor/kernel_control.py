@@ -260,6 +260,20 @@ class KernelMixin:
                 return
             self.on_kernel_message(kernel, message)
 
+    def ready_frame(self) -> dict[str, Any]:
+        """What the supervisor says of itself once it can take requests."""
+        features = (["recycle"] if self.identity.separated else []) + ["fs-read", "fs-write", "interrupt", "commands", "background", "terminals"]
+        if os.environ.get("DRYDOCK_CHANNEL_SOCKET"):
+            features.append("checkpoint")  # checkpoint.py
+        return {
+            "ev": "ready",
+            "protocol": PROTOCOL_VERSION,
+            "python": "%d.%d.%d" % sys.version_info[:3],
+            "pid": os.getpid(),
+            # Optional requests this supervisor can serve.
+            "features": features,
+        }
+
     def on_kernel_message(self, kernel: KernelProc, message: dict[str, Any]) -> None:
         ev = message.get("ev")
         cur = self.current
@@ -268,16 +282,7 @@ class KernelMixin:
             self.start_failures = 0
             if not self.announced:
                 self.announced = True
-                self.send(
-                    {
-                        "ev": "ready",
-                        "protocol": PROTOCOL_VERSION,
-                        "python": "%d.%d.%d" % sys.version_info[:3],
-                        "pid": os.getpid(),
-                        # Optional requests this supervisor can serve.
-                        "features": (["recycle"] if self.identity.separated else []) + ["fs-read", "fs-write", "interrupt", "commands", "background", "terminals"],
-                    }
-                )
+                self.send(self.ready_frame())
             if cur is not None and cur.started is None and cur.command is None:
                 self.start_exec()
         elif (

@@ -32,7 +32,7 @@ def accept_timeout_s() -> float:
 
 
 @contextlib.contextmanager
-def _as_supervisor(identity: Identity) -> Iterator[None]:
+def as_supervisor(identity: Identity) -> Iterator[None]:
     if not identity.separated:
         yield
         return
@@ -55,7 +55,7 @@ def accept_host_channel(path: str, identity: Identity, timeout_s: float | None =
     """
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
-        with _as_supervisor(identity):
+        with as_supervisor(identity):
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(path)
             listener.bind(path)

@@ -54,15 +54,59 @@ def spawn(message: dict, fds: list[int]) -> dict:
     options = {"file_actions": actions, "setsid": True, "setsigdef": (signal.SIGPIPE, signal.SIGXFSZ)}
     # Looked up on the command's own PATH, as a shell would (posix_spawnp would use ours).
     path = argv[0] if "/" in argv[0] else shutil.which(argv[0], path=env.get("PATH", os.defpath))
+    global _posix_spawn_works
     try:
         if path is None:
             raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), argv[0])
-        pid = os.posix_spawn(path, argv, env, **options)
+        if _posix_spawn_works:
+            try:
+                pid = os.posix_spawn(path, argv, env, **options)
+            except PermissionError:
+                # gVisor with the OCI seccomp profile answers clone3 with EPERM, not the
+                # profile's ENOSYS, so the C library never falls back to clone: fork.
+                _posix_spawn_works = False
+        if not _posix_spawn_works:
+            pid = _fork_exec(path, argv, env, fds)
     except OSError as exc:
         return {"ev": "failed", "errno": exc.errno or 0, "strerror": exc.strerror or str(exc), "filename": argv[0]}
     finally:
         os.chdir("/")
     return {"ev": "spawned", "pid": pid}
+
+
+# Whether posix_spawn (a vfork) starts processes here; a fork and an exec otherwise.
+_posix_spawn_works = True
+
+
+def _fork_exec(path: str, argv: list[str], env: dict, fds: list[int]) -> int:
+    """What posix_spawn does with those options, by fork: the command's fds as 0, 1, 2,
+    a session of its own, default SIGPIPE and SIGXFSZ; an exec failure is raised here."""
+    ready_r, ready_w = os.pipe2(os.O_CLOEXEC)
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child only sets up and execs
+        try:
+            os.close(ready_r)
+            os.setsid()
+            for fd, target in zip(fds, (0, 1, 2)):
+                os.dup2(fd, target)
+            for number in (signal.SIGPIPE, signal.SIGXFSZ, signal.SIGCHLD):
+                signal.signal(number, signal.SIG_DFL)
+            signal.set_wakeup_fd(-1)
+            os.execve(path, argv, env)
+        except OSError as exc:
+            os.write(ready_w, str(exc.errno or errno.EIO).encode())
+        except BaseException:
+            os.write(ready_w, str(errno.EIO).encode())
+        os._exit(127)
+    os.close(ready_w)
+    try:
+        failure = os.read(ready_r, 16)
+    finally:
+        os.close(ready_r)
+    if failure:
+        code = int(failure)
+        raise OSError(code, os.strerror(code), path)
+    return pid
 
 
 def spawn_pty(message: dict, fds: list[int]) -> dict:
