@@ -6,6 +6,9 @@
 # (draining them); `--detach` leaves them running in the background (stop them with
 # scripts/stop.sh).
 #   --workers N   start N workers on this machine (worker-1 ... worker-N), default 1
+#   --gvisor      also offer the gvisor tier: installs gVisor (Debian's runsc), registers
+#                 it with the Docker engine we start, sets SANDBOX_GVISOR_RUNTIME=runsc
+#                 (its sessions can hibernate and be snapshotted: docs/sessions.md)
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 source "$ROOT/scripts/lib/services.sh"
@@ -15,9 +18,10 @@ WORKERS=1
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --detach) DETACH=1 ;;
+    --gvisor) export DRYDOCK_GVISOR=1 ;;
     --workers) WORKERS="${2:-}"; shift ;;
     --workers=*) WORKERS="${1#*=}" ;;
-    *) die "unknown option $1 (use --detach, --workers N)" ;;
+    *) die "unknown option $1 (use --detach, --workers N, --gvisor)" ;;
   esac
   shift
 done
@@ -54,6 +58,7 @@ grep -q '^SANDBOX_CHANNEL_DIR=' "$ENV_FILE" || echo "SANDBOX_CHANNEL_DIR=$DRYDOC
 set -a; source "$ENV_FILE"; set +a
 # Template images go to the registry ensure_registry started (unless the settings name one).
 export TEMPLATE_REGISTRY="${TEMPLATE_REGISTRY:-$REGISTRY_ADDR}"
+if [[ "${DRYDOCK_GVISOR:-0}" == 1 ]]; then export SANDBOX_GVISOR_RUNTIME="${SANDBOX_GVISOR_RUNTIME:-runsc}"; fi
 
 log "applying migrations"
 (cd "$ROOT" && node dist/scripts/migrate.js)

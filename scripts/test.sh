@@ -10,6 +10,9 @@ ensure_postgres
 ensure_database drydock_test
 ensure_redis
 ensure_registry
+# gVisor as the Docker runtime "runsc" (a dockerd this script starts registers it, with
+# the checkpoint API): hibernate.e2e and the suites of the gvisor tier run under it.
+export DRYDOCK_GVISOR=1
 ensure_docker
 ensure_node_modules
 ensure_chromium

@@ -1,4 +1,6 @@
 import {
+  CheckpointRefusedError,
+  type SandboxCheckpointFile,
   SandboxFileChangedError,
   type FsDeleteOutcome,
   type FsWriteOutcome,
@@ -11,6 +13,9 @@ import {
   type SessionFileRead,
   type SessionTreeEntry,
 } from '@drydock/execution';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import type { TenantsRepository } from '@drydock/core';
 import { InMemoryThreadFilesRepository, VfsService } from '@drydock/vfs';
@@ -135,11 +140,27 @@ export class FakeRuntime implements SandboxRuntime {
   // The spec of each sandbox created, in order.
   specs: (SandboxSpec | undefined)[] = [];
   behaviour: (s: FakeSandbox) => Promise<RunOutcome> = async () => okOutcome();
-  async create(spec?: SandboxSpec) {
+  // Checkpoints are off unless a test turns them on; one is a small file naming its
+  // sandbox, and a restore records what it read from it.
+  checkpointing = false;
+  restored: string[] = [];
+  async create(spec?: SandboxSpec, options: { restoreFrom?: string } = {}) {
+    if (options.restoreFrom) this.restored.push(await readFile(options.restoreFrom, 'utf8'));
     const sandbox = new FakeSandbox(`c${this.created.length + 1}`, (s) => this.behaviour(s));
     this.created.push(sandbox);
     this.specs.push(spec);
     return sandbox;
+  }
+  checkpointUnavailable(spec: Pick<SandboxSpec, 'tier' | 'storage'>) {
+    return this.checkpointing && spec.tier === 'gvisor' ? null : 'the fake runtime has checkpoints off';
+  }
+  async checkpoint(sandbox: Sandbox): Promise<SandboxCheckpointFile> {
+    if (!this.checkpointing) throw new CheckpointRefusedError('the fake runtime has checkpoints off');
+    const dir = await mkdtemp(join(tmpdir(), 'fake-checkpoint-'));
+    const path = join(dir, 'checkpoint.img');
+    await writeFile(path, `checkpoint of ${sandbox.id}`);
+    await sandbox.destroy();
+    return { path, sizeBytes: Buffer.byteLength(`checkpoint of ${sandbox.id}`), remove: () => rm(dir, { recursive: true, force: true }) };
   }
   released: string[] = [];
   async releaseSession(sessionId: string) {

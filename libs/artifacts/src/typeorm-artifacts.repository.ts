@@ -228,6 +228,8 @@ export class TypeOrmArtifactsRepository implements ArtifactsRepository {
         `SELECT b.sha256 FROM artifact_blobs b
           WHERE ($1::text[] IS NULL OR b.sha256 = ANY($1::text[]))
             AND NOT EXISTS (SELECT 1 FROM artifacts a WHERE a.sha256 = b.sha256)
+            -- Sessions' checkpoints are blobs of this store too (libs/sessions).
+            AND NOT EXISTS (SELECT 1 FROM session_checkpoints c WHERE c.sha256 = b.sha256)
           ORDER BY b.created_at
           LIMIT $2
           FOR UPDATE SKIP LOCKED`,

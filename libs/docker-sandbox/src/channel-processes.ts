@@ -59,6 +59,10 @@ export class ChannelProcesses implements SandboxProcesses {
     return answer.delivered;
   }
 
+  adopt(processIds: readonly string[]): void {
+    for (const id of processIds) if (!this.live.has(id)) this.live.set(id, Date.now());
+  }
+
   running(): string[] {
     return [...this.live.keys()];
   }
@@ -88,9 +92,12 @@ export class ChannelProcesses implements SandboxProcesses {
   }
 
   // The sandbox is gone: pending requests fail, and the processes ended with it.
-  onGone(error: Error): void {
+  // `keepRunning`: the sandbox was checkpointed, its processes with it: they end with
+  // nothing here (the restored sandbox adopts them).
+  onGone(error: Error, keepRunning = false): void {
     if (this.gone) return;
     this.gone = error;
+    if (keepRunning) this.live.clear();
     for (const waiter of this.waiting.values()) {
       clearTimeout(waiter.timer);
       waiter.reject(error);

@@ -104,9 +104,13 @@ export function sandboxLabels(spec: SandboxSpec): Record<string, string> {
 
 // The isolation every sandbox gets, whatever the caller asked for. Nothing here is
 // caller-controlled except sizes, which arrive already clamped.
-// `session` is the tmpfs volume's name, or for `bind` storage the host folder.
+// `session` is the tmpfs volume's name, or for `bind` storage the host folder, or
+// `memory`: a tmpfs of the container itself (the gvisor tier: gVisor keeps it in the
+// sandbox's memory, so a checkpoint saves it with the processes; decision 018).
 // What the container runs under besides the image: the seccomp profile (JSON) and, when
 // the operator names one, the OCI runtime.
+export type SessionStorageMount = { volume: string } | { hostDir: string } | { memory: true };
+
 export interface SandboxHardening {
   seccompProfileJson: string;
   runtime?: string;
@@ -124,7 +128,7 @@ export interface SandboxTuning {
 export function sandboxContainerOptions(
   spec: SandboxSpec,
   image: string,
-  session: { volume: string } | { hostDir: string },
+  session: SessionStorageMount,
   hardening: SandboxHardening,
   tuning: SandboxTuning = {},
   // The host folder of the socket channel (owned by SUPERVISOR_UID, mode 0700); unset:
@@ -133,9 +137,11 @@ export function sandboxContainerOptions(
 ): ContainerCreateOptions {
   const { limits } = spec;
   const mounts: NonNullable<NonNullable<ContainerCreateOptions['HostConfig']>['Mounts']> = [
-    'volume' in session
-      ? { Type: 'volume', Source: session.volume, Target: '/session', ReadOnly: false }
-      : { Type: 'bind', Source: session.hostDir, Target: '/session', ReadOnly: false, BindOptions: { Propagation: 'rprivate' } },
+    ...('volume' in session
+      ? [{ Type: 'volume' as const, Source: session.volume, Target: '/session', ReadOnly: false }]
+      : 'hostDir' in session
+        ? [{ Type: 'bind' as const, Source: session.hostDir, Target: '/session', ReadOnly: false, BindOptions: { Propagation: 'rprivate' as const } }]
+        : []),
     // Operator datasets: read-only, nothing below them is writable whatever the modes.
     ...(spec.readOnlyMounts ?? []).map((m) => ({
       Type: 'bind' as const,
@@ -198,6 +204,7 @@ export function sandboxContainerOptions(
       // the code writes run from /session, the thread's own folder.
       Tmpfs: {
         '/tmp': `rw,noexec,nosuid,nodev,size=${limits.tmpDiskMb}m,uid=${SANDBOX_UID},gid=${SANDBOX_UID},mode=1777`,
+        ...('memory' in session ? { '/session': `rw,nosuid,nodev,size=${limits.sessionDiskMb}m,uid=${SANDBOX_UID},gid=${SANDBOX_UID},mode=0700` } : {}),
         // Installed packages run (native extensions are mapped executable), so not noexec.
         ...(egress ? { [PACKAGES_DIR]: `rw,nosuid,nodev,size=${limits.sessionDiskMb}m,uid=${SANDBOX_UID},gid=${SANDBOX_UID},mode=0755` } : {}),
       },

@@ -1,5 +1,6 @@
 import { jest } from '@jest/globals';
 import { ConfigError } from '@drydock/core';
+import type { SandboxSpec } from '@drydock/execution';
 import type Docker from 'dockerode';
 import { mkdtemp, readdir, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -9,7 +10,7 @@ import { makeLimits } from '../../../test/factories/limits.factory.js';
 import { DockerSandboxRuntime } from './docker-sandbox.runtime.js';
 import { SANDBOX_SECCOMP_PROFILE } from './seccomp/sandbox-seccomp.profile.js';
 
-const spec = { sessionId: 'ses_1', tenantId: 'ten_1', threadId: 'thr_1', workerId: 'w1', limits: makeLimits() };
+const spec: SandboxSpec = { sessionId: 'ses_1', tenantId: 'ten_1', threadId: 'thr_1', workerId: 'w1', limits: makeLimits() };
 
 // Only what onModuleInit and the start of create() touch; createContainer stops there.
 function fakeDocker(runtimes: string[]) {
@@ -29,25 +30,34 @@ function runtimeWith(env: Record<string, string>, docker: ReturnType<typeof fake
   return sut;
 }
 
-async function createdOptions(sut: DockerSandboxRuntime, docker: ReturnType<typeof fakeDocker>) {
-  await expect(sut.create(spec)).rejects.toThrow('stop here');
+async function createdOptions(sut: DockerSandboxRuntime, docker: ReturnType<typeof fakeDocker>, over: Partial<typeof spec> = {}) {
+  docker.createContainer.mockClear();
+  await expect(sut.create({ ...spec, ...over })).rejects.toThrow('stop here');
   return docker.createContainer.mock.calls[0][0];
 }
 
 describe(DockerSandboxRuntime.name, () => {
   it('should refuse to start when Docker does not know the runtime, naming the variable and what it knows', async () => {
     const docker = fakeDocker(['runc', 'io.containerd.runc.v2']);
-    const sut = runtimeWith({ SANDBOX_RUNTIME: 'runsc' }, docker);
+    const sut = runtimeWith({ SANDBOX_RUNTIME: 'crun' }, docker);
     const init = sut.onModuleInit();
     await expect(init).rejects.toThrow(ConfigError);
-    await expect(init).rejects.toThrow('SANDBOX_RUNTIME: Docker has no runtime "runsc" (it has: runc, io.containerd.runc.v2)');
+    await expect(init).rejects.toThrow('SANDBOX_RUNTIME: Docker has no runtime "crun" (it has: runc, io.containerd.runc.v2)');
+    await expect(runtimeWith({ SANDBOX_GVISOR_RUNTIME: 'runsc' }, docker).onModuleInit()).rejects.toThrow('SANDBOX_GVISOR_RUNTIME: Docker has no runtime "runsc"');
   });
 
   it('should pass a runtime Docker knows to every container, and none when unset', async () => {
-    const docker = fakeDocker(['runc', 'runsc']);
-    const gvisor = runtimeWith({ SANDBOX_RUNTIME: 'runsc' }, docker);
-    await gvisor.onModuleInit();
-    expect((await createdOptions(gvisor, docker)).HostConfig!.Runtime).toBe('runsc');
+    const docker = fakeDocker(['runc', 'crun', 'runsc']);
+    const tiers = runtimeWith({ SANDBOX_RUNTIME: 'crun', SANDBOX_GVISOR_RUNTIME: 'runsc' }, docker);
+    await tiers.onModuleInit();
+    const runc = (await createdOptions(tiers, docker)).HostConfig!;
+    expect(runc.Runtime).toBe('crun');
+    expect(runc.Mounts!.find((m) => m.Target === '/session')).toMatchObject({ Type: 'volume' });
+    // The gvisor tier: gVisor's runtime, and /session in the sandbox's own memory.
+    const gvisor = (await createdOptions(tiers, docker, { tier: 'gvisor' })).HostConfig!;
+    expect(gvisor.Runtime).toBe('runsc');
+    expect(gvisor.Mounts!.find((m) => m.Target === '/session')).toBeUndefined();
+    expect(gvisor.Tmpfs!['/session']).toMatch(/^rw,nosuid,nodev,size=\d+m,/);
 
     const plainDocker = fakeDocker(['runc']);
     const plain = runtimeWith({}, plainDocker);

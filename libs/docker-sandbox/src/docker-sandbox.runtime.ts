@@ -2,11 +2,20 @@ import { Inject, Injectable, Logger, Optional, type OnModuleInit } from '@nestjs
 import Docker from 'dockerode';
 import { APP_CONFIG, ConfigError, UnavailableError, type AppConfig } from '@drydock/core';
 import { createHash } from 'node:crypto';
-import { chown, mkdir, readFile, rm } from 'node:fs/promises';
+import { copyFile, chown, mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { connect } from 'node:net';
 import { join, resolve } from 'node:path';
 import type { Duplex } from 'node:stream';
-import { SANDBOX_EGRESS, type Sandbox, type SandboxEgress, type SandboxRuntime, type SandboxSpec } from '@drydock/execution';
+import {
+  CheckpointRefusedError,
+  SANDBOX_EGRESS,
+  type Sandbox,
+  type SandboxCheckpointFile,
+  type SandboxEgress,
+  type SandboxRuntime,
+  type SandboxSpec,
+} from '@drydock/execution';
 import {
   CHANNEL_SOCKET_NAME,
   EGRESS_SOCKET_NAME,
@@ -17,6 +26,7 @@ import {
   sandboxContainerOptions,
   sessionVolumeOptions,
   type SandboxHardening,
+  type SessionStorageMount,
 } from './container-spec.js';
 import { DockerSandbox } from './docker-sandbox.js';
 import { PlatformRuntimeVolumes } from './templates/platform-runtime-volume.js';
@@ -33,6 +43,11 @@ const CHANNEL_CHECK_MS = 250;
 // sun_path holds 108 bytes, the last one a NUL.
 const MAX_SOCKET_PATH_BYTES = 107;
 
+// The checkpoint's name in Docker's folder of the container it restores into.
+const CHECKPOINT_ID = 'drydock';
+// What the supervisor waits for in its channel folder before it listens again.
+const RESUME_FILE = 'resume';
+
 const channelFolderName = (containerName: string) => createHash('sha256').update(containerName).digest('base64url').slice(0, 16);
 
 @Injectable()
@@ -42,6 +57,9 @@ export class DockerSandboxRuntime implements SandboxRuntime, OnModuleInit {
   private readonly pulls = new Map<string, Promise<void>>();
   private readonly runtimes: PlatformRuntimeVolumes;
   private hardening: SandboxHardening = { seccompProfileJson: JSON.stringify(SANDBOX_SECCOMP_PROFILE) };
+  // Docker's data root (`docker info`), where a restore finds its checkpoint; known once
+  // the gvisor tier is checked at start.
+  private dockerRoot: string | null = null;
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -64,12 +82,16 @@ export class DockerSandboxRuntime implements SandboxRuntime, OnModuleInit {
       });
       profile = parseOperatorSeccompProfile(text, seccompProfile);
     }
-    if (runtime) {
-      const info = (await this.docker.info()) as { Runtimes?: Record<string, unknown> };
+    const { gvisorRuntime } = this.config.docker;
+    if (runtime || gvisorRuntime) {
+      const info = (await this.docker.info()) as { Runtimes?: Record<string, unknown>; DockerRootDir?: string };
       const known = Object.keys(info.Runtimes ?? {});
-      if (!known.includes(runtime)) {
-        throw new ConfigError(`SANDBOX_RUNTIME: Docker has no runtime "${runtime}" (it has: ${known.join(', ') || 'none'})`);
+      for (const [name, value] of [['SANDBOX_RUNTIME', runtime], ['SANDBOX_GVISOR_RUNTIME', gvisorRuntime]] as const) {
+        if (value && !known.includes(value)) {
+          throw new ConfigError(`${name}: Docker has no runtime "${value}" (it has: ${known.join(', ') || 'none'})`);
+        }
       }
+      this.dockerRoot = info.DockerRootDir ?? null;
     }
     this.hardening = { seccompProfileJson: profile, runtime };
     const { channelDir } = this.config.docker;
@@ -83,7 +105,58 @@ export class DockerSandboxRuntime implements SandboxRuntime, OnModuleInit {
     }
   }
 
-  async create(spec: SandboxSpec): Promise<Sandbox> {
+  checkpointUnavailable(spec: Pick<SandboxSpec, 'tier' | 'storage'>): string | null {
+    if (spec.tier !== 'gvisor') return `it runs on the ${spec.tier ?? 'runc'} tier; only gvisor sessions can be checkpointed`;
+    if (!this.config.docker.channelDir) return 'this deployment reaches its sandboxes over attached streams (a checkpoint needs SANDBOX_CHANNEL_DIR)';
+    if (spec.storage === 'bind') return 'its /session is a host folder (bind storage), which a checkpoint cannot carry';
+    if (!this.dockerRoot) return "the worker does not know Docker's data root";
+    return null;
+  }
+
+  // The supervisor lets go of its channel (checkpoint.py), the runtime saves the
+  // container's processes and memory (runsc checkpoint, through Docker's checkpoint API)
+  // into a folder of ours, and the container goes. Should the runtime fail, the supervisor
+  // is told to take its channel again and the sandbox runs on.
+  async checkpoint(sandbox: Sandbox): Promise<SandboxCheckpointFile> {
+    if (!(sandbox instanceof DockerSandbox)) throw new CheckpointRefusedError('not a sandbox of this runtime');
+    const container = this.docker.getContainer(sandbox.id);
+    const info = await container.inspect();
+    const channelDir = this.channelDirOf(info.Name.replace(/^\//, ''));
+    const why = this.checkpointUnavailable({ tier: info.HostConfig.Runtime === this.config.docker.gvisorRuntime ? 'gvisor' : 'runc' });
+    if (why || !channelDir) throw new CheckpointRefusedError(why ?? 'no socket channel');
+    await sandbox.letGo();
+    const dir = await mkdtemp(join(tmpdir(), 'drydock-checkpoint-'));
+    try {
+      // @types/dockerode does not declare createCheckpoint (dockerode has it).
+      const create = (container as unknown as { createCheckpoint(opts: object): Promise<unknown> }).createCheckpoint;
+      await create.call(container, { CheckpointID: CHECKPOINT_ID, CheckpointDir: dir, Exit: true });
+    } catch (error) {
+      await rm(dir, { recursive: true, force: true });
+      await this.resumeInPlace(sandbox, channelDir).catch(async (resumeError: Error) => {
+        this.logger.warn(`${sandbox.id} did not come back after a failed checkpoint: ${resumeError.message}`);
+        await sandbox.destroy().catch(() => undefined);
+      });
+      throw new CheckpointRefusedError(`the runtime could not checkpoint the sandbox: ${(error as Error).message}`);
+    }
+    await sandbox.destroy();
+    const path = join(dir, CHECKPOINT_ID, 'checkpoint.img');
+    const { size } = await stat(path);
+    return { path, sizeBytes: size, remove: () => rm(dir, { recursive: true, force: true }) };
+  }
+
+  private async resumeInPlace(sandbox: DockerSandbox, channelDir: string): Promise<void> {
+    await writeFile(join(channelDir, RESUME_FILE), '');
+    const deadline = Date.now() + READY_TIMEOUT_MS;
+    const channel = await connectWhenListening(join(channelDir, CHANNEL_SOCKET_NAME), deadline, async () => null);
+    await sandbox.reattach(channel, Math.max(1, deadline - Date.now()));
+  }
+
+  async create(spec: SandboxSpec, options: { restoreFrom?: string } = {}): Promise<Sandbox> {
+    const { restoreFrom } = options;
+    if (restoreFrom) {
+      const why = this.checkpointUnavailable(spec);
+      if (why) throw new Error(`cannot restore: ${why}`);
+    }
     if (spec.network && (!this.egress || !this.config.docker.channelDir)) {
       throw new UnavailableError(
         'NETWORK_UNAVAILABLE',
@@ -97,9 +170,13 @@ export class DockerSandboxRuntime implements SandboxRuntime, OnModuleInit {
       platformRuntimeVolume = await this.runtimes.ensureFor(this.config.docker.sandboxImage);
     }
     const name = `drydock-${spec.sessionId}-${Date.now().toString(36)}`;
-    let session: { volume: string } | { hostDir: string };
+    let session: SessionStorageMount;
     let removeVolume: () => Promise<void>;
-    if (spec.storage === 'bind') {
+    if (spec.tier === 'gvisor' && spec.storage !== 'bind') {
+      // In the sandbox's own memory, saved with it by a checkpoint.
+      session = { memory: true };
+      removeVolume = async () => undefined;
+    } else if (spec.storage === 'bind') {
       // The folder outlives the container (a crash keeps the files) and goes with the
       // session (releaseSession).
       session = { hostDir: await this.bindDir(spec.sessionId, true) };
@@ -135,7 +212,7 @@ export class DockerSandboxRuntime implements SandboxRuntime, OnModuleInit {
           spec,
           image,
           session,
-          this.hardening,
+          this.hardeningFor(spec),
           { preloadModules: this.config.docker.preloadModules, platformRuntimeVolume },
           channelDir ?? undefined,
         ),
@@ -146,8 +223,15 @@ export class DockerSandboxRuntime implements SandboxRuntime, OnModuleInit {
       throw error;
     }
     try {
+      if (restoreFrom && channelDir) {
+        await this.placeCheckpoint(container.id, restoreFrom);
+        // Already there when the restored supervisor looks: it listens at once.
+        await writeFile(join(channelDir, RESUME_FILE), '');
+        await chown(join(channelDir, RESUME_FILE), SUPERVISOR_UID, SUPERVISOR_UID);
+      }
+      const start = restoreFrom ? () => this.startFromCheckpoint(container.id) : () => container.start();
       const sandbox = channelDir
-        ? await this.startOnSocket(container, join(channelDir, CHANNEL_SOCKET_NAME), release)
+        ? await this.startOnSocket(container, join(channelDir, CHANNEL_SOCKET_NAME), release, start)
         : await this.startAttached(container, release);
       return sandbox;
     } catch (error) {
@@ -204,8 +288,13 @@ export class DockerSandboxRuntime implements SandboxRuntime, OnModuleInit {
 
   // The socket channel: started, then connected once the supervisor listens; it sends
   // `ready` when it has accepted the connection.
-  private async startOnSocket(container: Docker.Container, path: string, release: () => Promise<void>): Promise<DockerSandbox> {
-    await container.start();
+  private async startOnSocket(
+    container: Docker.Container,
+    path: string,
+    release: () => Promise<void>,
+    start: () => Promise<unknown> = () => container.start(),
+  ): Promise<DockerSandbox> {
+    await start();
     const deadline = Date.now() + READY_TIMEOUT_MS;
     const channel = await connectWhenListening(path, deadline, async () => {
       const { State } = await container.inspect();
@@ -216,6 +305,37 @@ export class DockerSandboxRuntime implements SandboxRuntime, OnModuleInit {
     sandbox.connect();
     await ready;
     return sandbox;
+  }
+
+  // The runtime for the spec's tier, and the seccomp profile.
+  private hardeningFor(spec: SandboxSpec): SandboxHardening {
+    const runtime = spec.tier === 'gvisor' ? this.config.docker.gvisorRuntime : this.config.docker.runtime;
+    return { seccompProfileJson: this.hardening.seccompProfileJson, ...(runtime ? { runtime } : {}) };
+  }
+
+  // POST /containers/{id}/start?checkpoint=…: dockerode's start() would send the
+  // parameter as a body, which the API refuses.
+  private startFromCheckpoint(containerId: string): Promise<unknown> {
+    return new Promise((resolve, reject) =>
+      this.docker.modem.dial(
+        {
+          // docker-modem drops a query path's last character when it adds no parameters.
+          path: `/containers/${containerId}/start?checkpoint=${CHECKPOINT_ID}&`,
+          method: 'POST',
+          statusCodes: { 204: true, 304: true, 404: 'no such container', 500: 'server error' },
+        },
+        (error: unknown, data: unknown) => (error ? reject(error as Error) : resolve(data)),
+      ),
+    );
+  }
+
+  // Docker starts a container from a checkpoint in its own folder of the container
+  // (`docker start --checkpoint`; its API takes no other folder for runsc).
+  private async placeCheckpoint(containerId: string, file: string): Promise<void> {
+    if (!this.dockerRoot) throw new Error("Docker's data root is unknown");
+    const dir = join(this.dockerRoot, 'containers', containerId, 'checkpoints', CHECKPOINT_ID);
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+    await copyFile(file, join(dir, 'checkpoint.img'));
   }
 
   // <SANDBOX_CHANNEL_DIR>/<hash of the container name>, or null for attached streams.

@@ -16,6 +16,7 @@ import { ChannelProcesses } from './channel-processes.js';
 import { ChannelTerminals } from './channel-terminals.js';
 import { readSessionArchive, SESSION_ROOT, walkSessionArchive } from './session-archive.js';
 import {
+  CheckpointRefusedError,
   failedRunOutcome,
   outcomeFromDone,
   SandboxFileChangedError,
@@ -42,6 +43,7 @@ const FS_DELETE_TIMEOUT_MS = 10_000;
 const FS_WRITE_TIMEOUT_MS = 30_000;
 const FS_WRITE_MS_PER_BYTE = 1_000 / (16 * 1024 * 1024);
 const RECYCLE_TIMEOUT_MS = 10_000;
+const CHECKPOINT_ANSWER_TIMEOUT_MS = 10_000;
 
 interface PendingRun {
   id: string;
@@ -72,11 +74,15 @@ export class DockerSandbox implements Sandbox {
   private wroteSession = true;
   private readonly channelProcesses = new ChannelProcesses((message) => this.send(message));
   private readonly channelTerminals = new ChannelTerminals((message) => this.send(message));
+  // The supervisor let go of its channel for a checkpoint (letGo): its end is not the
+  // sandbox's end.
+  private suspended = false;
+  private checkpointAnswer: { resolve: (refusal: string | null) => void } | null = null;
 
   constructor(
     readonly id: string,
     private readonly container: Docker.Container,
-    private readonly channel: Duplex,
+    private channel: Duplex,
     private readonly hardDeadlineSlackMs: number,
     // Removes what the sandbox owns besides its container (its /session volume).
     private readonly releaseResources: () => Promise<unknown> = async () => undefined,
@@ -110,14 +116,58 @@ export class DockerSandbox implements Sandbox {
   // The socket channel instead: frames only, no stream multiplexing. Called on the
   // connection as it opens; the supervisor sends `ready` once it has accepted it.
   connect(): void {
-    this.channel.on('data', (chunk: Buffer) => this.onBytes(chunk));
+    const channel = this.channel;
+    channel.on('data', (chunk: Buffer) => {
+      if (channel === this.channel) this.onBytes(chunk);
+    });
     this.watchChannel();
   }
 
   private watchChannel(): void {
-    this.channel.on('end', () => this.onGone('the sandbox channel closed'));
-    this.channel.on('close', () => this.onGone('the sandbox channel closed'));
-    this.channel.on('error', (error) => this.onGone(`sandbox channel error: ${error.message}`));
+    const channel = this.channel;
+    const gone = (reason: string) => {
+      if (channel === this.channel && !this.suspended) this.onGone(reason);
+    };
+    channel.on('end', () => gone('the sandbox channel closed'));
+    channel.on('close', () => gone('the sandbox channel closed'));
+    channel.on('error', (error) => gone(`sandbox channel error: ${error.message}`));
+  }
+
+  // Whether its supervisor can let go of the channel for a checkpoint (socket channel).
+  get checkpointable(): boolean {
+    return this.features.has('checkpoint');
+  }
+
+  // Asks the supervisor to let go of its channel for a checkpoint (checkpoint.py), between
+  // runs. Throws CheckpointRefusedError when it will not (the sandbox runs on).
+  async letGo(): Promise<void> {
+    this.assertAlive();
+    if (this.pending) throw new CheckpointRefusedError('a run is in progress');
+    if (!this.checkpointable) throw new CheckpointRefusedError("this sandbox's supervisor cannot be checkpointed");
+    const id = randomUUID();
+    let timer: NodeJS.Timeout | undefined;
+    const refusal = await new Promise<string | null>((resolve) => {
+      this.checkpointAnswer = { resolve };
+      timer = setTimeout(() => resolve(`no answer within ${CHECKPOINT_ANSWER_TIMEOUT_MS} ms`), CHECKPOINT_ANSWER_TIMEOUT_MS);
+      this.send({ op: 'checkpoint', id });
+    }).finally(() => {
+      clearTimeout(timer);
+      this.checkpointAnswer = null;
+    });
+    if (refusal !== null) throw new CheckpointRefusedError(refusal);
+  }
+
+  // After a checkpoint that failed, the supervisor's new connection (it listens again once
+  // the resume file is there): the sandbox goes on where it was.
+  async reattach(channel: Duplex, timeoutMs: number): Promise<void> {
+    const old = this.channel;
+    this.channel = channel;
+    old.destroy();
+    this.decoder.reset();
+    const ready = this.waitReady(timeoutMs);
+    this.connect();
+    this.suspended = false;
+    await ready;
   }
 
   waitReady(timeoutMs: number): Promise<void> {
@@ -426,6 +476,14 @@ export class DockerSandbox implements Sandbox {
         if (read?.finished) this.fileReads.delete(event.id);
         return;
       }
+      case 'checkpoint-ready':
+        // The supervisor closes its end next.
+        this.suspended = true;
+        this.checkpointAnswer?.resolve(null);
+        return;
+      case 'checkpoint-refused':
+        this.checkpointAnswer?.resolve(event.reason);
+        return;
       case 'ready':
         this.features = new Set(event.features ?? []);
         this.readyWaiter?.resolve();
@@ -479,7 +537,7 @@ export class DockerSandbox implements Sandbox {
     for (const waiter of this.recycles.values()) waiter.reject(error);
     for (const read of this.fileReads.values()) read.fail(error);
     this.fileReads.clear();
-    this.channelProcesses.onGone(error);
+    this.channelProcesses.onGone(error, this.suspended);
     this.channelTerminals.onGone(error);
     this.rawTarget = null;
   }

@@ -20,6 +20,7 @@ import { BackgroundProcesses } from './processes/background-processes.js';
 import { TerminalRelay } from './terminals/terminal-relay.js';
 import { RedisRunGuard } from './runs/redis-run-guard.js';
 import { RUN_GUARD } from './runs/run-guard.js';
+import { SessionCheckpoints } from './hibernation/session-checkpoints.js';
 import { DatasetStager } from './sandboxes/dataset-stager.js';
 import { SandboxProvisioner } from './sandboxes/sandbox-provisioner.js';
 import { TemplatePools } from './sandboxes/template-pools.js';
@@ -58,6 +59,7 @@ export class SessionHostModule {
       ArtifactIngester,
       HostedSessionRegistry,
       DatasetStager,
+      SessionCheckpoints,
       PlatformMetrics,
       WarmSandboxPool,
       TemplatePools,

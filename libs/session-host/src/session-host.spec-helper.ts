@@ -1,5 +1,9 @@
 import type { CompletedRun, ExecuteJobData, ExecutionRecord, ExecutionsRepository, SessionSpec } from '@drydock/execution';
-import { DatasetRegistry, type SessionRecord, type SessionsRepository } from '@drydock/sessions';
+import { LocalBlobStore } from '@drydock/artifacts';
+import { DatasetRegistry, type CheckpointRecord, type NewCheckpoint, type SessionRecord, type SessionsRepository } from '@drydock/sessions';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { makeConfig } from '../../../test/factories/config.factory.js';
 import { makeLimits } from '../../../test/factories/limits.factory.js';
 import { FakeRuntime, inMemoryVfs } from '../../../test/fakes/fake-sandbox.js';
@@ -13,6 +17,7 @@ import { ExecutionRunner } from './runs/execution-runner.js';
 import { BackgroundProcesses } from './processes/background-processes.js';
 import type { Redis } from 'ioredis';
 import type { RunGuard } from './runs/run-guard.js';
+import { SessionCheckpoints } from './hibernation/session-checkpoints.js';
 import { DatasetStager } from './sandboxes/dataset-stager.js';
 import { SandboxProvisioner } from './sandboxes/sandbox-provisioner.js';
 import { WarmSandboxPool } from './sandboxes/warm-sandbox-pool.js';
@@ -22,7 +27,12 @@ import { PlatformMetrics } from '@drydock/metrics';
 // executions and thread files, a run guard in a Set. Artifact ingestion has its own
 // e2e tests; here no run leaves any.
 
-export type FakeSessions = SessionsRepository & { rows: Map<string, SessionRecord>; ended: string[]; touched: string[][] };
+export type FakeSessions = SessionsRepository & {
+  rows: Map<string, SessionRecord>;
+  ended: string[];
+  touched: string[][];
+  checkpoints: Map<string, CheckpointRecord>;
+};
 
 export function fakeSessions(rows: Partial<SessionRecord>[] = [{}]): FakeSessions {
   const map = new Map<string, SessionRecord>();
@@ -32,13 +42,16 @@ export function fakeSessions(rows: Partial<SessionRecord>[] = [{}]): FakeSession
   }
   const ended: string[] = [];
   const touched: string[][] = [];
+  const checkpoints = new Map<string, CheckpointRecord>();
   return {
     rows: map,
     ended,
     touched,
     findById: async (_t: string, id: string) => map.get(id) ?? null,
     recordContainer: async (_t: string, id: string, containerId: string) => {
-      map.get(id)!.containerId = containerId;
+      const row = map.get(id)!;
+      if (row.hibernationId) checkpoints.delete(row.hibernationId);
+      Object.assign(row, { containerId, status: 'ready', hibernationId: null });
     },
     touch: async () => undefined,
     touchMany: async (ids: string[]) => void touched.push(ids),
@@ -48,6 +61,24 @@ export function fakeSessions(rows: Partial<SessionRecord>[] = [{}]): FakeSession
       if (row) row.status = 'ended';
     },
     listLiveOnWorker: async () => [...map.values()].filter((s) => s.status !== 'ended'),
+    recordCheckpoint: async (tenantId: string, checkpoint: NewCheckpoint, commitBlob: () => Promise<void>) => {
+      const row = map.get(checkpoint.sessionId);
+      if (!row || row.tenantId !== tenantId || row.status === 'ended') return false;
+      await commitBlob();
+      checkpoints.set(checkpoint.id, { ...checkpoint, tenantId, createdAt: new Date() });
+      if (checkpoint.kind === 'hibernation') Object.assign(row, { status: 'hibernated', hibernationId: checkpoint.id, containerId: null });
+      return true;
+    },
+    findCheckpoint: async (tenantId: string, id: string) => {
+      const found = checkpoints.get(id);
+      return found && found.tenantId === tenantId ? found : null;
+    },
+    endHibernatedBefore: async (before: Date) => {
+      const gone = [...map.values()].filter((s) => s.status === 'hibernated' && s.lastUsedAt < before);
+      for (const row of gone) Object.assign(row, { status: 'ended', hibernationId: null });
+      return gone.map((s) => s.id);
+    },
+    checkpoints,
   } as unknown as FakeSessions;
 }
 
@@ -118,13 +149,15 @@ export function hostWithFakes(options: { sessions?: FakeSessions; env?: Record<s
   const registry = new HostedSessionRegistry(sessions);
   const stager = new DatasetStager(new DatasetRegistry(config));
   const pool = new WarmSandboxPool(config, runtime);
-  const provisioner = new SandboxProvisioner(config, runtime, sessions, registry, stager, pool);
-  const fileSync = new SessionFileSync(files.vfs, files.config);
-  const activity = new SessionActivity(sessions);
+  const blobs = new LocalBlobStore(mkdtempSync(join(tmpdir(), 'host-blobs-')));
+  const checkpoints = new SessionCheckpoints(runtime, sessions, blobs);
   // Background processes publish on Redis; these specs start none.
   const background = new BackgroundProcesses(executions, { publish: async () => 0 } as unknown as Redis, registry);
+  const provisioner = new SandboxProvisioner(config, runtime, sessions, registry, stager, pool, checkpoints, background);
+  const fileSync = new SessionFileSync(files.vfs, files.config);
+  const activity = new SessionActivity(sessions);
   const runner = new ExecutionRunner(config, executions, guard, registry, provisioner, fileSync, noArtifacts, activity, new PlatformMetrics(), background);
-  const lifecycle = new SessionLifecycle(registry, provisioner, stager, fileSync, activity, pool);
-  const reaper = new IdleReaper(config, sessions, registry, lifecycle);
-  return { config, runtime, sessions, executions, guard, files, registry, stager, pool, provisioner, fileSync, activity, runner, lifecycle, reaper };
+  const lifecycle = new SessionLifecycle(registry, provisioner, stager, fileSync, activity, pool, checkpoints);
+  const reaper = new IdleReaper(config, sessions, registry, lifecycle, checkpoints);
+  return { config, runtime, sessions, executions, guard, files, registry, stager, pool, provisioner, fileSync, activity, runner, lifecycle, reaper, blobs, checkpoints };
 }

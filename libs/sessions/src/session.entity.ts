@@ -1,7 +1,9 @@
 import { Column, CreateDateColumn, Entity, Index, PrimaryColumn } from 'typeorm';
+import type { SandboxTier } from '@drydock/core';
 import type { EffectiveLimits, SessionDataset, SessionNetwork } from '@drydock/execution';
 
-export type SessionStatus = 'starting' | 'ready' | 'lost' | 'ended';
+// hibernated: no container; its checkpoint (hibernationId) is restored by the next job.
+export type SessionStatus = 'starting' | 'ready' | 'lost' | 'hibernated' | 'ended';
 export type SessionStorage = 'tmpfs' | 'bind';
 
 @Entity({ name: 'sessions' })
@@ -61,6 +63,16 @@ export class SessionEntity {
 
   @Column({ name: 'end_reason', type: 'text', nullable: true })
   endReason: string | null;
+
+  @Column({ type: 'text', default: 'runc' })
+  tier: SandboxTier;
+
+  // The checkpoint a hibernated session resumes from (session_checkpoints).
+  @Column({ name: 'hibernation_id', type: 'text', nullable: true })
+  hibernationId: string | null;
+
+  @Column({ name: 'hibernated_at', type: 'timestamptz', nullable: true })
+  hibernatedAt: Date | null;
 }
 
 export const SESSIONS_ENTITIES = [SessionEntity];

@@ -13,6 +13,10 @@ export interface SessionView {
   template: string | null;
   // The hosts its code may reach (docs/network.md); null: no network.
   network: SessionRecord['network'];
+  // The isolation tier it runs on (docs/sessions.md).
+  tier: SessionRecord['tier'];
+  // Since when it is hibernated; null when it is not.
+  hibernatedAt: string | null;
   createdAt: string;
   lastUsedAt: string;
   expiresAt: string | null;
@@ -20,8 +24,10 @@ export interface SessionView {
   endReason: string | null;
 }
 
-export function toSessionView(record: SessionRecord, idleMs: number): SessionView {
+// `idleMs`: how long an unused live session lasts; `hibernatedRetentionMs`, a hibernated one.
+export function toSessionView(record: SessionRecord, idleMs: number, hibernatedRetentionMs = idleMs): SessionView {
   const lastUsed = new Date(record.lastUsedAt);
+  const lasts = record.status === 'hibernated' ? hibernatedRetentionMs : idleMs;
   return {
     id: record.id,
     threadId: record.threadId,
@@ -32,9 +38,11 @@ export function toSessionView(record: SessionRecord, idleMs: number): SessionVie
     datasets: record.datasets ?? [],
     template: record.template ?? null,
     network: record.network ?? null,
+    tier: record.tier ?? 'runc',
+    hibernatedAt: record.status === 'hibernated' && record.hibernatedAt ? new Date(record.hibernatedAt).toISOString() : null,
     createdAt: new Date(record.createdAt).toISOString(),
     lastUsedAt: lastUsed.toISOString(),
-    expiresAt: record.status === 'ended' ? null : new Date(lastUsed.getTime() + idleMs).toISOString(),
+    expiresAt: record.status === 'ended' ? null : new Date(lastUsed.getTime() + lasts).toISOString(),
     endedAt: record.endedAt ? new Date(record.endedAt).toISOString() : null,
     endReason: record.endReason,
   };

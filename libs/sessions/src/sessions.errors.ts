@@ -48,6 +48,25 @@ export class SessionsError extends DrydockError {
       { retryAfterSeconds: 1 },
     );
   }
+  static tierNotAvailable(tier: string) {
+    return new SessionsError(
+      'TIER_NOT_AVAILABLE',
+      `This deployment does not offer the "${tier}" tier (the operator sets SANDBOX_GVISOR_RUNTIME for gvisor).`,
+      422,
+    );
+  }
+  static tierNotAllowed(tier: string, allowed: readonly string[]) {
+    return new SessionsError('TIER_NOT_ALLOWED', `This tenant's sessions may run on ${allowed.join(', ')}, not on "${tier}".`, 422, {
+      allowed,
+    });
+  }
+  // Hibernate and snapshots need a sandbox that can be checkpointed (decision 018).
+  static checkpointNotAvailable(sessionId: string, why: string) {
+    return new SessionsError('CHECKPOINT_NOT_AVAILABLE', `Session ${sessionId} cannot be checkpointed: ${why}`, 422);
+  }
+  static checkpointBusy(sessionId: string, why: string) {
+    return new SessionsError('SESSION_BUSY', `Session ${sessionId} cannot be checkpointed right now: ${why}. Try again when it is idle.`, 409);
+  }
   static waitTimeout(executionId: string) {
     return new SessionsError(
       'EXECUTION_WAIT_TIMEOUT',

@@ -1,3 +1,4 @@
+import type { SandboxTier } from '@drydock/core';
 import type { EffectiveLimits, ExecutionRecord, SessionDataset, SessionNetwork } from '@drydock/execution';
 import type { SessionEntity, SessionStatus, SessionStorage } from './session.entity.js';
 
@@ -14,6 +15,27 @@ export interface NewSession {
   template: string | null;
   image: string | null;
   network: SessionNetwork | null;
+  tier: SandboxTier;
+}
+
+// A session's sandbox saved by a checkpoint (decision 018): a hibernation (restored by
+// the session's next job, then deleted) or a snapshot (kept until it expires, forked
+// from). The bytes are a blob of the artifact store, compressed, named by their SHA-256.
+export interface NewCheckpoint {
+  id: string;
+  sessionId: string;
+  kind: 'hibernation' | 'snapshot';
+  sha256: string;
+  sizeBytes: number;
+  tier: SandboxTier;
+  // The session's template image; null: the platform's image.
+  image: string | null;
+  expiresAt: Date | null;
+}
+
+export interface CheckpointRecord extends NewCheckpoint {
+  tenantId: string;
+  createdAt: Date;
 }
 
 // An execution to record on a session, in the same round trip as reading it.
@@ -53,8 +75,18 @@ export interface SessionsRepository {
   // Replaces a live session's network policy; false if it has ended.
   setNetwork(tenantId: string, sessionId: string, network: SessionNetwork): Promise<boolean>;
   moveToWorker(tenantId: string, sessionId: string, workerId: string): Promise<void>;
+  // Ends a live session; its hibernation checkpoint, if any, goes with it.
   end(tenantId: string, sessionId: string, reason: string): Promise<void>;
-  // Worker-side bookkeeping.
+  // Records a session's stored checkpoint and, for a hibernation, marks the session
+  // hibernated (no container), in one transaction that holds the blob's row lock while
+  // `commitBlob` makes the bytes readable (so a collection cannot take them between).
+  // False, and nothing recorded, when the session ended meanwhile.
+  recordCheckpoint(tenantId: string, checkpoint: NewCheckpoint, commitBlob: () => Promise<void>): Promise<boolean>;
+  findCheckpoint(tenantId: string, checkpointId: string): Promise<CheckpointRecord | null>;
+  // Ends the hibernated sessions unused since `before` (their checkpoints go); their ids.
+  endHibernatedBefore(before: Date): Promise<string[]>;
+  // Worker-side bookkeeping. The session is `ready` on that container; a hibernation it
+  // resumed from is deleted (its blob left to the artifact store's collection).
   recordContainer(tenantId: string, sessionId: string, containerId: string): Promise<void>;
   touch(tenantId: string, sessionId: string): Promise<void>;
   // Records activity of many sessions at once (the worker batches it off the hot path).
@@ -65,7 +97,7 @@ export interface SessionsRepository {
   listLiveOnWorker(workerId: string): Promise<SessionRecord[]>;
   markWorkerSessionsLost(workerId: string): Promise<number>;
   // Ends live sessions whose worker is not among `liveWorkerIds` and which nobody used
-  // since `idleBefore`; returns their ids.
+  // since `idleBefore` (not hibernated ones: any worker resumes them); returns their ids.
   endAbandoned(liveWorkerIds: string[], idleBefore: Date): Promise<string[]>;
 }
 

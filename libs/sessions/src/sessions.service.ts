@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { APP_CONFIG, DrydockError, newId, TenantsService, type AppConfig } from '@drydock/core';
+import { APP_CONFIG, DrydockError, newId, TenantsService, type AppConfig, type SandboxTier, type TenantLimits } from '@drydock/core';
 import { JOB_DISPATCHER, JobName, type JobDispatcher, type SessionDataset, type SessionSpec } from '@drydock/execution';
 import { narrowedPolicy, policyWithin } from '@drydock/egress';
 import { TemplatesService } from '@drydock/templates';
@@ -19,6 +19,8 @@ export interface CreateSessionCommand {
   template?: string;
   // The hosts its code may reach, within the tenant's ceiling (docs/network.md).
   network?: { allow: readonly unknown[] };
+  // The isolation tier (docs/sessions.md); absent: the tenant's default.
+  tier?: SandboxTier;
 }
 
 export interface StagedDataset {
@@ -30,6 +32,8 @@ export interface StagedDataset {
 
 const START_WAIT_MS = 60_000;
 const STAGE_WAIT_MS = 5 * 60_000;
+// A checkpoint of a few hundred MB, compressed and stored.
+const HIBERNATE_WAIT_MS = 5 * 60_000;
 
 @Injectable()
 export class SessionsService {
@@ -49,6 +53,10 @@ export class SessionsService {
     return this.config.worker.sessionIdleMs;
   }
 
+  get hibernatedRetentionMs(): number {
+    return this.config.worker.hibernatedRetentionMs;
+  }
+
   // Creates the thread's session, or returns its live one (`created: false`).
   async create(tenantId: string, command: CreateSessionCommand): Promise<{ session: SessionRecord; created: boolean }> {
     const tenant = await this.tenants.get(tenantId);
@@ -64,6 +72,7 @@ export class SessionsService {
     const datasets = await this.checkDatasets(tenantId, command.datasets ?? []);
     const network = command.network ? policyWithin(tenant.limits.network, command.network) : null;
     const template = command.template === undefined ? null : await this.templates.resolve(tenantId, command.template);
+    const tier = this.tierFor(tenant.limits, command.tier);
     const maxSessions = tenant.limits.maxSessions;
     if (maxSessions !== undefined && (await this.sessions.countLive(tenantId)) >= maxSessions) {
       const live = (await this.sessions.list(tenantId, { includeEnded: false, limit: 1000 })).find(
@@ -83,6 +92,7 @@ export class SessionsService {
       template: template?.ref ?? null,
       image: template?.imageRef ?? null,
       network,
+      tier,
     });
     if (!created) return { session: await this.ensurePlaced(record), created: false };
     try {
@@ -209,6 +219,39 @@ export class SessionsService {
     return (await this.sessions.findById(tenantId, sessionId))!;
   }
 
+  // The tiers this deployment offers, its default first.
+  offeredTiers(): SandboxTier[] {
+    const { defaultTier, gvisorRuntime } = this.config.docker;
+    const offered: SandboxTier[] = gvisorRuntime ? ['runc', 'gvisor'] : ['runc'];
+    return [defaultTier, ...offered.filter((t) => t !== defaultTier)];
+  }
+
+  // The asked tier, else the tenant's first, else the deployment's default: offered here
+  // (TIER_NOT_AVAILABLE) and among the tenant's (TIER_NOT_ALLOWED).
+  private tierFor(limits: TenantLimits, asked: SandboxTier | undefined): SandboxTier {
+    const offered = this.offeredTiers();
+    const allowed = limits.tiers?.length ? limits.tiers.filter((t) => offered.includes(t)) : offered;
+    const tier = asked ?? allowed[0] ?? offered[0]!;
+    if (!offered.includes(tier)) throw SessionsError.tierNotAvailable(tier);
+    if (!allowed.includes(tier)) throw SessionsError.tierNotAllowed(tier, allowed);
+    return tier;
+  }
+
+  // Checkpoints the session's sandbox and removes its container (decision 018); its next
+  // job resumes it. A hibernated session is left as it is.
+  async hibernate(tenantId: string, sessionId: string): Promise<SessionRecord> {
+    const session = await this.get(tenantId, sessionId);
+    if (session.status === 'ended') throw SessionsError.ended(sessionId);
+    if (session.status === 'hibernated') return session;
+    if (session.tier !== 'gvisor') {
+      throw SessionsError.checkpointNotAvailable(sessionId, `it runs on the ${session.tier} tier; only gvisor sessions can hibernate (create one with "tier": "gvisor").`);
+    }
+    await this.onItsWorker(await this.ensurePlaced(session), (placed) =>
+      this.dispatcher.dispatch(placed.workerId, JobName.HibernateSession, { session: specOf(placed) }, { waitMs: HIBERNATE_WAIT_MS }),
+    );
+    return (await this.sessions.findById(tenantId, sessionId))!;
+  }
+
   markLost(tenantId: string, sessionId: string): Promise<void> {
     return this.sessions.setStatus(tenantId, sessionId, 'lost');
   }
@@ -236,5 +279,6 @@ export function specOf(session: SessionRecord): SessionSpec {
     datasets: session.datasets ?? [],
     ...(session.image ? { image: session.image } : {}),
     ...(session.network ? { network: session.network } : {}),
+    tier: session.tier,
   };
 }

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, In, Not, QueryFailedError } from 'typeorm';
+import { DataSource, type EntityManager, In, Not, QueryFailedError } from 'typeorm';
 import { assertTenant, commitWithoutFlushCte } from '@drydock/core';
 import {
   EXECUTION_COLUMNS,
@@ -11,7 +11,7 @@ import {
   prefixedExecutionColumns,
 } from '@drydock/execution';
 import { SessionEntity, type SessionStatus } from './session.entity.js';
-import type { NewSession, SessionExecutionDraft, SessionRecord, SessionsRepository } from './sessions.repository.js';
+import type { CheckpointRecord, NewCheckpoint, NewSession, SessionExecutionDraft, SessionRecord, SessionsRepository } from './sessions.repository.js';
 
 const UNIQUE_VIOLATION = '23505';
 
@@ -32,11 +32,15 @@ interface SessionRow {
   last_used_at: Date;
   ended_at: Date | null;
   end_reason: string | null;
+  tier: SessionRecord['tier'];
+  hibernation_id: string | null;
+  hibernated_at: Date | null;
 }
-const LIVE: SessionStatus[] = ['starting', 'ready', 'lost'];
+// Not ended: a hibernated session is live (its thread's one session), without a container.
+const LIVE: SessionStatus[] = ['starting', 'ready', 'lost', 'hibernated'];
 
 const SESSION_COLUMNS = `id, tenant_id, thread_id, status, worker_id, limits, storage, datasets, template, image, network, container_id,
-  created_at, last_used_at, ended_at, end_reason`;
+  created_at, last_used_at, ended_at, end_reason, tier, hibernation_id, hibernated_at`;
 
 // The session and, if it can take a run, the execution inserted on it: one round trip
 // instead of a read and an insert. The insert's ON CONFLICT leaves a repeated
@@ -56,13 +60,41 @@ const FIND_WITH_NEW_EXECUTION = `
     INSERT INTO executions (id, tenant_id, session_id, thread_id, kind, background, code, code_sha256, status, timeout_ms, idempotency_key)
     SELECT $3, s.tenant_id, s.id, s.thread_id, $9, $10, $4, $5, 'queued',
            LEAST(COALESCE($6::integer, (s.limits->>'timeoutMs')::integer), $7::integer), $8
-      FROM s WHERE s.status IN ('starting', 'ready')
+      FROM s WHERE s.status IN ('starting', 'ready', 'hibernated')
     ON CONFLICT (tenant_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
     RETURNING ${EXECUTION_COLUMNS}
   )
   SELECT s.*, ${prefixedExecutionColumns('e', 'e_')},
          (SELECT r.revision FROM thread_revisions r WHERE r.tenant_id = s.tenant_id AND r.thread_id = s.thread_id) AS thread_revision
     FROM s LEFT JOIN e ON true`;
+
+interface CheckpointRow {
+  id: string;
+  tenant_id: string;
+  session_id: string;
+  kind: CheckpointRecord['kind'];
+  sha256: string;
+  size_bytes: string;
+  tier: CheckpointRecord['tier'];
+  image: string | null;
+  created_at: Date;
+  expires_at: Date | null;
+}
+
+function checkpointFromRow(row: CheckpointRow): CheckpointRecord {
+  return {
+    id: row.id,
+    tenantId: row.tenant_id,
+    sessionId: row.session_id,
+    kind: row.kind,
+    sha256: row.sha256,
+    sizeBytes: Number(row.size_bytes),
+    tier: row.tier,
+    image: row.image,
+    createdAt: row.created_at,
+    expiresAt: row.expires_at,
+  };
+}
 
 function sessionFromRow(row: SessionRow): SessionRecord {
   return Object.assign(new SessionEntity(), {
@@ -82,6 +114,9 @@ function sessionFromRow(row: SessionRow): SessionRecord {
     lastUsedAt: row.last_used_at,
     endedAt: row.ended_at,
     endReason: row.end_reason,
+    tier: row.tier,
+    hibernationId: row.hibernation_id,
+    hibernatedAt: row.hibernated_at,
   });
 }
 
@@ -200,24 +235,106 @@ export class TypeOrmSessionsRepository implements SessionsRepository {
 
   async moveToWorker(tenantId: string, sessionId: string, workerId: string) {
     assertTenant(tenantId);
-    await this.repo.update({ tenantId, id: sessionId, status: Not('ended') }, { workerId, status: 'ready' });
+    // A hibernated session stays so: its checkpoint is restored on the new worker.
+    await this.db.query(
+      `UPDATE sessions SET worker_id = $3, status = CASE WHEN status = 'hibernated' THEN 'hibernated' ELSE 'ready' END
+        WHERE tenant_id = $1 AND id = $2 AND status <> 'ended'`,
+      [tenantId, sessionId, workerId],
+    );
   }
 
   async end(tenantId: string, sessionId: string, reason: string) {
     assertTenant(tenantId);
-    await this.repo.update(
-      { tenantId, id: sessionId, status: Not('ended') },
-      { status: 'ended', endedAt: new Date(), endReason: reason },
-    );
+    await this.db.transaction(async (m) => {
+      const [rows]: [{ hibernation_id: string | null }[], number] = await m.query(
+        `UPDATE sessions SET status = 'ended', ended_at = now(), end_reason = $3
+          WHERE tenant_id = $1 AND id = $2 AND status <> 'ended'
+          RETURNING hibernation_id`,
+        [tenantId, sessionId, reason],
+      );
+      const row = rows[0];
+      if (row?.hibernation_id) await this.dropHibernations(m, [row.hibernation_id]);
+    });
   }
 
   async recordContainer(tenantId: string, sessionId: string, containerId: string) {
     assertTenant(tenantId);
-    await this.repo.update(
-      { tenantId, id: sessionId, status: Not('ended') },
-      { containerId, status: 'ready', lastUsedAt: new Date() },
-    );
+    await this.db.transaction(async (m) => {
+      const [row]: { hibernation_id: string | null }[] = await m.query(
+        `SELECT hibernation_id FROM sessions WHERE tenant_id = $1 AND id = $2 AND status <> 'ended' FOR UPDATE`,
+        [tenantId, sessionId],
+      );
+      if (!row) return;
+      await m.query(
+        `UPDATE sessions SET container_id = $3, status = 'ready', last_used_at = now(), hibernated_at = NULL
+          WHERE tenant_id = $1 AND id = $2`,
+        [tenantId, sessionId, containerId],
+      );
+      if (row.hibernation_id) await this.dropHibernations(m, [row.hibernation_id]);
+    });
   }
+
+  // The checkpoints' rows (sessions.hibernation_id goes to null with them); their blobs,
+  // unreferenced, are the artifact store's collection's.
+  private async dropHibernations(m: EntityManager, ids: string[]): Promise<void> {
+    await m.query(`DELETE FROM session_checkpoints WHERE id = ANY($1::text[]) AND kind = 'hibernation'`, [ids]);
+  }
+
+  async recordCheckpoint(tenantId: string, checkpoint: NewCheckpoint, commitBlob: () => Promise<void>): Promise<boolean> {
+    assertTenant(tenantId);
+    return this.db.transaction(async (m) => {
+      // The blob's row, locked (as an artifact's ingest takes it): a collection of the
+      // same content waits, or ran first and this commit stores the bytes anew.
+      await m.query(
+        `INSERT INTO artifact_blobs (sha256, size) VALUES ($1, $2) ON CONFLICT (sha256) DO UPDATE SET size = EXCLUDED.size`,
+        [checkpoint.sha256, checkpoint.sizeBytes],
+      );
+      const [session]: { id: string }[] = await m.query(
+        `SELECT id FROM sessions WHERE tenant_id = $1 AND id = $2 AND status <> 'ended' FOR UPDATE`,
+        [tenantId, checkpoint.sessionId],
+      );
+      if (!session) return false;
+      await commitBlob();
+      await m.query(
+        `INSERT INTO session_checkpoints (id, tenant_id, session_id, kind, sha256, size_bytes, tier, image, expires_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+        [checkpoint.id, tenantId, checkpoint.sessionId, checkpoint.kind, checkpoint.sha256, checkpoint.sizeBytes, checkpoint.tier, checkpoint.image, checkpoint.expiresAt],
+      );
+      if (checkpoint.kind === 'hibernation') {
+        await m.query(
+          `UPDATE sessions SET status = 'hibernated', hibernation_id = $3, hibernated_at = now(), container_id = NULL
+            WHERE tenant_id = $1 AND id = $2`,
+          [tenantId, checkpoint.sessionId, checkpoint.id],
+        );
+      }
+      return true;
+    });
+  }
+
+  async findCheckpoint(tenantId: string, checkpointId: string): Promise<CheckpointRecord | null> {
+    assertTenant(tenantId);
+    const rows: CheckpointRow[] = await this.db.query(
+      `SELECT id, tenant_id, session_id, kind, sha256, size_bytes, tier, image, created_at, expires_at
+         FROM session_checkpoints WHERE tenant_id = $1 AND id = $2`,
+      [tenantId, checkpointId],
+    );
+    return rows[0] ? checkpointFromRow(rows[0]) : null;
+  }
+
+  async endHibernatedBefore(before: Date): Promise<string[]> {
+    return this.db.transaction(async (m) => {
+      const [rows]: [{ id: string; hibernation_id: string | null }[]] = await m.query(
+        `UPDATE sessions SET status = 'ended', ended_at = now(), end_reason = 'hibernation-expired'
+          WHERE id IN (SELECT id FROM sessions WHERE status = 'hibernated' AND last_used_at < $1 FOR UPDATE SKIP LOCKED)
+          RETURNING id, hibernation_id`,
+        [before],
+      );
+      const ids = rows.flatMap((r) => (r.hibernation_id ? [r.hibernation_id] : []));
+      if (ids.length > 0) await this.dropHibernations(m, ids);
+      return rows.map((r) => r.id);
+    });
+  }
+
 
   async touch(tenantId: string, sessionId: string) {
     assertTenant(tenantId);
@@ -244,7 +361,7 @@ export class TypeOrmSessionsRepository implements SessionsRepository {
   async endAbandoned(liveWorkerIds: string[], idleBefore: Date): Promise<string[]> {
     const [rows]: [{ id: string }[], number] = await this.db.query(
       `UPDATE sessions SET status = 'ended', ended_at = now(), end_reason = 'worker-lost'
-        WHERE status <> 'ended' AND NOT (worker_id = ANY($1)) AND last_used_at < $2
+        WHERE status NOT IN ('ended', 'hibernated') AND NOT (worker_id = ANY($1)) AND last_used_at < $2
         RETURNING id`,
       [liveWorkerIds, idleBefore],
     );

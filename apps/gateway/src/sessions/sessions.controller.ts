@@ -1,5 +1,5 @@
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Patch, Post, Query, Res } from '@nestjs/common';
-import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiQuery } from '@nestjs/swagger';
+import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiQuery, ApiResponse } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import type { TenantPrincipal } from '@drydock/core';
 import { EGRESS_LOG_REPOSITORY, type EgressLogRepository } from '@drydock/egress';
@@ -30,7 +30,7 @@ export class SessionsController {
     403: ['NETWORK_FORBIDDEN'],
     404: ['TEMPLATE_NOT_FOUND'],
     409: ['TEMPLATE_NOT_READY'],
-    422: ['NETWORK_NOT_ALLOWED', 'STORAGE_NOT_AVAILABLE', 'DATASETS_NOT_CONFIGURED', 'DATASET_NOT_FOUND', 'DATASET_TOO_LARGE'],
+    422: ['NETWORK_NOT_ALLOWED', 'STORAGE_NOT_AVAILABLE', 'DATASETS_NOT_CONFIGURED', 'DATASET_NOT_FOUND', 'DATASET_TOO_LARGE', 'TIER_NOT_AVAILABLE', 'TIER_NOT_ALLOWED'],
     429: ['SESSION_QUOTA_EXCEEDED'],
     503: ['NO_WORKER_AVAILABLE', 'SANDBOX_UNAVAILABLE'],
   })
@@ -47,9 +47,10 @@ export class SessionsController {
       datasets: dto.datasets,
       template: dto.template,
       ...(network ? { network } : {}),
+      ...(dto.tier ? { tier: dto.tier } : {}),
     });
     res.status(created ? 201 : 200);
-    return toSessionView(session, this.sessions.idleMs);
+    return toSessionView(session, this.sessions.idleMs, this.sessions.hibernatedRetentionMs);
   }
 
   @Get()
@@ -61,7 +62,7 @@ export class SessionsController {
     @Query('includeEnded') includeEnded?: string,
   ): Promise<{ sessions: SessionView[] }> {
     const sessions = await this.sessions.list(principal.tenantId, includeEnded === 'true');
-    return { sessions: sessions.map((s) => toSessionView(s, this.sessions.idleMs)) };
+    return { sessions: sessions.map((s) => toSessionView(s, this.sessions.idleMs, this.sessions.hibernatedRetentionMs)) };
   }
 
   @Get(':id')
@@ -69,7 +70,7 @@ export class SessionsController {
   @ApiOkResponse({ type: SessionResponse })
   @ApiErrors({ 404: ['SESSION_NOT_FOUND'] })
   async get(@Principal() principal: TenantPrincipal, @Param('id') id: string): Promise<SessionView> {
-    return toSessionView(await this.sessions.get(principal.tenantId, id), this.sessions.idleMs);
+    return toSessionView(await this.sessions.get(principal.tenantId, id), this.sessions.idleMs, this.sessions.hibernatedRetentionMs);
   }
 
   @Get(':id/network')
@@ -99,7 +100,7 @@ export class SessionsController {
   @ApiOkResponse({ type: SessionResponse })
   @ApiErrors({ ...VALIDATION_ERRORS, 400: [...VALIDATION_ERRORS[400]!, 'INVALID_NETWORK_POLICY'], 404: ['SESSION_NOT_FOUND'], 409: ['SESSION_ENDED'], 422: ['NETWORK_NOT_ALLOWED'] })
   async narrowNetwork(@Principal() principal: TenantPrincipal, @Param('id') id: string, @Body() dto: NarrowNetworkDto): Promise<SessionView> {
-    return toSessionView(await this.sessions.narrowNetwork(principal.tenantId, id, dto), this.sessions.idleMs);
+    return toSessionView(await this.sessions.narrowNetwork(principal.tenantId, id, dto), this.sessions.idleMs, this.sessions.hibernatedRetentionMs);
   }
 
   // Stages a dataset into the running session's /session/data/<name>.
@@ -120,6 +121,18 @@ export class SessionsController {
     @Body() dto: StageDatasetDto,
   ): Promise<StagedDataset> {
     return this.sessions.stageDataset(principal.tenantId, id, dto.name);
+  }
+
+  @Post(':id/hibernate')
+  @HttpCode(202)
+  @ApiOperation({
+    summary: "Hibernate a session: its sandbox's memory, processes and files are checkpointed and its container removed",
+    description: 'Its next execution, command or file operation resumes it, with its variables (stateLost false, resumedMs on that execution). A hibernated session is returned as it is.',
+  })
+  @ApiResponse({ status: 202, type: SessionResponse, description: 'Hibernated.' })
+  @ApiErrors({ 404: ['SESSION_NOT_FOUND'], 409: ['SESSION_ENDED', 'SESSION_BUSY'], 422: ['CHECKPOINT_NOT_AVAILABLE'], 503: ['NO_WORKER_AVAILABLE', 'SESSION_MOVED'] })
+  async hibernate(@Principal() principal: TenantPrincipal, @Param('id') id: string): Promise<SessionView> {
+    return toSessionView(await this.sessions.hibernate(principal.tenantId, id), this.sessions.idleMs, this.sessions.hibernatedRetentionMs);
   }
 
   @Delete(':id')

@@ -257,6 +257,8 @@ export class SessionJobsProcessor {
       }
       case JobName.StageDataset:
         return this.lifecycle.stageDataset(job.data as StageDatasetJobData);
+      case JobName.HibernateSession:
+        return this.lifecycle.hibernate((job.data as StartSessionJobData).session);
       case JobName.StopSession:
         return this.lifecycle.stop((job.data as StopSessionJobData).session.sessionId);
       case JobName.ProcessOp:

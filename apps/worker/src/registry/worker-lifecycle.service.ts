@@ -167,8 +167,9 @@ export class WorkerLifecycleService implements OnModuleInit, OnApplicationBootst
       this.logger.warn(`maintenance schedule: ${(error as Error).message}`);
     }
     try {
-      const reaped = await this.reaper.reap();
-      if (reaped.length) this.logger.log(`reaped ${reaped.length} idle sessions`);
+      const { ended, hibernated } = await this.reaper.reap();
+      if (ended.length) this.logger.log(`ended ${ended.length} idle sessions`);
+      if (hibernated.length) this.logger.log(`hibernated ${hibernated.length} idle sessions`);
     } catch (error) {
       this.logger.warn(`reaper: ${(error as Error).message}`);
     }

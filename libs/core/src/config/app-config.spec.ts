@@ -47,10 +47,25 @@ describe('sandbox hardening settings', () => {
 
   it('should take a runtime name and a profile path, and leave both unset by default', () => {
     expect(loadConfig(base).docker).toMatchObject({ runtime: undefined, seccompProfile: undefined });
-    expect(loadConfig({ ...base, SANDBOX_RUNTIME: 'runsc', SANDBOX_SECCOMP_PROFILE: '/etc/drydock/seccomp.json' }).docker).toMatchObject({
-      runtime: 'runsc',
+    expect(loadConfig({ ...base, SANDBOX_RUNTIME: 'crun', SANDBOX_SECCOMP_PROFILE: '/etc/drydock/seccomp.json' }).docker).toMatchObject({
+      runtime: 'crun',
       seccompProfile: '/etc/drydock/seccomp.json',
     });
+  });
+
+  it('should offer the gvisor tier with SANDBOX_GVISOR_RUNTIME, and read SANDBOX_RUNTIME=runsc as every session on it', () => {
+    expect(loadConfig(base).docker).toMatchObject({ gvisorRuntime: undefined, defaultTier: 'runc' });
+    expect(loadConfig({ ...base, SANDBOX_GVISOR_RUNTIME: 'runsc' }).docker).toMatchObject({ gvisorRuntime: 'runsc', defaultTier: 'runc' });
+    expect(loadConfig({ ...base, SANDBOX_RUNTIME: 'runsc' }).docker).toMatchObject({ gvisorRuntime: 'runsc', defaultTier: 'gvisor' });
+    expect(loadConfig({ ...base, SANDBOX_RUNTIME: 'runsc' }).docker.runtime).toBeUndefined();
+    expect(() => loadConfig({ ...base, SANDBOX_DEFAULT_TIER: 'gvisor' })).toThrow(/SANDBOX_DEFAULT_TIER: "gvisor" needs SANDBOX_GVISOR_RUNTIME/);
+    expect(() => loadConfig({ ...base, SANDBOX_DEFAULT_TIER: 'kata' })).toThrow(/SANDBOX_DEFAULT_TIER/);
+  });
+
+  it('should hibernate idle sessions by default, and take SESSION_IDLE_ACTION=end', () => {
+    expect(loadConfig(base).worker).toMatchObject({ sessionIdleAction: 'hibernate', sessionHibernateAfterMs: 300_000, hibernatedRetentionMs: 604_800_000 });
+    expect(loadConfig({ ...base, SESSION_IDLE_ACTION: 'end' }).worker.sessionIdleAction).toBe('end');
+    expect(() => loadConfig({ ...base, SESSION_IDLE_ACTION: 'sleep' })).toThrow(/SESSION_IDLE_ACTION/);
   });
 
   it('should refuse an unconfined profile and a malformed runtime name, naming the variable', () => {

@@ -42,6 +42,13 @@ export const configSchema = z.object({
     heartbeatMs: int(2_000),
     heartbeatTtlMs: int(10_000),
     sessionIdleMs: int(15 * 60_000),
+    // What an idle session comes to (docs/sessions.md): `hibernate` checkpoints it after
+    // sessionHibernateAfterMs where its tier can (gVisor), keeping its memory, and ends it
+    // as `end` does elsewhere; `end` ends it after sessionIdleMs.
+    sessionIdleAction: z.enum(['hibernate', 'end']).default('hibernate'),
+    sessionHibernateAfterMs: int(5 * 60_000),
+    // A hibernated session unused this long ends, its checkpoint deleted.
+    hibernatedRetentionMs: z.coerce.number().int().min(60_000).default(7 * 24 * 60 * 60_000),
     reaperIntervalMs: int(30_000),
     interruptGraceMs: int(1_000),
     // A drain (SIGTERM or POST /admin/workers/:id/drain): how long running executions and
@@ -123,6 +130,12 @@ export const configSchema = z.object({
     // The OCI runtime sandbox containers run under (e.g. gVisor's "runsc"); unset:
     // Docker's default (runc). The worker refuses to start when Docker does not know it.
     runtime: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/, 'SANDBOX_RUNTIME must be a runtime name known to Docker').optional(),
+    // The Docker runtime of the `gvisor` tier (gVisor's runsc, registered with the engine:
+    // scripts/start.sh --gvisor); unset: the tier is not offered. Only its sandboxes can
+    // hibernate and be snapshotted (decision 018).
+    gvisorRuntime: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/, 'SANDBOX_GVISOR_RUNTIME must be a runtime name known to Docker').optional(),
+    // The tier of sessions that ask for none (a tenant's limits.tiers may say otherwise).
+    defaultTier: z.enum(['runc', 'gvisor']).default('runc'),
     // A JSON seccomp profile replacing the built-in one (docs/security.md); "unconfined"
     // is refused: no sandbox runs without a profile.
     seccompProfile: z
@@ -297,11 +310,27 @@ const ENV_NAMES: Record<string, string> = {
   'agent.checkpointCacheIdleMs': 'AGENT_CHECKPOINT_CACHE_IDLE_MS',
   'docker.channelDir': 'SANDBOX_CHANNEL_DIR',
   'docker.runtime': 'SANDBOX_RUNTIME',
+  'docker.gvisorRuntime': 'SANDBOX_GVISOR_RUNTIME',
+  'docker.defaultTier': 'SANDBOX_DEFAULT_TIER',
+  'worker.sessionIdleAction': 'SESSION_IDLE_ACTION',
+  'worker.sessionHibernateAfterMs': 'SESSION_HIBERNATE_AFTER_MS',
+  'worker.hibernatedRetentionMs': 'SESSION_HIBERNATED_RETENTION_MS',
   'docker.seccompProfile': 'SANDBOX_SECCOMP_PROFILE',
   'docker.preloadModules': 'SANDBOX_PRELOAD_MODULES',
   'templates.registry': 'TEMPLATE_REGISTRY',
   'egress.resolve': 'EGRESS_RESOLVE',
 };
+
+// SANDBOX_RUNTIME=runsc (before tiers, every sandbox under gVisor) reads as what it
+// meant: the gvisor tier, and every session on it by default.
+function sandboxRuntimes(env: NodeJS.ProcessEnv): { runtime?: string; gvisorRuntime?: string; defaultTier?: string } {
+  const runtime = env.SANDBOX_RUNTIME || undefined;
+  const gvisorRuntime = env.SANDBOX_GVISOR_RUNTIME || undefined;
+  if (runtime === 'runsc' && !gvisorRuntime) {
+    return { gvisorRuntime: runtime, defaultTier: env.SANDBOX_DEFAULT_TIER || 'gvisor' };
+  }
+  return { runtime, gvisorRuntime, defaultTier: env.SANDBOX_DEFAULT_TIER || undefined };
+}
 
 // "index.test=127.0.0.1,api.test=10.0.0.5|10.0.0.6" -> { 'index.test': ['127.0.0.1'], ... }
 function parseResolveOverrides(value: string | undefined, ctx: z.RefinementCtx): Record<string, string[]> {
@@ -353,6 +382,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       heartbeatMs: env.WORKER_HEARTBEAT_MS,
       heartbeatTtlMs: env.WORKER_HEARTBEAT_TTL_MS,
       sessionIdleMs: env.SESSION_IDLE_TIMEOUT_MS,
+      sessionIdleAction: env.SESSION_IDLE_ACTION || undefined,
+      sessionHibernateAfterMs: env.SESSION_HIBERNATE_AFTER_MS,
+      hibernatedRetentionMs: env.SESSION_HIBERNATED_RETENTION_MS,
       reaperIntervalMs: env.SESSION_REAPER_INTERVAL_MS,
       interruptGraceMs: env.SANDBOX_INTERRUPT_GRACE_MS,
       // WORKER_SHUTDOWN_GRACE_MS is its name before drains existed.
@@ -391,7 +423,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       sandboxImage: env.SANDBOX_IMAGE,
       sessionBindDir: env.SESSION_BIND_DIR || undefined,
       channelDir: env.SANDBOX_CHANNEL_DIR || undefined,
-      runtime: env.SANDBOX_RUNTIME || undefined,
+      ...sandboxRuntimes(env),
       seccompProfile: env.SANDBOX_SECCOMP_PROFILE || undefined,
       preloadModules: env.SANDBOX_PRELOAD_MODULES,
     },
@@ -469,6 +501,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       return `  ${ENV_NAMES[key] ?? key}: ${issue.message}`;
     });
     throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
+  }
+  if (parsed.data.docker.defaultTier === 'gvisor' && !parsed.data.docker.gvisorRuntime) {
+    throw new ConfigError('Invalid configuration:\n  SANDBOX_DEFAULT_TIER: "gvisor" needs SANDBOX_GVISOR_RUNTIME (the Docker runtime of gVisor, e.g. runsc)');
   }
   return parsed.data;
 }

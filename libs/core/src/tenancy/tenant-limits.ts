@@ -22,7 +22,15 @@ export interface TenantLimits {
   concurrentExecutions?: number;
   // The hosts the tenant's sessions may ask to reach (docs/network.md); absent: none.
   network?: NetworkCeiling;
+  // The isolation tiers its sessions may run on, the first one theirs by default
+  // (docs/sessions.md); absent: those the deployment offers, its default first.
+  tiers?: SandboxTier[];
 }
+
+// runc: a container under Docker's runtime; gvisor: under gVisor's, whose sandboxes can
+// hibernate and be snapshotted (SANDBOX_GVISOR_RUNTIME).
+export type SandboxTier = 'runc' | 'gvisor';
+export const SANDBOX_TIERS = ['runc', 'gvisor'] as const satisfies readonly SandboxTier[];
 
 // A tenant's network ceiling: host patterns (libs/egress, allow-entries.ts) and the
 // private ranges an operator lets its sessions reach besides public addresses.

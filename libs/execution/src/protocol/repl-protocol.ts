@@ -235,7 +235,11 @@ export type TerminalEvent =
 export type ReplEvent =
   // `features`: optional requests this supervisor knows ("recycle", "fs-read",
   // "fs-write", "interrupt", "commands", "background", "terminals"); absent from older ones.
-  | { ev: 'ready'; protocol: number; python: string; pid: number; features?: string[] }
+  // `resumed`: after a checkpoint (restored, or one that failed), on a new connection.
+  | { ev: 'ready'; protocol: number; python: string; pid: number; features?: string[]; resumed?: boolean }
+  // Answers to `checkpoint`: the supervisor closes its end of the channel after -ready.
+  | { ev: 'checkpoint-ready'; id: string }
+  | { ev: 'checkpoint-refused'; id: string; reason: string }
   | { ev: 'pong'; id: string }
   | { ev: 'stream'; id: string; name: 'stdout' | 'stderr'; text: string }
   | DoneFrame
@@ -261,6 +265,9 @@ export type ReplRequest =
   | ExecRequest
   | { op: 'fs-delete'; id: string; paths: string[] }
   | { op: 'recycle'; id: string }
+  // Between execs: the supervisor answers checkpoint-ready, closes the socket channel and
+  // waits for the resume file in its folder (a checkpoint, decision 018).
+  | { op: 'checkpoint'; id: string }
   // Stops the exec `id` if it is the one running (SIGINT, then a restarted kernel after
   // the grace); its `done` tells how it ended. No answer of its own.
   | { op: 'interrupt'; id: string }
@@ -302,6 +309,12 @@ export class FrameDecoder {
   private buffer: Buffer = Buffer.alloc(0);
   // Raw bytes still due after the last fs-file frame.
   private raw = 0;
+
+  // A new connection starts on a frame boundary.
+  reset(): void {
+    this.buffer = Buffer.alloc(0);
+    this.raw = 0;
+  }
 
   push(chunk: Buffer): DecodedFrame[] {
     this.buffer = this.buffer.length ? Buffer.concat([this.buffer, chunk]) : chunk;

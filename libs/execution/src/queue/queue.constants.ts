@@ -1,3 +1,4 @@
+import type { SandboxTier } from '@drydock/core';
 import { randomUUID } from 'node:crypto';
 import type { CommandSpec } from '../protocol/repl-protocol.js';
 import type { EffectiveLimits } from '../runtime/sandbox-runtime.js';
@@ -16,6 +17,9 @@ export const JobName = {
   StartSession: 'start-session',
   Execute: 'execute',
   StopSession: 'stop-session',
+  // Checkpoints the session's sandbox into the blob store and removes its container
+  // (docs/sessions.md); answered once the session is hibernated.
+  HibernateSession: 'hibernate-session',
   StageDataset: 'stage-dataset',
   // A request about a background process (read, stdin, signal, unwatch): answered by
   // the worker at once, beside the session's runs.
@@ -47,6 +51,8 @@ export interface SessionSpec {
   // The session's network policy when it has one (docs/network.md): its sandbox gets the
   // egress proxy's socket. The proxy reads the live policy for each connection.
   network?: SessionNetwork;
+  // Absent in jobs queued before tiers existed: runc.
+  tier?: SandboxTier;
 }
 
 // The hosts a session's code may reach through the platform's egress proxy.
@@ -168,6 +174,7 @@ export interface JobDataByName {
   [JobName.StartSession]: StartSessionJobData;
   [JobName.Execute]: ExecuteJobData;
   [JobName.StopSession]: StopSessionJobData;
+  [JobName.HibernateSession]: StartSessionJobData;
   [JobName.StageDataset]: StageDatasetJobData;
   [JobName.ProcessOp]: ProcessOpJobData;
   [JobName.OpenTerminal]: OpenTerminalJobData;

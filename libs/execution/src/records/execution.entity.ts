@@ -102,6 +102,10 @@ export class ExecutionEntity {
   @Column({ name: 'cpu_ms', type: 'double precision', nullable: true })
   cpuMs: number | null;
 
+  // The run first resumed its hibernated session (a restore), in this many ms.
+  @Column({ name: 'resumed_ms', type: 'integer', nullable: true })
+  resumedMs: number | null;
+
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;
 

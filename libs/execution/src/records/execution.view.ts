@@ -28,6 +28,8 @@ export interface ExecutionView {
   durationMs: number | null;
   // CPU time of the sandbox while the code ran (its cgroup's counter); null when unknown.
   cpuMs: number | null;
+  // Present when the run first resumed its hibernated session: how long that took.
+  resumedMs?: number;
   createdAt: string;
   finishedAt: string | null;
 }
@@ -55,6 +57,7 @@ export function toExecutionView(record: ExecutionRecord): ExecutionView {
     idempotencyKey: record.idempotencyKey,
     durationMs: record.durationMs,
     cpuMs: record.cpuMs ?? null,
+    ...(record.resumedMs != null ? { resumedMs: record.resumedMs } : {}),
     createdAt: new Date(record.createdAt).toISOString(),
     finishedAt: record.finishedAt ? new Date(record.finishedAt).toISOString() : null,
   };

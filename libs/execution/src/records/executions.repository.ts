@@ -11,6 +11,8 @@ export type CompletedRun = Omit<RunOutcome, 'files' | 'artifacts' | 'figures' | 
   // Descriptors of the artifacts the run produced (libs/artifacts).
   artifacts: unknown[];
   artifactsSkipped: { path: string; reason: string }[];
+  // The run first resumed its hibernated session, in this many ms (docs/sessions.md).
+  resumedMs?: number | null;
 };
 
 // An operator's query over every tenant's executions (GET /admin/executions).

@@ -1,3 +1,4 @@
+import type { SandboxTier } from '@drydock/core';
 import type { SessionNetwork } from '../queue/queue.constants.js';
 import type { ArtifactListing, CommandSpec, DoneFrame, FsDeletedEvent, FsWrittenEvent, RecycledEvent, RichResult, SkipReason, TerminalEvent } from '../protocol/repl-protocol.js';
 
@@ -33,6 +34,20 @@ export interface SandboxSpec {
   // A batch's sandbox (sessionId is then only its key): the batch and the item it serves
   // first, for the egress log (recycled for a later item, the pool says which).
   batch?: { batchId: string; item: number };
+  // The isolation tier (docs/sessions.md); absent: runc.
+  tier?: SandboxTier;
+}
+
+// A sandbox saved by a checkpoint, on this worker's disk: gVisor's image of its memory,
+// its processes and its in-memory folders (/session, /tmp). Removed by `remove`.
+// The sandbox cannot be checkpointed now (a run is in progress, a terminal is open, the
+// runtime failed): it runs on as it was.
+export class CheckpointRefusedError extends Error {}
+
+export interface SandboxCheckpointFile {
+  path: string;
+  sizeBytes: number;
+  remove(): Promise<void>;
 }
 
 // `code` for the REPL, or a `command` to run as a process beside it.
@@ -147,6 +162,9 @@ export interface SandboxProcesses {
   signal(processId: string, signal: ProcessSignal): Promise<boolean>;
   // Ids of the processes that have not ended.
   running(): string[];
+  // Processes this sandbox was restored with (a checkpoint keeps them running): known
+  // as running here, so their exits and the sandbox's end are reported for them.
+  adopt(processIds: readonly string[]): void;
   // Returns the unsubscribe.
   onEvent(listener: (event: ProcessEvent) => void): () => void;
 }
@@ -230,7 +248,14 @@ export interface Sandbox {
 }
 
 export interface SandboxRuntime {
-  create(spec: SandboxSpec): Promise<Sandbox>;
+  // A new sandbox, or with `restoreFrom` the sandbox a checkpoint file saved (its
+  // processes go on; the spec must be the one it was checkpointed with).
+  create(spec: SandboxSpec, options?: { restoreFrom?: string }): Promise<Sandbox>;
+  // Why sandboxes of this spec cannot be checkpointed here; null when they can.
+  checkpointUnavailable(spec: Pick<SandboxSpec, 'tier' | 'storage'>): string | null;
+  // Saves the sandbox, between runs, to a file and removes its container. Throws
+  // CheckpointRefusedError when it cannot now: the sandbox then runs on as it was.
+  checkpoint(sandbox: Sandbox): Promise<SandboxCheckpointFile>;
   // Frees what a session kept beyond its containers (its `bind` folder); idempotent.
   releaseSession(sessionId: string): Promise<void>;
   // Removes containers labelled for this worker whose session is not in `keep`.

@@ -46,8 +46,9 @@ export class HostedSessionRegistry {
     // Another job of the session may have created it during the lookup.
     const raced = this.hosted.get(spec.sessionId);
     if (raced) return raced;
-    // It had a container before, on this worker's previous life or another worker.
-    const hosted = newHostedSession(spec, { stateLost: row.containerId !== null });
+    // It had a container before, on this worker's previous life or another worker; a
+    // hibernated one resumes from its checkpoint.
+    const hosted = newHostedSession(spec, { stateLost: row.containerId !== null, resumeFrom: row.status === 'hibernated' ? row.hibernationId : null });
     this.hosted.set(spec.sessionId, hosted);
     return hosted;
   }

@@ -14,9 +14,13 @@ export interface HostedSession {
   tail: Promise<unknown>;
   // The file mirror of the current sandbox (reset with every new sandbox).
   files: FileSyncState | null;
+  // A hibernated session: the checkpoint its sandbox is restored from (then null).
+  resumeFrom: string | null;
+  // How long the restore took, for the next run's record.
+  resumedMsPending: number | null;
 }
 
-export function newHostedSession(spec: SessionSpec, options: { stateLost: boolean }): HostedSession {
+export function newHostedSession(spec: SessionSpec, options: { stateLost: boolean; resumeFrom?: string | null }): HostedSession {
   return {
     spec,
     sandbox: null,
@@ -25,6 +29,8 @@ export function newHostedSession(spec: SessionSpec, options: { stateLost: boolea
     stateLostPending: options.stateLost,
     tail: Promise.resolve(),
     files: null,
+    resumeFrom: options.resumeFrom ?? null,
+    resumedMsPending: null,
   };
 }
 

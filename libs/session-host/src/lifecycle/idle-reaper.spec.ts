@@ -8,7 +8,7 @@ describe(IdleReaper.name, () => {
     await lifecycle.start(sessionSpec());
     await lifecycle.start(sessionSpec({ sessionId: 'ses_2', threadId: 'thr_2' }));
     registry.get('ses_2')!.busy = true;
-    const reaped = await sut.reap(Date.now() + 61_000);
+    const { ended: reaped } = await sut.reap(Date.now() + 61_000);
     expect(reaped).toContain('ses_1');
     expect(reaped).not.toContain('ses_2');
     expect(runtime.created[0]!.alive).toBe(false);
@@ -20,6 +20,6 @@ describe(IdleReaper.name, () => {
     const lastUsedAt = new Date(Date.now() - 120_000);
     const sessions = fakeSessions([{ id: 'ses_9', lastUsedAt }]);
     const { reaper: sut } = hostWithFakes({ sessions, env: { SESSION_IDLE_TIMEOUT_MS: '60000' } });
-    expect(await sut.reap()).toEqual(['ses_9']);
+    expect(await sut.reap()).toEqual({ ended: ['ses_9'], hibernated: [] });
   });
 });

@@ -5,6 +5,7 @@ import { SessionsError, type StagedDataset } from '@drydock/sessions';
 import { SessionFileSync } from '../files/session-file-sync.js';
 import { fileStateOf, threadOf } from '../hosting/hosted-session.js';
 import { HostedSessionRegistry } from '../hosting/hosted-session.registry.js';
+import { SessionCheckpoints } from '../hibernation/session-checkpoints.js';
 import { DatasetStager } from '../sandboxes/dataset-stager.js';
 import { SandboxProvisioner } from '../sandboxes/sandbox-provisioner.js';
 import { WarmSandboxPool } from '../sandboxes/warm-sandbox-pool.js';
@@ -24,6 +25,7 @@ export class SessionLifecycle {
     private readonly fileSync: SessionFileSync,
     private readonly activity: SessionActivity,
     private readonly pool: WarmSandboxPool,
+    private readonly checkpoints: SessionCheckpoints,
   ) {}
 
   // Ready to host: the warm pool starts filling (after the worker cleared what its
@@ -60,6 +62,41 @@ export class SessionLifecycle {
         throw SessionsError.sandboxFailed((error as Error).message);
       });
       return this.stager.stage(hosted.spec.tenantId, sandbox, data.name);
+    });
+  }
+
+  // Checkpoints the session's sandbox between its jobs and lets it go: the session is
+  // `hibernated`, its entry here holds no sandbox, and its next job (here, or on another
+  // worker after a drain) restores it. CHECKPOINT_NOT_AVAILABLE where its sandbox cannot be checkpointed,
+  // SESSION_BUSY when it cannot be now (it runs on).
+  async hibernate(spec: SessionSpec): Promise<void> {
+    const why = this.checkpoints.unavailable(spec);
+    if (why) throw SessionsError.checkpointNotAvailable(spec.sessionId, why);
+    const hosted = await this.registry.acquire(spec);
+    await this.registry.serialize(hosted, async () => {
+      if (!this.registry.isCurrent(hosted)) throw SessionsError.ended(spec.sessionId);
+      // Not resumed since it hibernated (a repeated request): nothing to do.
+      if (hosted.resumeFrom && !hosted.sandbox?.alive) return;
+      const sandbox = await this.provisioner.ensure(hosted).catch((error: unknown) => {
+        if (error instanceof DrydockError) throw error;
+        throw SessionsError.sandboxFailed((error as Error).message);
+      });
+      // Files written into the thread since the last run are in the checkpoint too.
+      await this.fileSync.push(threadOf(hosted.spec), sandbox, fileStateOf(hosted, sandbox));
+      let checkpointId: string;
+      try {
+        checkpointId = (await this.checkpoints.hibernate(hosted.spec, sandbox)).id;
+      } catch (error) {
+        // Still running (refused, busy): the session goes on here as it was.
+        if (sandbox.alive) throw error;
+        // Gone without a stored checkpoint: its next run starts afresh, told so.
+        hosted.sandbox = null;
+        hosted.stateLostPending = true;
+        throw error;
+      }
+      hosted.sandbox = null;
+      hosted.files = null;
+      hosted.resumeFrom = checkpointId;
     });
   }
 

@@ -120,6 +120,15 @@ export class BackgroundProcesses {
     leases.set(token, Date.now() + PROCESS_WATCH_LEASE_MS);
   }
 
+  // A sandbox restored from a checkpoint: the session's processes that were running when
+  // it was taken run on in it, and their ends are recorded as any process's.
+  async adopt(tenantId: string, sessionId: string, sandbox: Sandbox): Promise<void> {
+    const processes = sandbox.processes;
+    if (!processes) return;
+    processes.adopt(await this.executions.listRunningBackground(tenantId, sessionId));
+    this.listen(tenantId, processes);
+  }
+
   private listen(tenantId: string, processes: SandboxProcesses): void {
     if (this.listening.has(processes)) return;
     this.listening.add(processes);

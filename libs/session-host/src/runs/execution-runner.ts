@@ -257,6 +257,8 @@ export class ExecutionRunner {
     }
     outcome.stateLost = outcome.stateLost || hosted.stateLostPending;
     hosted.stateLostPending = false;
+    const resumedMs = hosted.resumedMsPending;
+    hosted.resumedMsPending = null;
     // Read back before anything else: a file the code wrote is in the thread the
     // moment the run is reported.
     const files = sandbox.alive
@@ -278,7 +280,7 @@ export class ExecutionRunner {
       : { artifacts: [], skipped: [] };
     if (!sandbox.alive) await this.provisioner.replaceDead(hosted, sandbox);
     const { artifacts: _listing, figures: _figures, trackingMs: _tracking, ...rest } = outcome;
-    return { ...rest, files, artifacts: produced.artifacts, artifactsSkipped: produced.skipped };
+    return { ...rest, files, artifacts: produced.artifacts, artifactsSkipped: produced.skipped, ...(resumedMs !== null ? { resumedMs } : {}) };
   }
 
   // Runs `step` again while it fails because PostgreSQL or Redis is unavailable, for up

@@ -1,9 +1,11 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from '@drydock/core';
-import { SANDBOX_RUNTIME, type Sandbox, type SandboxRuntime } from '@drydock/execution';
+import { SANDBOX_RUNTIME, type Sandbox, type SandboxRuntime, type SandboxSpec } from '@drydock/execution';
 import { SESSIONS_REPOSITORY, SessionsError, type SessionsRepository } from '@drydock/sessions';
 import type { HostedSession } from '../hosting/hosted-session.js';
 import { HostedSessionRegistry } from '../hosting/hosted-session.registry.js';
+import { CheckpointRestoreError, SessionCheckpoints } from '../hibernation/session-checkpoints.js';
+import { BackgroundProcesses } from '../processes/background-processes.js';
 import { DatasetStager } from './dataset-stager.js';
 import { WarmSandboxPool } from './warm-sandbox-pool.js';
 
@@ -22,6 +24,8 @@ export class SandboxProvisioner {
     private readonly registry: HostedSessionRegistry,
     private readonly stager: DatasetStager,
     private readonly pool: WarmSandboxPool,
+    private readonly checkpoints: SessionCheckpoints,
+    private readonly background: BackgroundProcesses,
   ) {}
 
   // The session's live sandbox, created (with its staged datasets) when it has none.
@@ -64,6 +68,28 @@ export class SandboxProvisioner {
     await Promise.allSettled(all.map((h) => h.sandbox?.destroy()));
   }
 
+  // A hibernated session's sandbox from its checkpoint, or null (and its next run told
+  // its state is lost) when that cannot be: missing, altered, of another tenant, refused
+  // by the runtime. Never tried twice.
+  private async resume(hosted: HostedSession, spec: SandboxSpec): Promise<Sandbox | null> {
+    const checkpointId = hosted.resumeFrom!;
+    hosted.resumeFrom = null;
+    const started = performance.now();
+    try {
+      const sandbox = await this.checkpoints.restore(spec, checkpointId);
+      hosted.resumedMsPending = Math.round(performance.now() - started);
+      await this.background
+        .adopt(spec.tenantId, spec.sessionId, sandbox)
+        .catch((error: Error) => this.logger.warn(`the processes of ${spec.sessionId} were not adopted: ${error.message}`));
+      return sandbox;
+    } catch (error) {
+      const why = error instanceof CheckpointRestoreError ? error.message : `the runtime could not restore it: ${(error as Error).message}`;
+      this.logger.warn(`session ${spec.sessionId} did not resume from ${checkpointId} (${why}); it starts afresh`);
+      hosted.stateLostPending = true;
+      return null;
+    }
+  }
+
   private async create(hosted: HostedSession): Promise<Sandbox> {
     const { sessionId } = hosted.spec;
     if (hosted.sandbox) {
@@ -76,7 +102,7 @@ export class SandboxProvisioner {
       workerId: this.config.worker.id,
       readOnlyMounts: await this.stager.readOnlyMounts(hosted.spec),
     };
-    const sandbox = this.pool.take(spec) ?? (await this.runtime.create(spec));
+    const sandbox = (hosted.resumeFrom ? await this.resume(hosted, spec) : null) ?? this.pool.take(spec) ?? (await this.runtime.create(spec));
     if (!this.registry.isCurrent(hosted)) {
       // Stopped while starting.
       await sandbox.destroy();

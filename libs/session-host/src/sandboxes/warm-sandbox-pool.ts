@@ -27,7 +27,7 @@ export interface TemplatePoolTarget {
   size: number;
 }
 
-type PooledSpec = Pick<SandboxSpec, 'limits' | 'storage' | 'readOnlyMounts' | 'image' | 'network'>;
+type PooledSpec = Pick<SandboxSpec, 'limits' | 'storage' | 'readOnlyMounts' | 'image' | 'network' | 'tier'>;
 
 // The limits that shape a container; the others (timeout, output) are per run.
 const CONTAINER_LIMITS = ['memoryMb', 'cpus', 'pids', 'sessionDiskMb', 'tmpDiskMb'] as const;
@@ -152,6 +152,8 @@ export class WarmSandboxPool {
   private poolFor(spec: PooledSpec): ImagePool | null {
     const shaped =
       (spec.storage ?? 'tmpfs') === 'tmpfs' &&
+      // The pools hold runc sandboxes only (a gvisor one starts cold).
+      (spec.tier ?? 'runc') === 'runc' &&
       (spec.readOnlyMounts?.length ?? 0) === 0 &&
       // A sandbox with a network policy is started with the proxy's socket and settings.
       !spec.network &&

@@ -299,6 +299,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/sessions/{id}/hibernate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Hibernate a session: its sandbox's memory, processes and files are checkpointed and its container removed
+         * @description Its next execution, command or file operation resumes it, with its variables (stateLost false, resumedMs on that execution). A hibernated session is returned as it is.
+         */
+        post: operations["SessionsController_hibernate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/datasets": {
         parameters: {
             query?: never;
@@ -1416,6 +1436,13 @@ export interface components {
             concurrentExecutions?: number;
             /** @description The network ceiling: hosts its sessions may ask for (400 INVALID_NETWORK_POLICY for a bad entry). Absent: no network; null in a PATCH removes it. */
             network?: components["schemas"]["NetworkCeilingDto"] | null;
+            /**
+             * @description The isolation tiers its sessions may run on, the first their default (docs/sessions.md). Absent: those the deployment offers. ['gvisor'] keeps a tenant's code under gVisor.
+             * @example [
+             *       "gvisor"
+             *     ]
+             */
+            tiers?: ("runc" | "gvisor")[];
         };
         CreateTenantDto: {
             /** @example acme */
@@ -1601,8 +1628,11 @@ export interface components {
             /** @example ses_01J… */
             id: string;
             threadId: string;
-            /** @enum {string} */
-            status: "starting" | "ready" | "lost" | "ended";
+            /**
+             * @description hibernated: checkpointed, no container; its next execution, command or file operation resumes it.
+             * @enum {string}
+             */
+            status: "starting" | "ready" | "lost" | "hibernated" | "ended";
             workerId: string;
             limits: components["schemas"]["EffectiveLimitsResponse"];
             /** @enum {string} */
@@ -1615,13 +1645,23 @@ export interface components {
             template: string | null;
             /** @description The hosts its code may reach (docs/network.md); null: no network. */
             network: components["schemas"]["NetworkPolicyResponse"] | null;
+            /**
+             * @description The isolation tier; only gvisor sessions can hibernate and be snapshotted.
+             * @enum {string}
+             */
+            tier: "runc" | "gvisor";
+            /**
+             * Format: date-time
+             * @description Since when it is hibernated; null when it is not.
+             */
+            hibernatedAt: string | null;
             /** Format: date-time */
             createdAt: string;
             /** Format: date-time */
             lastUsedAt: string;
             /**
              * Format: date-time
-             * @description When the idle reaper ends it; null once ended.
+             * @description When the idle reaper ends (or hibernates) it, a hibernated one after SESSION_HIBERNATED_RETENTION_MS; null once ended.
              */
             expiresAt: string | null;
             /** Format: date-time */
@@ -1833,13 +1873,21 @@ export interface components {
             network?: false | {
                 allow: string[];
             };
+            /**
+             * @description The isolation tier (docs/sessions.md): gvisor sessions can hibernate and be snapshotted. Default: the tenant's first allowed tier, else the deployment's. 422 TIER_NOT_AVAILABLE, TIER_NOT_ALLOWED.
+             * @enum {string}
+             */
+            tier?: "runc" | "gvisor";
         };
         SessionResponse: {
             /** @example ses_01J… */
             id: string;
             threadId: string;
-            /** @enum {string} */
-            status: "starting" | "ready" | "lost" | "ended";
+            /**
+             * @description hibernated: checkpointed, no container; its next execution, command or file operation resumes it.
+             * @enum {string}
+             */
+            status: "starting" | "ready" | "lost" | "hibernated" | "ended";
             workerId: string;
             limits: components["schemas"]["EffectiveLimitsResponse"];
             /** @enum {string} */
@@ -1852,13 +1900,23 @@ export interface components {
             template: string | null;
             /** @description The hosts its code may reach (docs/network.md); null: no network. */
             network: components["schemas"]["NetworkPolicyResponse"] | null;
+            /**
+             * @description The isolation tier; only gvisor sessions can hibernate and be snapshotted.
+             * @enum {string}
+             */
+            tier: "runc" | "gvisor";
+            /**
+             * Format: date-time
+             * @description Since when it is hibernated; null when it is not.
+             */
+            hibernatedAt: string | null;
             /** Format: date-time */
             createdAt: string;
             /** Format: date-time */
             lastUsedAt: string;
             /**
              * Format: date-time
-             * @description When the idle reaper ends it; null once ended.
+             * @description When the idle reaper ends (or hibernates) it, a hibernated one after SESSION_HIBERNATED_RETENTION_MS; null once ended.
              */
             expiresAt: string | null;
             /** Format: date-time */
@@ -4516,7 +4574,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `DATASETS_NOT_CONFIGURED`, `DATASET_NOT_FOUND`, `DATASET_TOO_LARGE`, `NETWORK_NOT_ALLOWED`, `STORAGE_NOT_AVAILABLE` */
+            /** @description `DATASETS_NOT_CONFIGURED`, `DATASET_NOT_FOUND`, `DATASET_TOO_LARGE`, `NETWORK_NOT_ALLOWED`, `STORAGE_NOT_AVAILABLE`, `TIER_NOT_ALLOWED`, `TIER_NOT_AVAILABLE` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4525,7 +4583,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         error?: {
                             /** @enum {string} */
-                            code?: "DATASETS_NOT_CONFIGURED" | "DATASET_NOT_FOUND" | "DATASET_TOO_LARGE" | "NETWORK_NOT_ALLOWED" | "STORAGE_NOT_AVAILABLE";
+                            code?: "DATASETS_NOT_CONFIGURED" | "DATASET_NOT_FOUND" | "DATASET_TOO_LARGE" | "NETWORK_NOT_ALLOWED" | "STORAGE_NOT_AVAILABLE" | "TIER_NOT_ALLOWED" | "TIER_NOT_AVAILABLE";
                         };
                     };
                 };
@@ -5154,6 +5212,130 @@ export interface operations {
                         error?: {
                             /** @enum {string} */
                             code?: "DATASETS_NOT_CONFIGURED" | "DATASET_NOT_FOUND" | "DATASET_TOO_LARGE";
+                        };
+                    };
+                };
+            };
+            /** @description `RATE_LIMITED` */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "RATE_LIMITED";
+                        };
+                    };
+                };
+            };
+            /** @description `NO_WORKER_AVAILABLE`, `SERVICE_UNAVAILABLE`, `SESSION_MOVED` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "NO_WORKER_AVAILABLE" | "SERVICE_UNAVAILABLE" | "SESSION_MOVED";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    SessionsController_hibernate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Hibernated. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionResponse"];
+                };
+            };
+            /** @description `INVALID_API_KEY`, `UNAUTHORIZED` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "INVALID_API_KEY" | "UNAUTHORIZED";
+                        };
+                    };
+                };
+            };
+            /** @description `TENANT_SUSPENDED` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "TENANT_SUSPENDED";
+                        };
+                    };
+                };
+            };
+            /** @description `SESSION_NOT_FOUND` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "SESSION_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description `SESSION_BUSY`, `SESSION_ENDED` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "SESSION_BUSY" | "SESSION_ENDED";
+                        };
+                    };
+                };
+            };
+            /** @description `CHECKPOINT_NOT_AVAILABLE` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "CHECKPOINT_NOT_AVAILABLE";
                         };
                     };
                 };

@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import type { NetworkCeiling, TenantLimits } from '@drydock/core';
-import { ArrayMaxSize, IsArray, IsInt, IsNotEmpty, IsNumber, IsOptional, IsString, Max, MaxLength, Min, ValidateNested } from 'class-validator';
+import { SANDBOX_TIERS, type NetworkCeiling, type SandboxTier, type TenantLimits } from '@drydock/core';
+import { ArrayMaxSize, ArrayMinSize, IsArray, IsIn, IsInt, IsNotEmpty, IsNumber, IsOptional, IsString, Max, MaxLength, Min, ValidateNested } from 'class-validator';
 
 // The hosts a tenant's sessions may ask to reach (docs/network.md).
 export class NetworkCeilingDto implements NetworkCeiling {
@@ -62,6 +62,10 @@ export class TenantLimitsDto implements TenantLimits {
   @ApiPropertyOptional({ type: () => NetworkCeilingDto, nullable: true, description: 'The network ceiling: hosts its sessions may ask for (400 INVALID_NETWORK_POLICY for a bad entry). Absent: no network; null in a PATCH removes it.' })
   @IsOptional() @ValidateNested() @Type(() => NetworkCeilingDto)
   network?: NetworkCeilingDto;
+
+  @ApiPropertyOptional({ enum: SANDBOX_TIERS, isArray: true, example: ['gvisor'], description: "The isolation tiers its sessions may run on, the first their default (docs/sessions.md). Absent: those the deployment offers. ['gvisor'] keeps a tenant's code under gVisor." })
+  @IsOptional() @IsArray() @ArrayMinSize(1) @ArrayMaxSize(2) @IsIn(SANDBOX_TIERS, { each: true })
+  tiers?: SandboxTier[];
 }
 
 export class CreateTenantDto {

@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { THREAD_ID_PATTERN, THREAD_ID_RULE } from '@drydock/core';
+import { SANDBOX_TIERS, THREAD_ID_PATTERN, THREAD_ID_RULE, type SandboxTier } from '@drydock/core';
 import { DATASET_NAME_PATTERN } from '@drydock/sessions';
 import { NetworkOption } from '../../http/network-option.js';
 import {
@@ -76,6 +76,10 @@ export class CreateSessionDto {
 
   @NetworkOption()
   network?: unknown;
+
+  @ApiPropertyOptional({ enum: SANDBOX_TIERS, description: "The isolation tier (docs/sessions.md): gvisor sessions can hibernate and be snapshotted. Default: the tenant's first allowed tier, else the deployment's. 422 TIER_NOT_AVAILABLE, TIER_NOT_ALLOWED." })
+  @IsOptional() @IsIn(SANDBOX_TIERS)
+  tier?: SandboxTier;
 }
 
 export class NarrowNetworkDto {

@@ -27,7 +27,8 @@ export class NetworkPolicyResponse {
 export class SessionResponse implements SessionView {
   @ApiProperty({ example: 'ses_01J…' }) id: string;
   @ApiProperty() threadId: string;
-  @ApiProperty({ enum: ['starting', 'ready', 'lost', 'ended'] }) status: SessionView['status'];
+  @ApiProperty({ enum: ['starting', 'ready', 'lost', 'hibernated', 'ended'], description: 'hibernated: checkpointed, no container; its next execution, command or file operation resumes it.' })
+  status: SessionView['status'];
   @ApiProperty() workerId: string;
   @ApiProperty({ type: () => EffectiveLimitsResponse }) limits: EffectiveLimitsResponse;
   @ApiProperty({ enum: ['tmpfs', 'bind'] }) storage: SessionView['storage'];
@@ -36,9 +37,13 @@ export class SessionResponse implements SessionView {
   template: string | null;
   @ApiProperty({ type: () => NetworkPolicyResponse, nullable: true, description: 'The hosts its code may reach (docs/network.md); null: no network.' })
   network: NetworkPolicyResponse | null;
+  @ApiProperty({ enum: ['runc', 'gvisor'], description: 'The isolation tier; only gvisor sessions can hibernate and be snapshotted.' })
+  tier: SessionView['tier'];
+  @ApiProperty({ type: 'string', format: 'date-time', nullable: true, description: 'Since when it is hibernated; null when it is not.' })
+  hibernatedAt: string | null;
   @ApiProperty({ format: 'date-time' }) createdAt: string;
   @ApiProperty({ format: 'date-time' }) lastUsedAt: string;
-  @ApiProperty({ type: 'string', format: 'date-time', nullable: true, description: 'When the idle reaper ends it; null once ended.' }) expiresAt: string | null;
+  @ApiProperty({ type: 'string', format: 'date-time', nullable: true, description: 'When the idle reaper ends (or hibernates) it, a hibernated one after SESSION_HIBERNATED_RETENTION_MS; null once ended.' }) expiresAt: string | null;
   @ApiProperty({ type: 'string', format: 'date-time', nullable: true }) endedAt: string | null;
   @ApiProperty({ type: 'string', nullable: true, example: 'idle' }) endReason: string | null;
 }

@@ -1,0 +1,122 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { newId } from '@drydock/core';
+import { BLOB_STORE, type BlobStore } from '@drydock/artifacts';
+import {
+  CheckpointRefusedError,
+  SANDBOX_RUNTIME,
+  type Sandbox,
+  type SandboxRuntime,
+  type SandboxSpec,
+  type SessionSpec,
+} from '@drydock/execution';
+import { SESSIONS_REPOSITORY, SessionsError, type CheckpointRecord, type SessionsRepository } from '@drydock/sessions';
+import { createHash } from 'node:crypto';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { createGunzip, createGzip } from 'node:zlib';
+
+// gzip's fastest level: a gVisor image is mostly the interpreter's heap and page
+// tables, which it shrinks by about 3x (bench/hibernate) at a fraction of level 6's CPU.
+const GZIP_LEVEL = 1;
+// No checkpoint of a sandbox is larger than its memory limit and its in-memory folders.
+const MAX_CHECKPOINT_BYTES = 64 * 1024 * 1024 * 1024;
+
+export class CheckpointRestoreError extends Error {}
+
+// Checkpoints of sessions' sandboxes in the artifact blob store (decision 018):
+// compressed, named by the SHA-256 of the stored bytes, recorded with their tenant and
+// session. A restore reads the session's own record (tenant-scoped), and the bytes must
+// hash to its name before the runtime sees them.
+@Injectable()
+export class SessionCheckpoints {
+  private readonly logger = new Logger(SessionCheckpoints.name);
+
+  constructor(
+    @Inject(SANDBOX_RUNTIME) private readonly runtime: SandboxRuntime,
+    @Inject(SESSIONS_REPOSITORY) private readonly sessions: SessionsRepository,
+    @Inject(BLOB_STORE) private readonly blobs: BlobStore,
+  ) {}
+
+  // Why this session's sandbox cannot be checkpointed here (CHECKPOINT_NOT_AVAILABLE).
+  unavailable(spec: SessionSpec): string | null {
+    return this.runtime.checkpointUnavailable(spec);
+  }
+
+  // Saves the sandbox and stores it as the session's hibernation (the session is then
+  // `hibernated`, its container gone). SESSION_BUSY when it cannot be checkpointed now
+  // (it runs on); a failure after the container went is the runtime's error, and the
+  // caller must treat the state as lost.
+  async hibernate(spec: SessionSpec, sandbox: Sandbox): Promise<CheckpointRecord> {
+    return this.save(spec, sandbox, 'hibernation', null);
+  }
+
+  private async save(spec: SessionSpec, sandbox: Sandbox, kind: CheckpointRecord['kind'], expiresAt: Date | null): Promise<CheckpointRecord> {
+    let file;
+    try {
+      file = await this.runtime.checkpoint(sandbox);
+    } catch (error) {
+      if (error instanceof CheckpointRefusedError) throw SessionsError.checkpointBusy(spec.sessionId, error.message);
+      throw error;
+    }
+    try {
+      const staged = await this.blobs.stage(createReadStream(file.path).pipe(createGzip({ level: GZIP_LEVEL })), MAX_CHECKPOINT_BYTES);
+      const record = {
+        id: newId('ckp'),
+        sessionId: spec.sessionId,
+        kind,
+        sha256: staged.sha256,
+        sizeBytes: staged.size,
+        tier: spec.tier ?? 'runc',
+        image: spec.image ?? null,
+        expiresAt,
+      };
+      const recorded = await this.sessions.recordCheckpoint(spec.tenantId, record, () => this.blobs.commit(staged));
+      if (!recorded) {
+        await this.blobs.discard(staged);
+        throw SessionsError.ended(spec.sessionId);
+      }
+      this.logger.log(`${kind} of ${spec.sessionId}: ${file.sizeBytes} bytes, ${staged.size} stored`);
+      return { ...record, tenantId: spec.tenantId, createdAt: new Date() };
+    } finally {
+      await file.remove().catch(() => undefined);
+    }
+  }
+
+  // The session's sandbox as its checkpoint saved it. CheckpointRestoreError when the
+  // checkpoint is not the session's (another tenant's, another session's), is missing,
+  // or its bytes do not hash to its name; the runtime's own error when it cannot restore.
+  async restore(spec: SandboxSpec, checkpointId: string): Promise<Sandbox> {
+    const record = await this.sessions.findCheckpoint(spec.tenantId, checkpointId);
+    if (!record) throw new CheckpointRestoreError(`checkpoint ${checkpointId} does not exist (for this tenant)`);
+    if (record.tier !== (spec.tier ?? 'runc') || record.image !== (spec.image ?? null)) {
+      throw new CheckpointRestoreError(`checkpoint ${checkpointId} was taken of a ${record.tier} sandbox of another image`);
+    }
+    const dir = await mkdtemp(join(tmpdir(), 'drydock-restore-'));
+    try {
+      const path = join(dir, 'checkpoint.img');
+      const hash = createHash('sha256');
+      const hashing = new Transform({
+        transform(chunk: Buffer, _encoding, done) {
+          hash.update(chunk);
+          done(null, chunk);
+        },
+      });
+      try {
+        await pipeline(this.blobs.open(record.sha256), hashing, createGunzip(), createWriteStream(path, { mode: 0o600 }));
+      } catch (error) {
+        throw new CheckpointRestoreError(`checkpoint ${checkpointId} could not be read: ${(error as Error).message}`);
+      }
+      const actual = hash.digest('hex');
+      if (actual !== record.sha256) {
+        throw new CheckpointRestoreError(`checkpoint ${checkpointId} was altered (its bytes hash to ${actual.slice(0, 12)}…, not ${record.sha256.slice(0, 12)}…)`);
+      }
+      return await this.runtime.create(spec, { restoreFrom: path });
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }
+}
