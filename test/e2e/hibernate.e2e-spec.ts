@@ -1,4 +1,5 @@
 import { ArtifactsService } from '@drydock/artifacts';
+import { pollUntil } from './support/until.js';
 import { startPlatform, type Platform } from './support/platform.js';
 
 // Sessions that keep their memory (docs/sessions.md, decision 018), under gVisor
@@ -74,5 +75,70 @@ describe('Hibernate and resume (gVisor)', () => {
     expect(refused.status).toBe(422);
     expect(refused.body.error).toMatchObject({ code: 'TIER_NOT_ALLOWED', details: { allowed: ['gvisor'] } });
     expect(await api.createSession()).toMatchObject({ tier: 'gvisor' });
+  });
+});
+
+describe('Idle sessions hibernate (gVisor)', () => {
+  let platform: Platform;
+
+  beforeAll(async () => {
+    platform = await startPlatform({ SANDBOX_GVISOR_RUNTIME: 'runsc', SESSION_HIBERNATE_AFTER_MS: '1000', SESSION_REAPER_INTERVAL_MS: '300' });
+  });
+
+  afterAll(async () => {
+    await platform?.close();
+  });
+
+  it('should hibernate a session idle past SESSION_HIBERNATE_AFTER_MS, then resume it on its next execution', async () => {
+    const api = await platform.newTenant();
+    const session = await api.createSession({ tier: 'gvisor' });
+    await api.execute(session.id, 'words = ["kept", "across", "idle"]');
+    await pollUntil(async () => (await api.get(`/v1/sessions/${session.id}`)).body.status === 'hibernated', 20_000, 200, 'the idle hibernation');
+    const resumed = await api.execute(session.id, 'print(" ".join(words))');
+    expect(resumed.body).toMatchObject({ status: 'ok', stdout: 'kept across idle\n', stateLost: false, resumedMs: expect.any(Number) });
+  });
+});
+
+describe('Hibernated sessions move with a drain (gVisor)', () => {
+  let platform: Platform;
+
+  beforeAll(async () => {
+    platform = await startPlatform({ SANDBOX_GVISOR_RUNTIME: 'runsc', WORKER_HEARTBEAT_MS: '300', WORKER_DRAIN_TIMEOUT_MS: '20000' });
+  });
+
+  afterAll(async () => {
+    await platform?.close();
+  });
+
+  it('should resume on another worker a session hibernated before the drain, and one the drain hibernated', async () => {
+    const api = await platform.newTenant();
+    const before = await api.createSession({ tier: 'gvisor', threadId: 'hibernated-first' });
+    const during = await api.createSession({ tier: 'gvisor', threadId: 'live-at-the-drain' });
+    expect([before.workerId, during.workerId]).toEqual([platform.workerId, platform.workerId]);
+    await api.execute(before.id, 'a = "hibernated on A"');
+    await api.execute(during.id, 'b = "live on A"');
+    expect((await api.post(`/v1/sessions/${before.id}/hibernate`)).status).toBe(202);
+    const other = await platform.addWorker();
+    try {
+      expect((await platform.admin.post(`/admin/workers/${platform.workerId}/drain`, {})).status).toBe(202);
+      await pollUntil(
+        async () => (await platform.admin.get('/admin/workers')).body.workers.some((w: { id: string; state: string }) => w.id === platform.workerId && w.state === 'drained'),
+        60_000,
+        200,
+        'the drain',
+      );
+      // The drain checkpointed the live one instead of losing it.
+      expect((await api.get(`/v1/sessions/${during.id}`)).body).toMatchObject({ status: 'hibernated' });
+      for (const [session, code, out] of [
+        [before, 'print(a)', 'hibernated on A\n'],
+        [during, 'print(b)', 'live on A\n'],
+      ] as const) {
+        const run = await api.execute(session.id, code);
+        expect(run.body).toMatchObject({ status: 'ok', stdout: out, stateLost: false });
+        expect((await api.get(`/v1/sessions/${session.id}`)).body).toMatchObject({ status: 'ready', workerId: other.id });
+      }
+    } finally {
+      await other.stop();
+    }
   });
 });

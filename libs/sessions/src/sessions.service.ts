@@ -8,7 +8,7 @@ import { resolveLimits, type RequestedLimits } from './session-limits.js';
 import { SessionsError } from './sessions.errors.js';
 import { SESSIONS_REPOSITORY, type SessionRecord, type SessionsRepository } from './sessions.repository.js';
 import type { SessionStorage } from './session.entity.js';
-import { pickWorker, WORKER_REGISTRY, type WorkerRegistry } from './worker-registry.js';
+import { pickWorker, WORKER_REGISTRY, type WorkerInfo, type WorkerRegistry } from './worker-registry.js';
 
 export interface CreateSessionCommand {
   threadId?: string;
@@ -258,10 +258,21 @@ export class SessionsService {
 
   // A live session whose worker died is moved to a live worker; the container will be
   // re-created there on the next job and the run will report the lost state.
+  // A hibernated one stays where it is only while its worker takes sessions: its
+  // checkpoint is restored by whichever worker hosts it next (a drained worker's go).
   async ensurePlaced(session: SessionRecord): Promise<SessionRecord> {
     if (session.status === 'ended') throw SessionsError.ended(session.id);
+    if (session.status === 'hibernated') {
+      const live = await this.workers.listLive();
+      const own = live.find((w) => w.id === session.workerId);
+      if (own && (own.state ?? 'active') === 'active') return session;
+      return this.placeOn(session, pickWorker(live));
+    }
     if (session.status !== 'lost' && (await this.workers.isLive(session.workerId))) return session;
-    const worker = pickWorker(await this.workers.listLive());
+    return this.placeOn(session, pickWorker(await this.workers.listLive()));
+  }
+
+  private async placeOn(session: SessionRecord, worker: WorkerInfo | null): Promise<SessionRecord> {
     if (!worker) throw SessionsError.noWorker();
     await this.sessions.moveToWorker(session.tenantId, session.id, worker.id);
     this.logger.log(`session ${session.id} moved from ${session.workerId} to ${worker.id}`);

@@ -121,6 +121,9 @@ export class WorkerLifecycleService implements OnModuleInit, OnApplicationBootst
         const given = this.batchItems.abandon();
         this.logger.warn(`drain timeout: ${given} batch items still running are given to another worker`);
       }
+      // Sessions that can be checkpointed keep their memory across the drain.
+      const { hibernated, failed } = await this.lifecycle.hibernateAll(Date.now() + drainTimeoutMs);
+      if (hibernated || failed) this.logger.log(`drain: ${hibernated} sessions hibernated, ${failed} could not be`);
     } finally {
       // Whatever failed above (Redis refusing the state change), the sandboxes and the
       // warm pool go: a stopped worker leaves no container, and no channel open to one.

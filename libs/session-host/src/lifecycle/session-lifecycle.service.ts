@@ -105,6 +105,28 @@ export class SessionLifecycle {
     if (hosted) await this.provisioner.release(hosted);
   }
 
+  // A draining worker's sessions that can be checkpointed hibernate instead of being
+  // lost (their next job, on another worker, restores them), two at a time, until
+  // `deadline` (ms since the epoch); what is left is destroyed by shutdown. Their counts.
+  async hibernateAll(deadline: number): Promise<{ hibernated: number; failed: number }> {
+    const waiting = this.registry.all().filter((h) => h.sandbox?.alive && this.checkpoints.unavailable(h.spec) === null);
+    let hibernated = 0;
+    let failed = 0;
+    const next = async (): Promise<void> => {
+      for (let hosted = waiting.shift(); hosted && Date.now() < deadline; hosted = waiting.shift()) {
+        try {
+          await this.hibernate(hosted.spec);
+          hibernated++;
+        } catch (error) {
+          failed++;
+          this.logger.warn(`${hosted.spec.sessionId} did not hibernate for the drain: ${(error as Error).message}`);
+        }
+      }
+    };
+    await Promise.all([next(), next()]);
+    return { hibernated, failed: failed + waiting.length };
+  }
+
   async shutdown(): Promise<void> {
     await this.pool.close();
     await this.activity.flush().catch(() => undefined);
