@@ -1,4 +1,7 @@
 import { ArtifactsService } from '@drydock/artifacts';
+import { SESSIONS_REPOSITORY, type SessionsRepository } from '@drydock/sessions';
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { pollUntil } from './support/until.js';
 import { startPlatform, type Platform } from './support/platform.js';
 
@@ -75,6 +78,85 @@ describe('Hibernate and resume (gVisor)', () => {
     expect(refused.status).toBe(422);
     expect(refused.body.error).toMatchObject({ code: 'TIER_NOT_ALLOWED', details: { allowed: ['gvisor'] } });
     expect(await api.createSession()).toMatchObject({ tier: 'gvisor' });
+  });
+});
+
+describe('Snapshots and fork (gVisor)', () => {
+  let platform: Platform;
+
+  beforeAll(async () => {
+    platform = await startPlatform({ SANDBOX_GVISOR_RUNTIME: 'runsc', SESSION_HIBERNATE_AFTER_MS: '600000' });
+  });
+
+  afterAll(async () => {
+    await platform?.close();
+  });
+
+  it('should fork two sessions from one snapshot that diverge without seeing each other, the original going on', async () => {
+    const api = await platform.newTenant({ snapshotCount: 1 });
+    const original = await api.createSession({ tier: 'gvisor', threadId: 'explore' });
+    await api.execute(original.id, 'path = ["start"]\nopen("/session/plan.md", "w").write("step 1")');
+    const taken = await api.post(`/v1/sessions/${original.id}/snapshots`, {});
+    expect(taken.status).toBe(201);
+    expect(taken.body).toMatchObject({ id: expect.stringMatching(/^snp_/), sessionId: original.id, tier: 'gvisor', sizeBytes: expect.any(Number) });
+    expect(taken.body.expiresAt).toEqual(expect.any(String));
+    // The original goes on, with what it had.
+    expect((await api.execute(original.id, 'path.append("original"); print(path)')).body).toMatchObject({ stdout: "['start', 'original']\n", stateLost: false });
+
+    const left = await api.createSession({ fromSnapshot: taken.body.id, threadId: 'branch-left' });
+    const right = await api.createSession({ fromSnapshot: taken.body.id });
+    expect([left, right]).toEqual([
+      expect.objectContaining({ threadId: 'branch-left', tier: 'gvisor' }),
+      expect.objectContaining({ tier: 'gvisor' }),
+    ]);
+    await api.execute(left.id, 'path.append("left")\nopen("/session/plan.md", "a").write(", left")');
+    await api.execute(right.id, 'path.append("right")');
+    expect((await api.execute(left.id, 'print(path, open("/session/plan.md").read())')).body).toMatchObject({ stdout: "['start', 'left'] step 1, left\n", stateLost: false });
+    expect((await api.execute(right.id, 'print(path, open("/session/plan.md").read())')).body).toMatchObject({ stdout: "['start', 'right'] step 1\n", stateLost: false });
+    // The fork's thread has the snapshot's files.
+    const file = await api.get(`/v1/threads/${right.threadId}/files/content?path=/plan.md`);
+    expect([file.status, file.body]).toEqual([200, "step 1"]);
+
+    // Listed, counted against the quota (1 here), deleted.
+    expect((await api.get('/v1/snapshots')).body.snapshots).toEqual([expect.objectContaining({ id: taken.body.id })]);
+    const second = await api.post(`/v1/sessions/${original.id}/snapshots`, {});
+    expect([second.status, second.body.error?.code]).toEqual([429, 'SNAPSHOT_QUOTA_EXCEEDED']);
+    expect((await api.delete(`/v1/snapshots/${taken.body.id}`)).status).toBe(204);
+    expect((await api.get(`/v1/snapshots/${taken.body.id}`)).status).toBe(404);
+    const gone = await api.post('/v1/sessions', { fromSnapshot: taken.body.id });
+    expect([gone.status, gone.body.error.code]).toEqual([404, 'SNAPSHOT_NOT_FOUND']);
+  });
+
+  it("should not let another tenant see or fork a tenant's snapshot, and refuse a tampered one", async () => {
+    const owner = await platform.newTenant();
+    const other = await platform.newTenant();
+    const session = await owner.createSession({ tier: 'gvisor' });
+    await owner.execute(session.id, 'secret = "owner only"');
+    const taken = (await owner.post(`/v1/sessions/${session.id}/snapshots`, {})).body;
+    expect((await other.get(`/v1/snapshots/${taken.id}`)).status).toBe(404);
+    expect((await other.get('/v1/snapshots')).body.snapshots).toEqual([]);
+    const stolen = await other.post('/v1/sessions', { fromSnapshot: taken.id });
+    expect([stolen.status, stolen.body.error.code]).toEqual([404, 'SNAPSHOT_NOT_FOUND']);
+    expect((await other.delete(`/v1/snapshots/${taken.id}`)).status).toBe(404);
+
+    // Its stored bytes altered on disk: a fork starts afresh, told its state is lost.
+    const record = await platform.gateway.get<SessionsRepository>(SESSIONS_REPOSITORY, { strict: false }).findCheckpoint(owner.tenantId, taken.id);
+    const blob = join(process.env.ARTIFACTS_DIR!, 'blobs', record!.sha256.slice(0, 2), record!.sha256.slice(2, 4), record!.sha256);
+    const bytes = await readFile(blob);
+    bytes[bytes.length >> 1] ^= 0xff;
+    await writeFile(blob, bytes);
+    const fork = await owner.createSession({ fromSnapshot: taken.id });
+    const run = await owner.execute(fork.id, 'print(globals().get("secret"))');
+    expect(run.body).toMatchObject({ status: 'ok', stdout: 'None\n', stateLost: true });
+  });
+
+  it('should refuse a fork with settings of its own, and a snapshot of a runc session', async () => {
+    const api = await platform.newTenant();
+    const bad = await api.post('/v1/sessions', { fromSnapshot: 'snp_x', tier: 'gvisor' });
+    expect([bad.status, bad.body.error.code]).toEqual([400, 'INVALID_FORK']);
+    const runc = await api.createSession();
+    const res = await api.post(`/v1/sessions/${runc.id}/snapshots`, {});
+    expect([res.status, res.body.error.code]).toEqual([422, 'CHECKPOINT_NOT_AVAILABLE']);
   });
 });
 

@@ -5,7 +5,7 @@ import { LoggerModule } from 'nestjs-pino';
 import { gatewayLogging } from './http/request-logging.js';
 import { ConfigModule, RedisModule, TenantRateLimiter, TenantsService } from '@drydock/core';
 import { JOB_DISPATCHER } from '@drydock/execution';
-import { PlatformDataModule, SessionCommandsService, SessionExecutionsService, SessionProcessesService, SessionsService, SessionTerminalsService } from '@drydock/sessions';
+import { PlatformDataModule, SnapshotsService, SessionCommandsService, SessionExecutionsService, SessionProcessesService, SessionsService, SessionTerminalsService } from '@drydock/sessions';
 import { VfsModule } from '@drydock/vfs';
 import { ArtifactsModule } from '@drydock/artifacts';
 import { BatchesModule } from '@drydock/batches';
@@ -47,6 +47,7 @@ import { ErrorResponseFilter } from './http/error-response.filter.js';
 import { RedisJobDispatcher } from './queue/redis-job-dispatcher.js';
 import { QueueDashboard } from './queue/queue-dashboard.js';
 import { DatasetsController, SessionsController } from './sessions/sessions.controller.js';
+import { SnapshotsController } from './sessions/snapshots.controller.js';
 import { AGENT_RUNTIME, agentRuntimeProviders, type AgentRuntime, type ChatModelProvider } from '@drydock/agents';
 import { LANGGRAPH_CONTROLLERS, LANGGRAPH_PROVIDERS } from './langgraph/langgraph.providers.js';
 
@@ -76,6 +77,7 @@ export interface GatewayOptions {
     AdminUsageController,
     AdminEgressController,
     SessionsController,
+    SnapshotsController,
     DatasetsController,
     ExecutionsController,
     CommandsController,
@@ -107,6 +109,7 @@ export interface GatewayOptions {
     UsageRepository,
     TenantCheckpointsRepository,
     SessionsService,
+    SnapshotsService,
     SessionExecutionsService,
     SessionCommandsService,
     SessionProcessesService,

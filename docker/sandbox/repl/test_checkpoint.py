@@ -73,6 +73,23 @@ class TestCheckpoint(unittest.TestCase):
         self.assertEqual(repl.next_frame(), {"ev": "checkpoint-refused", "id": "c1", "reason": "a checkpoint needs the socket channel"})
 
 
+class TestFsList(unittest.TestCase):
+    def test_lists_every_file_of_the_session_as_changed_and_links_as_skipped(self) -> None:
+        repl = Client()
+        self.addCleanup(repl.close)
+        code = (
+            "import os\nos.makedirs('sub/deeper')\nopen('a.txt', 'w').write('a')\nopen('sub/deeper/b.csv', 'w').write('b')\n"
+            "os.symlink('/etc/passwd', 'link')\nos.makedirs('artifacts', exist_ok=True)\nopen('artifacts/out.png', 'w').write('p')"
+        )
+        self.assertEqual(repl.run(code)["status"], "ok")
+        repl.send({"op": "fs-list", "id": "l1"})
+        listed = repl.next_frame()
+        self.assertEqual(listed["ev"], "fs-listed")
+        self.assertEqual(listed["files"]["changed"], ["/a.txt", "/sub/deeper/b.csv"])
+        self.assertEqual(listed["files"]["deleted"], [])
+        self.assertEqual(listed["files"]["skipped"], [{"path": "/link", "reason": "symlink"}])
+
+
 def _accepts(path: str) -> bool:
     import socket
 

@@ -10,6 +10,7 @@ import {
   type FsWrittenEvent,
   type RecycledEvent,
   type ReplRequest,
+  type SessionChangeReport,
 } from '@drydock/execution';
 import { ChannelFileRead } from './channel-file-read.js';
 import { ChannelProcesses } from './channel-processes.js';
@@ -78,6 +79,7 @@ export class DockerSandbox implements Sandbox {
   // sandbox's end.
   private suspended = false;
   private checkpointAnswer: { resolve: (refusal: string | null) => void } | null = null;
+  private readonly listings = new Map<string, { resolve: (files: SessionChangeReport) => void; reject: (e: Error) => void }>();
 
   constructor(
     readonly id: string,
@@ -155,6 +157,23 @@ export class DockerSandbox implements Sandbox {
       this.checkpointAnswer = null;
     });
     if (refusal !== null) throw new CheckpointRefusedError(refusal);
+  }
+
+  async listFiles(): Promise<SessionChangeReport> {
+    this.assertAlive();
+    if (!this.features.has('fs-list')) throw new Error("this sandbox's supervisor cannot list its files");
+    const id = randomUUID();
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      return await new Promise<SessionChangeReport>((resolve, reject) => {
+        this.listings.set(id, { resolve, reject });
+        timer = setTimeout(() => reject(new Error(`no file listing within ${FS_DELETE_TIMEOUT_MS} ms`)), FS_DELETE_TIMEOUT_MS);
+        this.send({ op: 'fs-list', id });
+      });
+    } finally {
+      clearTimeout(timer);
+      this.listings.delete(id);
+    }
   }
 
   // After a checkpoint that failed, the supervisor's new connection (it listens again once
@@ -481,6 +500,9 @@ export class DockerSandbox implements Sandbox {
         this.suspended = true;
         this.checkpointAnswer?.resolve(null);
         return;
+      case 'fs-listed':
+        this.listings.get(event.id)?.resolve(event.files);
+        return;
       case 'checkpoint-refused':
         this.checkpointAnswer?.resolve(event.reason);
         return;
@@ -535,6 +557,7 @@ export class DockerSandbox implements Sandbox {
     for (const waiter of this.deletes.values()) waiter.reject(error);
     for (const waiter of this.writes.values()) waiter.reject(error);
     for (const waiter of this.recycles.values()) waiter.reject(error);
+    for (const waiter of this.listings.values()) waiter.reject(error);
     for (const read of this.fileReads.values()) read.fail(error);
     this.fileReads.clear();
     this.channelProcesses.onGone(error, this.suspended);

@@ -61,13 +61,14 @@ export function fakeSessions(rows: Partial<SessionRecord>[] = [{}]): FakeSession
       if (row) row.status = 'ended';
     },
     listLiveOnWorker: async () => [...map.values()].filter((s) => s.status !== 'ended'),
-    recordCheckpoint: async (tenantId: string, checkpoint: NewCheckpoint, commitBlob: () => Promise<void>) => {
+    recordCheckpoint: async (tenantId: string, checkpoint: NewCheckpoint, commitBlob: () => Promise<void>, quota?: { maxCount: number }) => {
       const row = map.get(checkpoint.sessionId);
-      if (!row || row.tenantId !== tenantId || row.status === 'ended') return false;
+      if (!row || row.tenantId !== tenantId || row.status === 'ended') return 'ended';
+      if (quota && checkpoint.kind === 'snapshot' && [...checkpoints.values()].filter((c) => c.kind === 'snapshot').length >= quota.maxCount) return 'count';
       await commitBlob();
       checkpoints.set(checkpoint.id, { ...checkpoint, tenantId, createdAt: new Date() });
       if (checkpoint.kind === 'hibernation') Object.assign(row, { status: 'hibernated', hibernationId: checkpoint.id, containerId: null });
-      return true;
+      return null;
     },
     findCheckpoint: async (tenantId: string, id: string) => {
       const found = checkpoints.get(id);
@@ -78,6 +79,7 @@ export function fakeSessions(rows: Partial<SessionRecord>[] = [{}]): FakeSession
       for (const row of gone) Object.assign(row, { status: 'ended', hibernationId: null });
       return gone.map((s) => s.id);
     },
+    deleteExpiredSnapshots: async () => 0,
     checkpoints,
   } as unknown as FakeSessions;
 }
@@ -153,8 +155,8 @@ export function hostWithFakes(options: { sessions?: FakeSessions; env?: Record<s
   const checkpoints = new SessionCheckpoints(runtime, sessions, blobs);
   // Background processes publish on Redis; these specs start none.
   const background = new BackgroundProcesses(executions, { publish: async () => 0 } as unknown as Redis, registry);
-  const provisioner = new SandboxProvisioner(config, runtime, sessions, registry, stager, pool, checkpoints, background);
   const fileSync = new SessionFileSync(files.vfs, files.config);
+  const provisioner = new SandboxProvisioner(config, runtime, sessions, registry, stager, pool, checkpoints, background, fileSync);
   const activity = new SessionActivity(sessions);
   const runner = new ExecutionRunner(config, executions, guard, registry, provisioner, fileSync, noArtifacts, activity, new PlatformMetrics(), background);
   const lifecycle = new SessionLifecycle(registry, provisioner, stager, fileSync, activity, pool, checkpoints);

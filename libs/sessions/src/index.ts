@@ -14,3 +14,4 @@ export * from './commands/command-spec.js';
 export * from './commands/session-commands.service.js';
 export * from './processes/session-processes.service.js';
 export * from './terminals/session-terminals.service.js';
+export * from './snapshots/snapshots.service.js';

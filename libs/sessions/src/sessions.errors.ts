@@ -67,6 +67,22 @@ export class SessionsError extends DrydockError {
   static checkpointBusy(sessionId: string, why: string) {
     return new SessionsError('SESSION_BUSY', `Session ${sessionId} cannot be checkpointed right now: ${why}. Try again when it is idle.`, 409);
   }
+  static snapshotQuota(which: 'count' | 'bytes', max: number) {
+    return new SessionsError(
+      'SNAPSHOT_QUOTA_EXCEEDED',
+      which === 'count'
+        ? `This tenant already keeps ${max} snapshots, its maximum; delete one (DELETE /v1/snapshots/:id) first.`
+        : `This snapshot would take the tenant's snapshots past ${max} bytes, its maximum; delete one first.`,
+      429,
+      { limit: which, max },
+    );
+  }
+  static snapshotNotFound(snapshotId: string) {
+    return new SessionsError('SNAPSHOT_NOT_FOUND', `No snapshot with id ${snapshotId}.`, 404);
+  }
+  static threadBusy(threadId: string) {
+    return new SessionsError('THREAD_HAS_SESSION', `Thread ${threadId} already has a live session; fork into another thread (or none, for a new one).`, 409);
+  }
   static waitTimeout(executionId: string) {
     return new SessionsError(
       'EXECUTION_WAIT_TIMEOUT',

@@ -16,7 +16,13 @@ export interface NewSession {
   image: string | null;
   network: SessionNetwork | null;
   tier: SandboxTier;
+  // A fork: the snapshot its sandbox is restored from (the session starts hibernated).
+  resumeFrom?: string;
 }
+
+// Why a checkpoint was not recorded: the session ended meanwhile, or the tenant's
+// snapshots are at their count or byte quota.
+export type CheckpointRefusal = 'ended' | 'count' | 'bytes';
 
 // A session's sandbox saved by a checkpoint (decision 018): a hibernation (restored by
 // the session's next job, then deleted) or a snapshot (kept until it expires, forked
@@ -81,8 +87,24 @@ export interface SessionsRepository {
   // hibernated (no container), in one transaction that holds the blob's row lock while
   // `commitBlob` makes the bytes readable (so a collection cannot take them between).
   // False, and nothing recorded, when the session ended meanwhile.
-  recordCheckpoint(tenantId: string, checkpoint: NewCheckpoint, commitBlob: () => Promise<void>): Promise<boolean>;
+  // A snapshot is counted against `quota` (the tenant's snapshots, count and bytes) under
+  // a lock on the tenant, so two at once cannot both pass it.
+  recordCheckpoint(
+    tenantId: string,
+    checkpoint: NewCheckpoint,
+    commitBlob: () => Promise<void>,
+    quota?: { maxCount: number; maxBytes: number },
+  ): Promise<CheckpointRefusal | null>;
   findCheckpoint(tenantId: string, checkpointId: string): Promise<CheckpointRecord | null>;
+  // The tenant's snapshots not expired at `now`, newest first.
+  listSnapshots(tenantId: string, now: Date, limit: number): Promise<CheckpointRecord[]>;
+  // The tenant's snapshots' count and bytes (expired ones not yet swept included).
+  snapshotUsage(tenantId: string): Promise<{ count: number; bytes: number }>;
+  // Deletes one of the tenant's snapshots (its blob goes to the collection); false when
+  // there is none.
+  deleteSnapshot(tenantId: string, checkpointId: string): Promise<boolean>;
+  // Deletes snapshots expired at `now`, across tenants; how many.
+  deleteExpiredSnapshots(now: Date): Promise<number>;
   // Ends the hibernated sessions unused since `before` (their checkpoints go); their ids.
   endHibernatedBefore(before: Date): Promise<string[]>;
   // Worker-side bookkeeping. The session is `ready` on that container; a hibernation it

@@ -21,6 +21,9 @@ export interface CreateSessionCommand {
   network?: { allow: readonly unknown[] };
   // The isolation tier (docs/sessions.md); absent: the tenant's default.
   tier?: SandboxTier;
+  // A fork: the snapshot (POST /v1/sessions/:id/snapshots) the new session starts from,
+  // with its variables, processes and files; it takes that session's settings.
+  fromSnapshot?: string;
 }
 
 export interface StagedDataset {
@@ -59,6 +62,7 @@ export class SessionsService {
 
   // Creates the thread's session, or returns its live one (`created: false`).
   async create(tenantId: string, command: CreateSessionCommand): Promise<{ session: SessionRecord; created: boolean }> {
+    if (command.fromSnapshot !== undefined) return { session: await this.fork(tenantId, command), created: true };
     const tenant = await this.tenants.get(tenantId);
     const threadId = command.threadId ?? newId('thr');
     const limits = resolveLimits(this.config, tenant.limits, command.limits);
@@ -95,6 +99,49 @@ export class SessionsService {
       tier,
     });
     if (!created) return { session: await this.ensurePlaced(record), created: false };
+    return { session: await this.startOnWorker(record), created: true };
+  }
+
+  // A new session from a snapshot of one of the tenant's sessions (another tenant's is
+  // not found): the settings of that session, its own thread (named, or new), and its
+  // sandbox restored from the snapshot by its first job (the start).
+  private async fork(tenantId: string, command: CreateSessionCommand): Promise<SessionRecord> {
+    const { fromSnapshot, threadId: named, ...others } = command;
+    const extra = Object.entries(others).filter(([, v]) => v !== undefined).map(([k]) => k);
+    if (extra.length > 0) {
+      throw new DrydockError('INVALID_FORK', `A fork takes its snapshot's settings; send only fromSnapshot and threadId (not ${extra.join(', ')}).`, 400);
+    }
+    const snapshot = await this.sessions.findCheckpoint(tenantId, fromSnapshot!);
+    if (!snapshot || snapshot.kind !== 'snapshot' || (snapshot.expiresAt && snapshot.expiresAt <= new Date())) throw SessionsError.snapshotNotFound(fromSnapshot!);
+    const source = await this.sessions.findById(tenantId, snapshot.sessionId);
+    if (!source) throw SessionsError.snapshotNotFound(fromSnapshot!);
+    const tenant = await this.tenants.get(tenantId);
+    this.tierFor(tenant.limits, snapshot.tier);
+    const maxSessions = tenant.limits.maxSessions;
+    if (maxSessions !== undefined && (await this.sessions.countLive(tenantId)) >= maxSessions) throw SessionsError.tooManySessions(maxSessions);
+    const worker = pickWorker(await this.workers.listLive());
+    if (!worker) throw SessionsError.noWorker();
+    const threadId = named ?? newId('thr');
+    const { record, created } = await this.sessions.createOrGetLive(tenantId, {
+      id: newId('ses'),
+      threadId,
+      workerId: worker.id,
+      limits: source.limits,
+      storage: source.storage,
+      datasets: source.datasets ?? [],
+      template: source.template,
+      image: snapshot.image,
+      network: source.network,
+      tier: snapshot.tier,
+      resumeFrom: snapshot.id,
+    });
+    if (!created) throw SessionsError.threadBusy(threadId);
+    return this.startOnWorker(record);
+  }
+
+  // The new session's first job: its container up (or restored), its thread's files in.
+  private async startOnWorker(record: SessionRecord): Promise<SessionRecord> {
+    const { tenantId } = record;
     try {
       await this.onItsWorker(record, (placed) =>
         this.dispatcher.dispatch(placed.workerId, JobName.StartSession, { session: specOf(placed) }, { waitMs: START_WAIT_MS }),
@@ -106,7 +153,7 @@ export class SessionsService {
       if (error instanceof DrydockError) throw error;
       throw SessionsError.sandboxFailed((error as Error).message);
     }
-    return { session: (await this.sessions.findById(tenantId, record.id))!, created: true };
+    return (await this.sessions.findById(tenantId, record.id))!;
   }
 
   // Copies a dataset into the live session's /session/data/<name> now, and again

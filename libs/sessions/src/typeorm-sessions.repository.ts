@@ -11,7 +11,7 @@ import {
   prefixedExecutionColumns,
 } from '@drydock/execution';
 import { SessionEntity, type SessionStatus } from './session.entity.js';
-import type { CheckpointRecord, NewCheckpoint, NewSession, SessionExecutionDraft, SessionRecord, SessionsRepository } from './sessions.repository.js';
+import type { CheckpointRecord, CheckpointRefusal, NewCheckpoint, NewSession, SessionExecutionDraft, SessionRecord, SessionsRepository } from './sessions.repository.js';
 
 const UNIQUE_VIOLATION = '23505';
 
@@ -67,6 +67,8 @@ const FIND_WITH_NEW_EXECUTION = `
   SELECT s.*, ${prefixedExecutionColumns('e', 'e_')},
          (SELECT r.revision FROM thread_revisions r WHERE r.tenant_id = s.tenant_id AND r.thread_id = s.thread_id) AS thread_revision
     FROM s LEFT JOIN e ON true`;
+
+const CHECKPOINT_COLUMNS = 'id, tenant_id, session_id, kind, sha256, size_bytes, tier, image, created_at, expires_at';
 
 interface CheckpointRow {
   id: string;
@@ -135,7 +137,15 @@ export class TypeOrmSessionsRepository implements SessionsRepository {
     if (existing) return { record: existing, created: false };
     try {
       const now = new Date();
-      await this.repo.insert({ ...session, tenantId, status: 'starting', lastUsedAt: now, containerId: null });
+      const { resumeFrom, ...columns } = session;
+      await this.repo.insert({
+        ...columns,
+        tenantId,
+        // A fork starts hibernated on its snapshot: its first job restores it.
+        ...(resumeFrom ? { status: 'hibernated' as const, hibernationId: resumeFrom, hibernatedAt: now } : { status: 'starting' as const }),
+        lastUsedAt: now,
+        containerId: null,
+      });
       return { record: (await this.repo.findOneBy({ tenantId, id: session.id }))!, created: true };
     } catch (error) {
       // The partial unique index on live (tenant, thread) settles concurrent creates.
@@ -280,9 +290,24 @@ export class TypeOrmSessionsRepository implements SessionsRepository {
     await m.query(`DELETE FROM session_checkpoints WHERE id = ANY($1::text[]) AND kind = 'hibernation'`, [ids]);
   }
 
-  async recordCheckpoint(tenantId: string, checkpoint: NewCheckpoint, commitBlob: () => Promise<void>): Promise<boolean> {
+  async recordCheckpoint(
+    tenantId: string,
+    checkpoint: NewCheckpoint,
+    commitBlob: () => Promise<void>,
+    quota?: { maxCount: number; maxBytes: number },
+  ): Promise<CheckpointRefusal | null> {
     assertTenant(tenantId);
     return this.db.transaction(async (m) => {
+      if (checkpoint.kind === 'snapshot' && quota) {
+        // The tenant's row, locked: its snapshots are counted one recording at a time.
+        await m.query(`SELECT 1 FROM tenants WHERE id = $1 FOR UPDATE`, [tenantId]);
+        const [usage]: { count: string; bytes: string }[] = await m.query(
+          `SELECT count(*) AS count, COALESCE(sum(size_bytes), 0) AS bytes FROM session_checkpoints WHERE tenant_id = $1 AND kind = 'snapshot'`,
+          [tenantId],
+        );
+        if (Number(usage!.count) + 1 > quota.maxCount) return 'count';
+        if (Number(usage!.bytes) + checkpoint.sizeBytes > quota.maxBytes) return 'bytes';
+      }
       // The blob's row, locked (as an artifact's ingest takes it): a collection of the
       // same content waits, or ran first and this commit stores the bytes anew.
       await m.query(
@@ -293,7 +318,7 @@ export class TypeOrmSessionsRepository implements SessionsRepository {
         `SELECT id FROM sessions WHERE tenant_id = $1 AND id = $2 AND status <> 'ended' FOR UPDATE`,
         [tenantId, checkpoint.sessionId],
       );
-      if (!session) return false;
+      if (!session) return 'ended';
       await commitBlob();
       await m.query(
         `INSERT INTO session_checkpoints (id, tenant_id, session_id, kind, sha256, size_bytes, tier, image, expires_at)
@@ -307,18 +332,54 @@ export class TypeOrmSessionsRepository implements SessionsRepository {
           [tenantId, checkpoint.sessionId, checkpoint.id],
         );
       }
-      return true;
+      return null;
     });
   }
 
   async findCheckpoint(tenantId: string, checkpointId: string): Promise<CheckpointRecord | null> {
     assertTenant(tenantId);
     const rows: CheckpointRow[] = await this.db.query(
-      `SELECT id, tenant_id, session_id, kind, sha256, size_bytes, tier, image, created_at, expires_at
-         FROM session_checkpoints WHERE tenant_id = $1 AND id = $2`,
+      `SELECT ${CHECKPOINT_COLUMNS} FROM session_checkpoints WHERE tenant_id = $1 AND id = $2`,
       [tenantId, checkpointId],
     );
     return rows[0] ? checkpointFromRow(rows[0]) : null;
+  }
+
+  async listSnapshots(tenantId: string, now: Date, limit: number): Promise<CheckpointRecord[]> {
+    assertTenant(tenantId);
+    const rows: CheckpointRow[] = await this.db.query(
+      `SELECT ${CHECKPOINT_COLUMNS} FROM session_checkpoints
+        WHERE tenant_id = $1 AND kind = 'snapshot' AND (expires_at IS NULL OR expires_at > $2)
+        ORDER BY created_at DESC, id DESC LIMIT $3`,
+      [tenantId, now, limit],
+    );
+    return rows.map(checkpointFromRow);
+  }
+
+  async snapshotUsage(tenantId: string): Promise<{ count: number; bytes: number }> {
+    assertTenant(tenantId);
+    const [row]: { count: string; bytes: string }[] = await this.db.query(
+      `SELECT count(*) AS count, COALESCE(sum(size_bytes), 0) AS bytes FROM session_checkpoints WHERE tenant_id = $1 AND kind = 'snapshot'`,
+      [tenantId],
+    );
+    return { count: Number(row!.count), bytes: Number(row!.bytes) };
+  }
+
+  async deleteSnapshot(tenantId: string, checkpointId: string): Promise<boolean> {
+    assertTenant(tenantId);
+    const [, affected]: [unknown, number] = await this.db.query(
+      `DELETE FROM session_checkpoints WHERE tenant_id = $1 AND id = $2 AND kind = 'snapshot'`,
+      [tenantId, checkpointId],
+    );
+    return affected > 0;
+  }
+
+  async deleteExpiredSnapshots(now: Date): Promise<number> {
+    const [, affected]: [unknown, number] = await this.db.query(
+      `DELETE FROM session_checkpoints WHERE kind = 'snapshot' AND expires_at <= $1`,
+      [now],
+    );
+    return affected;
   }
 
   async endHibernatedBefore(before: Date): Promise<string[]> {

@@ -26,10 +26,10 @@ export class SessionsController {
   @ApiOkResponse({ type: SessionResponse, description: 'The thread already had a live session.' })
   @ApiErrors({
     ...VALIDATION_ERRORS,
-    400: [...VALIDATION_ERRORS[400]!, 'INVALID_DATASET_NAME', 'DUPLICATE_DATASET', 'INVALID_TEMPLATE', 'INVALID_NETWORK_POLICY'],
+    400: [...VALIDATION_ERRORS[400]!, 'INVALID_DATASET_NAME', 'DUPLICATE_DATASET', 'INVALID_TEMPLATE', 'INVALID_NETWORK_POLICY', 'INVALID_FORK'],
     403: ['NETWORK_FORBIDDEN'],
-    404: ['TEMPLATE_NOT_FOUND'],
-    409: ['TEMPLATE_NOT_READY'],
+    404: ['TEMPLATE_NOT_FOUND', 'SNAPSHOT_NOT_FOUND'],
+    409: ['TEMPLATE_NOT_READY', 'THREAD_HAS_SESSION'],
     422: ['NETWORK_NOT_ALLOWED', 'STORAGE_NOT_AVAILABLE', 'DATASETS_NOT_CONFIGURED', 'DATASET_NOT_FOUND', 'DATASET_TOO_LARGE', 'TIER_NOT_AVAILABLE', 'TIER_NOT_ALLOWED'],
     429: ['SESSION_QUOTA_EXCEEDED'],
     503: ['NO_WORKER_AVAILABLE', 'SANDBOX_UNAVAILABLE'],
@@ -48,6 +48,7 @@ export class SessionsController {
       template: dto.template,
       ...(network ? { network } : {}),
       ...(dto.tier ? { tier: dto.tier } : {}),
+      ...(dto.fromSnapshot !== undefined ? { fromSnapshot: dto.fromSnapshot } : {}),
     });
     res.status(created ? 201 : 200);
     return toSessionView(session, this.sessions.idleMs, this.sessions.hibernatedRetentionMs);

@@ -16,6 +16,7 @@ import {
   type JobReply,
   type JobReplyRoute,
   type StartSessionJobData,
+  type SnapshotSessionJobData,
   type StopSessionJobData,
   type StageDatasetJobData,
   type ProcessOpJobData,
@@ -257,6 +258,8 @@ export class SessionJobsProcessor {
       }
       case JobName.StageDataset:
         return this.lifecycle.stageDataset(job.data as StageDatasetJobData);
+      case JobName.SnapshotSession:
+        return this.lifecycle.snapshot(job.data as SnapshotSessionJobData);
       case JobName.HibernateSession:
         return this.lifecycle.hibernate((job.data as StartSessionJobData).session);
       case JobName.StopSession:

@@ -26,7 +26,7 @@ from .framing import (
     log,
 )
 from .recycle import empty_dir, kill_user_processes, leftovers, remove_sysv_ipc
-from .session_tree import ARTIFACTS_NAME, empty_change_report
+from .session_tree import ARTIFACTS_NAME, Snapshot, diff_snapshots, empty_change_report, take_snapshot
 
 
 class HostChannelMixin:
@@ -115,6 +115,8 @@ class HostChannelMixin:
             self.on_recycle(message)
         elif op == "checkpoint":
             self.on_checkpoint(message)  # checkpoint.py
+        elif op == "fs-list":
+            self.on_fs_list(message)
         elif op == "shutdown":
             log("shutdown requested")
             raise Exit(0)
@@ -353,6 +355,16 @@ class HostChannelMixin:
                 "figures": [],
             }
         )
+
+    def on_fs_list(self, message: dict[str, Any]) -> None:
+        """Every file of the session dir, as a change report from nothing (an exec's
+        `files`): what a session forked from a snapshot brings into its new thread."""
+        request_id = message.get("id")
+        if not isinstance(request_id, str):
+            self.protocol_error("fs-list needs a string id")
+            return
+        empty = Snapshot({}, [], False, 0)
+        self.send({"ev": "fs-listed", "id": request_id, "files": diff_snapshots(empty, take_snapshot(self.session_dir))})
 
     def on_recycle(self, message: dict[str, Any]) -> None:
         """Makes the sandbox as new for the same owner's next one-shot run (recycle.py),

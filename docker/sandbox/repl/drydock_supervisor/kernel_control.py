@@ -262,7 +262,7 @@ class KernelMixin:
 
     def ready_frame(self) -> dict[str, Any]:
         """What the supervisor says of itself once it can take requests."""
-        features = (["recycle"] if self.identity.separated else []) + ["fs-read", "fs-write", "interrupt", "commands", "background", "terminals"]
+        features = (["recycle"] if self.identity.separated else []) + ["fs-read", "fs-write", "fs-list", "interrupt", "commands", "background", "terminals"]
         if os.environ.get("DRYDOCK_CHANNEL_SOCKET"):
             features.append("checkpoint")  # checkpoint.py
         return {

@@ -96,6 +96,13 @@ export const configSchema = z.object({
     // most 100,000 entries of /session per run (its change report).
     maxFilesPerThread: int(50_000),
   }),
+  // Snapshots of gvisor sessions (docs/sessions.md): per-tenant quotas (tenant limits
+  // `snapshotCount`/`snapshotBytes` override them) and how long one is kept by default.
+  snapshots: z.object({
+    maxCountPerTenant: int(20),
+    maxBytesPerTenant: int(20 * 1024 * 1024 * 1024),
+    retentionSeconds: int(7 * 24 * 3600),
+  }),
   artifacts: z.object({
     // Where the local blob store keeps artifact bytes (shared by gateways and workers).
     dir: z.string().min(1).default('var/artifacts'),
@@ -313,6 +320,9 @@ const ENV_NAMES: Record<string, string> = {
   'docker.gvisorRuntime': 'SANDBOX_GVISOR_RUNTIME',
   'docker.defaultTier': 'SANDBOX_DEFAULT_TIER',
   'worker.sessionIdleAction': 'SESSION_IDLE_ACTION',
+  'snapshots.maxCountPerTenant': 'SNAPSHOT_MAX_COUNT_PER_TENANT',
+  'snapshots.maxBytesPerTenant': 'SNAPSHOT_MAX_BYTES_PER_TENANT',
+  'snapshots.retentionSeconds': 'SNAPSHOT_RETENTION_S',
   'worker.sessionHibernateAfterMs': 'SESSION_HIBERNATE_AFTER_MS',
   'worker.hibernatedRetentionMs': 'SESSION_HIBERNATED_RETENTION_MS',
   'docker.seccompProfile': 'SANDBOX_SECCOMP_PROFILE',
@@ -417,6 +427,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       maxBytesPerTenant: env.ARTIFACTS_MAX_BYTES_PER_TENANT,
       retentionSeconds: env.ARTIFACTS_RETENTION_S,
       expiryIntervalMs: env.ARTIFACTS_EXPIRY_INTERVAL_MS,
+    },
+    snapshots: {
+      maxCountPerTenant: env.SNAPSHOT_MAX_COUNT_PER_TENANT,
+      maxBytesPerTenant: env.SNAPSHOT_MAX_BYTES_PER_TENANT,
+      retentionSeconds: env.SNAPSHOT_RETENTION_S,
     },
     docker: {
       socketPath: env.DOCKER_SOCKET,

@@ -22,6 +22,9 @@ export interface TenantLimits {
   concurrentExecutions?: number;
   // The hosts the tenant's sessions may ask to reach (docs/network.md); absent: none.
   network?: NetworkCeiling;
+  // Snapshots of its sessions kept at once, and their bytes (compressed).
+  snapshotCount?: number;
+  snapshotBytes?: number;
   // The isolation tiers its sessions may run on, the first one theirs by default
   // (docs/sessions.md); absent: those the deployment offers, its default first.
   tiers?: SandboxTier[];
@@ -54,4 +57,6 @@ export const TENANT_LIMIT_KEYS = [
   'batchConcurrency',
   'requestsPerMinute',
   'concurrentExecutions',
+  'snapshotCount',
+  'snapshotBytes',
 ] as const satisfies readonly (keyof TenantLimits)[];

@@ -239,6 +239,8 @@ export type ReplEvent =
   | { ev: 'ready'; protocol: number; python: string; pid: number; features?: string[]; resumed?: boolean }
   // Answers to `checkpoint`: the supervisor closes its end of the channel after -ready.
   | { ev: 'checkpoint-ready'; id: string }
+  // Answer to fs-list: every file of /session, as a change report from nothing.
+  | { ev: 'fs-listed'; id: string; files: SessionChangeReport }
   | { ev: 'checkpoint-refused'; id: string; reason: string }
   | { ev: 'pong'; id: string }
   | { ev: 'stream'; id: string; name: 'stdout' | 'stderr'; text: string }
@@ -268,6 +270,7 @@ export type ReplRequest =
   // Between execs: the supervisor answers checkpoint-ready, closes the socket channel and
   // waits for the resume file in its folder (a checkpoint, decision 018).
   | { op: 'checkpoint'; id: string }
+  | { op: 'fs-list'; id: string }
   // Stops the exec `id` if it is the one running (SIGINT, then a restarted kernel after
   // the grace); its `done` tells how it ended. No answer of its own.
   | { op: 'interrupt'; id: string }

@@ -20,6 +20,8 @@ export const JobName = {
   // Checkpoints the session's sandbox into the blob store and removes its container
   // (docs/sessions.md); answered once the session is hibernated.
   HibernateSession: 'hibernate-session',
+  // Takes a snapshot of the session's sandbox between runs; the session goes on.
+  SnapshotSession: 'snapshot-session',
   StageDataset: 'stage-dataset',
   // A request about a background process (read, stdin, signal, unwatch): answered by
   // the worker at once, beside the session's runs.
@@ -95,6 +97,24 @@ export interface ExecuteJobData {
   // The tenant's execution slot the run holds (TenantRateLimiter): the worker frees it in
   // the round trip that answers the run. Absent when limits are not enforced.
   slot?: { key: string; id: string };
+}
+
+export interface SnapshotSessionJobData {
+  session: SessionSpec;
+  snapshotId: string;
+  // ISO time.
+  expiresAt: string;
+  // The tenant's snapshot quota, checked as the snapshot is recorded.
+  quota: { maxCount: number; maxBytes: number };
+}
+
+// What the worker answers to SnapshotSession.
+export interface SnapshotTaken {
+  id: string;
+  sessionId: string;
+  sizeBytes: number;
+  createdAt: string;
+  expiresAt: string;
 }
 
 export interface StopSessionJobData {
@@ -175,6 +195,7 @@ export interface JobDataByName {
   [JobName.Execute]: ExecuteJobData;
   [JobName.StopSession]: StopSessionJobData;
   [JobName.HibernateSession]: StartSessionJobData;
+  [JobName.SnapshotSession]: SnapshotSessionJobData;
   [JobName.StageDataset]: StageDatasetJobData;
   [JobName.ProcessOp]: ProcessOpJobData;
   [JobName.OpenTerminal]: OpenTerminalJobData;

@@ -1,6 +1,17 @@
 import type { SandboxTier } from '@drydock/core';
 import type { SessionNetwork } from '../queue/queue.constants.js';
-import type { ArtifactListing, CommandSpec, DoneFrame, FsDeletedEvent, FsWrittenEvent, RecycledEvent, RichResult, SkipReason, TerminalEvent } from '../protocol/repl-protocol.js';
+import type {
+  ArtifactListing,
+  CommandSpec,
+  DoneFrame,
+  FsDeletedEvent,
+  FsWrittenEvent,
+  RecycledEvent,
+  RichResult,
+  SessionChangeReport,
+  SkipReason,
+  TerminalEvent,
+} from '../protocol/repl-protocol.js';
 
 // Limits applied to one session's container, after clamping to the tenant's maxima.
 export interface EffectiveLimits {
@@ -244,6 +255,10 @@ export interface Sandbox {
   // emptied, System V IPC removed, a fresh interpreter; then checks it. Not clean (or a
   // supervisor that cannot recycle): the caller must destroy the sandbox. Not during a run.
   recycle(): Promise<RecycleOutcome>;
+  // Every file of /session as a change report from nothing (a session forked from a
+  // snapshot reads its files into its new thread with it); absent where the sandbox's
+  // supervisor cannot list them.
+  listFiles?(): Promise<SessionChangeReport>;
   destroy(): Promise<void>;
 }
 

@@ -5,6 +5,7 @@ import {
   CheckpointRefusedError,
   SANDBOX_RUNTIME,
   type Sandbox,
+  type SandboxCheckpointFile,
   type SandboxRuntime,
   type SandboxSpec,
   type SessionSpec,
@@ -51,45 +52,78 @@ export class SessionCheckpoints {
   // (it runs on); a failure after the container went is the runtime's error, and the
   // caller must treat the state as lost.
   async hibernate(spec: SessionSpec, sandbox: Sandbox): Promise<CheckpointRecord> {
-    return this.save(spec, sandbox, 'hibernation', null);
-  }
-
-  private async save(spec: SessionSpec, sandbox: Sandbox, kind: CheckpointRecord['kind'], expiresAt: Date | null): Promise<CheckpointRecord> {
-    let file;
+    const file = await this.checkpointOf(spec, sandbox);
     try {
-      file = await this.runtime.checkpoint(sandbox);
-    } catch (error) {
-      if (error instanceof CheckpointRefusedError) throw SessionsError.checkpointBusy(spec.sessionId, error.message);
-      throw error;
-    }
-    try {
-      const staged = await this.blobs.stage(createReadStream(file.path).pipe(createGzip({ level: GZIP_LEVEL })), MAX_CHECKPOINT_BYTES);
-      const record = {
-        id: newId('ckp'),
-        sessionId: spec.sessionId,
-        kind,
-        sha256: staged.sha256,
-        sizeBytes: staged.size,
-        tier: spec.tier ?? 'runc',
-        image: spec.image ?? null,
-        expiresAt,
-      };
-      const recorded = await this.sessions.recordCheckpoint(spec.tenantId, record, () => this.blobs.commit(staged));
-      if (!recorded) {
-        await this.blobs.discard(staged);
-        throw SessionsError.ended(spec.sessionId);
-      }
-      this.logger.log(`${kind} of ${spec.sessionId}: ${file.sizeBytes} bytes, ${staged.size} stored`);
-      return { ...record, tenantId: spec.tenantId, createdAt: new Date() };
+      return await this.store(spec, file, { kind: 'hibernation', expiresAt: null });
     } finally {
       await file.remove().catch(() => undefined);
     }
   }
 
+  // A snapshot between runs: the sandbox is checkpointed (its container goes), the
+  // image is stored as a snapshot of the session and, at the same time, `resume`
+  // restores the session from it, so the session goes on as it was. The snapshot's
+  // record; SNAPSHOT_QUOTA_EXCEEDED (nothing kept) past the tenant's quota.
+  async snapshot(
+    spec: SessionSpec,
+    sandbox: Sandbox,
+    options: { id: string; expiresAt: Date; quota: { maxCount: number; maxBytes: number } },
+    resume: (restoreFrom: string) => Promise<void>,
+  ): Promise<CheckpointRecord> {
+    const file = await this.checkpointOf(spec, sandbox);
+    try {
+      const [stored, resumed] = await Promise.allSettled([
+        this.store(spec, file, { kind: 'snapshot', id: options.id, expiresAt: options.expiresAt, quota: options.quota }),
+        resume(file.path),
+      ]);
+      if (resumed.status === 'rejected') this.logger.warn(`${spec.sessionId} did not resume after its snapshot: ${(resumed.reason as Error).message}`);
+      if (stored.status === 'rejected') throw stored.reason;
+      return stored.value;
+    } finally {
+      await file.remove().catch(() => undefined);
+    }
+  }
+
+  private async checkpointOf(spec: SessionSpec, sandbox: Sandbox): Promise<SandboxCheckpointFile> {
+    try {
+      return await this.runtime.checkpoint(sandbox);
+    } catch (error) {
+      if (error instanceof CheckpointRefusedError) throw SessionsError.checkpointBusy(spec.sessionId, error.message);
+      throw error;
+    }
+  }
+
+  private async store(
+    spec: SessionSpec,
+    file: SandboxCheckpointFile,
+    what: { kind: CheckpointRecord['kind']; id?: string; expiresAt: Date | null; quota?: { maxCount: number; maxBytes: number } },
+  ): Promise<CheckpointRecord> {
+    const staged = await this.blobs.stage(createReadStream(file.path).pipe(createGzip({ level: GZIP_LEVEL })), MAX_CHECKPOINT_BYTES);
+    const record = {
+      id: what.id ?? newId('ckp'),
+      sessionId: spec.sessionId,
+      kind: what.kind,
+      sha256: staged.sha256,
+      sizeBytes: staged.size,
+      tier: spec.tier ?? 'runc',
+      image: spec.image ?? null,
+      expiresAt: what.expiresAt,
+    };
+    const refusal = await this.sessions.recordCheckpoint(spec.tenantId, record, () => this.blobs.commit(staged), what.quota);
+    if (refusal !== null) {
+      await this.blobs.discard(staged);
+      if (refusal === 'ended') throw SessionsError.ended(spec.sessionId);
+      const quota = what.quota!;
+      throw SessionsError.snapshotQuota(refusal, refusal === 'count' ? quota.maxCount : quota.maxBytes);
+    }
+    this.logger.log(`${what.kind} of ${spec.sessionId}: ${file.sizeBytes} bytes, ${staged.size} stored`);
+    return { ...record, tenantId: spec.tenantId, createdAt: new Date() };
+  }
+
   // The session's sandbox as its checkpoint saved it. CheckpointRestoreError when the
   // checkpoint is not the session's (another tenant's, another session's), is missing,
   // or its bytes do not hash to its name; the runtime's own error when it cannot restore.
-  async restore(spec: SandboxSpec, checkpointId: string): Promise<Sandbox> {
+  async restore(spec: SandboxSpec, checkpointId: string): Promise<{ sandbox: Sandbox; checkpoint: CheckpointRecord }> {
     const record = await this.sessions.findCheckpoint(spec.tenantId, checkpointId);
     if (!record) throw new CheckpointRestoreError(`checkpoint ${checkpointId} does not exist (for this tenant)`);
     if (record.tier !== (spec.tier ?? 'runc') || record.image !== (spec.image ?? null)) {
@@ -114,7 +148,7 @@ export class SessionCheckpoints {
       if (actual !== record.sha256) {
         throw new CheckpointRestoreError(`checkpoint ${checkpointId} was altered (its bytes hash to ${actual.slice(0, 12)}…, not ${record.sha256.slice(0, 12)}…)`);
       }
-      return await this.runtime.create(spec, { restoreFrom: path });
+      return { sandbox: await this.runtime.create(spec, { restoreFrom: path }), checkpoint: record };
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

@@ -17,7 +17,8 @@ export interface ReapedSessions {
 // checkpointed hibernate after SESSION_HIBERNATE_AFTER_MS (SESSION_IDLE_ACTION=hibernate,
 // the default), the others end after SESSION_IDLE_TIMEOUT_MS, their container gone, as do
 // sessions placed here whose container never came back (e.g. after a restart of this
-// worker). Hibernated sessions, on any worker, end after their retention.
+// worker). Hibernated sessions, on any worker, end after their retention; expired
+// snapshots are deleted.
 @Injectable()
 export class IdleReaper {
   private readonly logger = new Logger(IdleReaper.name);
@@ -66,6 +67,9 @@ export class IdleReaper {
       }
     }
     reaped.ended.push(...(await this.sessions.endHibernatedBefore(new Date(now - hibernatedRetentionMs))));
+    // Expired snapshots go (their blobs to the artifact store's collection).
+    const expired = await this.sessions.deleteExpiredSnapshots(new Date(now));
+    if (expired > 0) this.logger.log(`deleted ${expired} expired snapshots`);
     return reaped;
   }
 }

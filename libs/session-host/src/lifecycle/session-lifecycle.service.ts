@@ -1,6 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { DrydockError } from '@drydock/core';
-import type { SessionSpec, StageDatasetJobData } from '@drydock/execution';
+import type { SessionSpec, SnapshotSessionJobData, SnapshotTaken, StageDatasetJobData } from '@drydock/execution';
 import { SessionsError, type StagedDataset } from '@drydock/sessions';
 import { SessionFileSync } from '../files/session-file-sync.js';
 import { fileStateOf, threadOf } from '../hosting/hosted-session.js';
@@ -103,6 +103,48 @@ export class SessionLifecycle {
   async stop(sessionId: string): Promise<void> {
     const hosted = this.registry.remove(sessionId);
     if (hosted) await this.provisioner.release(hosted);
+  }
+
+  // A snapshot of the session between its jobs (docs/sessions.md): checkpointed, stored,
+  // and restored at once so that the session goes on. CHECKPOINT_NOT_AVAILABLE,
+  // SESSION_BUSY and SNAPSHOT_QUOTA_EXCEEDED as hibernate and the quota say.
+  async snapshot(data: SnapshotSessionJobData): Promise<SnapshotTaken> {
+    const spec = data.session;
+    const why = this.checkpoints.unavailable(spec);
+    if (why) throw SessionsError.checkpointNotAvailable(spec.sessionId, why);
+    const hosted = await this.registry.acquire(spec);
+    return this.registry.serialize(hosted, async () => {
+      if (!this.registry.isCurrent(hosted)) throw SessionsError.ended(spec.sessionId);
+      const sandbox = await this.provisioner.ensure(hosted).catch((error: unknown) => {
+        if (error instanceof DrydockError) throw error;
+        throw SessionsError.sandboxFailed((error as Error).message);
+      });
+      await this.fileSync.push(threadOf(hosted.spec), sandbox, fileStateOf(hosted, sandbox));
+      try {
+        const record = await this.checkpoints.snapshot(
+          hosted.spec,
+          sandbox,
+          { id: data.snapshotId, expiresAt: new Date(data.expiresAt), quota: data.quota },
+          async (restoreFrom) => {
+            await this.provisioner.restoreFile(hosted, restoreFrom);
+          },
+        );
+        return {
+          id: record.id,
+          sessionId: record.sessionId,
+          sizeBytes: record.sizeBytes,
+          createdAt: record.createdAt.toISOString(),
+          expiresAt: data.expiresAt,
+        };
+      } finally {
+        // The checkpoint removed the container; had the restore failed, the next run
+        // starts afresh, told so.
+        if (!hosted.sandbox?.alive) {
+          hosted.sandbox = null;
+          hosted.stateLostPending = true;
+        }
+      }
+    });
   }
 
   // A draining worker's sessions that can be checkpointed hibernate instead of being

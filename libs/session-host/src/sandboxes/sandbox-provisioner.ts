@@ -6,6 +6,8 @@ import type { HostedSession } from '../hosting/hosted-session.js';
 import { HostedSessionRegistry } from '../hosting/hosted-session.registry.js';
 import { CheckpointRestoreError, SessionCheckpoints } from '../hibernation/session-checkpoints.js';
 import { BackgroundProcesses } from '../processes/background-processes.js';
+import { SessionFileSync } from '../files/session-file-sync.js';
+import { fileStateOf, threadOf } from '../hosting/hosted-session.js';
 import { DatasetStager } from './dataset-stager.js';
 import { WarmSandboxPool } from './warm-sandbox-pool.js';
 
@@ -26,6 +28,7 @@ export class SandboxProvisioner {
     private readonly pool: WarmSandboxPool,
     private readonly checkpoints: SessionCheckpoints,
     private readonly background: BackgroundProcesses,
+    private readonly fileSync: SessionFileSync,
   ) {}
 
   // The session's live sandbox, created (with its staged datasets) when it has none.
@@ -76,7 +79,12 @@ export class SandboxProvisioner {
     hosted.resumeFrom = null;
     const started = performance.now();
     try {
-      const sandbox = await this.checkpoints.restore(spec, checkpointId);
+      const { sandbox, checkpoint } = await this.checkpoints.restore(spec, checkpointId);
+      // A fork: the snapshot's files become its thread's (its /session has them already).
+      if (checkpoint.sessionId !== spec.sessionId && sandbox.listFiles) {
+        const report = await sandbox.listFiles();
+        await this.fileSync.pull(threadOf(spec), sandbox, fileStateOf(hosted, sandbox), report);
+      }
       hosted.resumedMsPending = Math.round(performance.now() - started);
       await this.background
         .adopt(spec.tenantId, spec.sessionId, sandbox)
@@ -90,6 +98,28 @@ export class SandboxProvisioner {
     }
   }
 
+  // The session's sandbox restored from a checkpoint it just took (a snapshot), in place
+  // of the one the checkpoint removed: its processes, files and mirror go on.
+  async restoreFile(hosted: HostedSession, restoreFrom: string): Promise<Sandbox> {
+    const spec = await this.sandboxSpecOf(hosted);
+    const sandbox = await this.runtime.create(spec, { restoreFrom });
+    if (!this.registry.isCurrent(hosted)) {
+      await sandbox.destroy();
+      throw SessionsError.ended(spec.sessionId);
+    }
+    if (hosted.files) hosted.files = { ...hosted.files, sandboxId: sandbox.id };
+    hosted.sandbox = sandbox;
+    await this.sessions.recordContainer(spec.tenantId, spec.sessionId, sandbox.id);
+    await this.background
+      .adopt(spec.tenantId, spec.sessionId, sandbox)
+      .catch((error: Error) => this.logger.warn(`the processes of ${spec.sessionId} were not adopted: ${error.message}`));
+    return sandbox;
+  }
+
+  private async sandboxSpecOf(hosted: HostedSession): Promise<SandboxSpec> {
+    return { ...hosted.spec, workerId: this.config.worker.id, readOnlyMounts: await this.stager.readOnlyMounts(hosted.spec) };
+  }
+
   private async create(hosted: HostedSession): Promise<Sandbox> {
     const { sessionId } = hosted.spec;
     if (hosted.sandbox) {
@@ -97,11 +127,7 @@ export class SandboxProvisioner {
       await hosted.sandbox.destroy().catch(() => undefined);
       hosted.sandbox = null;
     }
-    const spec = {
-      ...hosted.spec,
-      workerId: this.config.worker.id,
-      readOnlyMounts: await this.stager.readOnlyMounts(hosted.spec),
-    };
+    const spec = await this.sandboxSpecOf(hosted);
     const sandbox = (hosted.resumeFrom ? await this.resume(hosted, spec) : null) ?? this.pool.take(spec) ?? (await this.runtime.create(spec));
     if (!this.registry.isCurrent(hosted)) {
       // Stopped while starting.

@@ -319,6 +319,58 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/sessions/{id}/snapshots": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Snapshot a session between runs: its variables, processes and files, kept to fork from; the session goes on */
+        post: operations["SnapshotsController_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/snapshots": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The tenant's snapshots, newest first (expired ones are gone) */
+        get: operations["SnapshotsController_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/snapshots/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One snapshot */
+        get: operations["SnapshotsController_get"];
+        put?: never;
+        post?: never;
+        /** Delete a snapshot (sessions forked from it go on) */
+        delete: operations["SnapshotsController_delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/datasets": {
         parameters: {
             query?: never;
@@ -1436,6 +1488,10 @@ export interface components {
             concurrentExecutions?: number;
             /** @description The network ceiling: hosts its sessions may ask for (400 INVALID_NETWORK_POLICY for a bad entry). Absent: no network; null in a PATCH removes it. */
             network?: components["schemas"]["NetworkCeilingDto"] | null;
+            /** @description Snapshots kept at once (default SNAPSHOT_MAX_COUNT_PER_TENANT); 429 SNAPSHOT_QUOTA_EXCEEDED past it. */
+            snapshotCount?: number;
+            /** @description Bytes of the tenant's snapshots, compressed (default SNAPSHOT_MAX_BYTES_PER_TENANT). */
+            snapshotBytes?: number;
             /**
              * @description The isolation tiers its sessions may run on, the first their default (docs/sessions.md). Absent: those the deployment offers. ['gvisor'] keeps a tenant's code under gVisor.
              * @example [
@@ -1878,6 +1934,11 @@ export interface components {
              * @enum {string}
              */
             tier?: "runc" | "gvisor";
+            /**
+             * @description A fork: the snapshot the session starts from, with its variables, processes and files, and its session's settings (send only threadId beside it: 400 INVALID_FORK). 404 SNAPSHOT_NOT_FOUND; 409 THREAD_HAS_SESSION for a thread with a live session.
+             * @example snp_01J…
+             */
+            fromSnapshot?: string;
         };
         SessionResponse: {
             /** @example ses_01J… */
@@ -1982,6 +2043,27 @@ export interface components {
             mode: "staged";
             files: number;
             bytes: number;
+        };
+        CreateSnapshotDto: {
+            /** @description How long it is kept, in seconds (at most, and by default, SNAPSHOT_RETENTION_S). */
+            ttlSeconds?: number;
+        };
+        SnapshotResponse: {
+            /** @example snp_01J… */
+            id: string;
+            /** @description The session it was taken of. */
+            sessionId: string;
+            /** @enum {string} */
+            tier: "runc" | "gvisor";
+            /** @description Bytes stored (compressed): counted against the tenant’s snapshot quota. */
+            sizeBytes: number;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            expiresAt: string | null;
+        };
+        SnapshotListResponse: {
+            snapshots: components["schemas"]["SnapshotResponse"][];
         };
         DatasetEntryResponse: {
             name: string;
@@ -4490,7 +4572,7 @@ export interface operations {
                     "application/json": components["schemas"]["SessionResponse"];
                 };
             };
-            /** @description `DUPLICATE_DATASET`, `INVALID_DATASET_NAME`, `INVALID_JSON`, `INVALID_NETWORK_POLICY`, `INVALID_TEMPLATE`, `JSON_TOO_DEEP`, `VALIDATION_FAILED` */
+            /** @description `DUPLICATE_DATASET`, `INVALID_DATASET_NAME`, `INVALID_FORK`, `INVALID_JSON`, `INVALID_NETWORK_POLICY`, `INVALID_TEMPLATE`, `JSON_TOO_DEEP`, `VALIDATION_FAILED` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4499,7 +4581,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         error?: {
                             /** @enum {string} */
-                            code?: "DUPLICATE_DATASET" | "INVALID_DATASET_NAME" | "INVALID_JSON" | "INVALID_NETWORK_POLICY" | "INVALID_TEMPLATE" | "JSON_TOO_DEEP" | "VALIDATION_FAILED";
+                            code?: "DUPLICATE_DATASET" | "INVALID_DATASET_NAME" | "INVALID_FORK" | "INVALID_JSON" | "INVALID_NETWORK_POLICY" | "INVALID_TEMPLATE" | "JSON_TOO_DEEP" | "VALIDATION_FAILED";
                         };
                     };
                 };
@@ -4532,7 +4614,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `TEMPLATE_NOT_FOUND` */
+            /** @description `SNAPSHOT_NOT_FOUND`, `TEMPLATE_NOT_FOUND` */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -4541,12 +4623,12 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         error?: {
                             /** @enum {string} */
-                            code?: "TEMPLATE_NOT_FOUND";
+                            code?: "SNAPSHOT_NOT_FOUND" | "TEMPLATE_NOT_FOUND";
                         };
                     };
                 };
             };
-            /** @description `TEMPLATE_NOT_READY` */
+            /** @description `TEMPLATE_NOT_READY`, `THREAD_HAS_SESSION` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4555,7 +4637,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         error?: {
                             /** @enum {string} */
-                            code?: "TEMPLATE_NOT_READY";
+                            code?: "TEMPLATE_NOT_READY" | "THREAD_HAS_SESSION";
                         };
                     };
                 };
@@ -5368,6 +5450,429 @@ export interface operations {
                         error?: {
                             /** @enum {string} */
                             code?: "NO_WORKER_AVAILABLE" | "SERVICE_UNAVAILABLE" | "SESSION_MOVED";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    SnapshotsController_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateSnapshotDto"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SnapshotResponse"];
+                };
+            };
+            /** @description `INVALID_JSON`, `JSON_TOO_DEEP`, `VALIDATION_FAILED` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "INVALID_JSON" | "JSON_TOO_DEEP" | "VALIDATION_FAILED";
+                        };
+                    };
+                };
+            };
+            /** @description `INVALID_API_KEY`, `UNAUTHORIZED` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "INVALID_API_KEY" | "UNAUTHORIZED";
+                        };
+                    };
+                };
+            };
+            /** @description `TENANT_SUSPENDED` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "TENANT_SUSPENDED";
+                        };
+                    };
+                };
+            };
+            /** @description `SESSION_NOT_FOUND` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "SESSION_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description `SESSION_BUSY`, `SESSION_ENDED` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "SESSION_BUSY" | "SESSION_ENDED";
+                        };
+                    };
+                };
+            };
+            /** @description `BODY_TOO_LARGE` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "BODY_TOO_LARGE";
+                        };
+                    };
+                };
+            };
+            /** @description `CHECKPOINT_NOT_AVAILABLE` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "CHECKPOINT_NOT_AVAILABLE";
+                        };
+                    };
+                };
+            };
+            /** @description `RATE_LIMITED`, `SNAPSHOT_QUOTA_EXCEEDED` */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "RATE_LIMITED" | "SNAPSHOT_QUOTA_EXCEEDED";
+                        };
+                    };
+                };
+            };
+            /** @description `NO_WORKER_AVAILABLE`, `SERVICE_UNAVAILABLE`, `SESSION_MOVED` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "NO_WORKER_AVAILABLE" | "SERVICE_UNAVAILABLE" | "SESSION_MOVED";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    SnapshotsController_list: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SnapshotListResponse"];
+                };
+            };
+            /** @description `INVALID_API_KEY`, `UNAUTHORIZED` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "INVALID_API_KEY" | "UNAUTHORIZED";
+                        };
+                    };
+                };
+            };
+            /** @description `TENANT_SUSPENDED` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "TENANT_SUSPENDED";
+                        };
+                    };
+                };
+            };
+            /** @description `RATE_LIMITED` */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "RATE_LIMITED";
+                        };
+                    };
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "SERVICE_UNAVAILABLE";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    SnapshotsController_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SnapshotResponse"];
+                };
+            };
+            /** @description `INVALID_API_KEY`, `UNAUTHORIZED` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "INVALID_API_KEY" | "UNAUTHORIZED";
+                        };
+                    };
+                };
+            };
+            /** @description `TENANT_SUSPENDED` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "TENANT_SUSPENDED";
+                        };
+                    };
+                };
+            };
+            /** @description `SNAPSHOT_NOT_FOUND` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "SNAPSHOT_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description `RATE_LIMITED` */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "RATE_LIMITED";
+                        };
+                    };
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "SERVICE_UNAVAILABLE";
+                        };
+                    };
+                };
+            };
+        };
+    };
+    SnapshotsController_delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `INVALID_API_KEY`, `UNAUTHORIZED` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "INVALID_API_KEY" | "UNAUTHORIZED";
+                        };
+                    };
+                };
+            };
+            /** @description `TENANT_SUSPENDED` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "TENANT_SUSPENDED";
+                        };
+                    };
+                };
+            };
+            /** @description `SNAPSHOT_NOT_FOUND` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "SNAPSHOT_NOT_FOUND";
+                        };
+                    };
+                };
+            };
+            /** @description `RATE_LIMITED` */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "RATE_LIMITED";
+                        };
+                    };
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
+                        error?: {
+                            /** @enum {string} */
+                            code?: "SERVICE_UNAVAILABLE";
                         };
                     };
                 };

@@ -63,6 +63,12 @@ export class TenantLimitsDto implements TenantLimits {
   @IsOptional() @ValidateNested() @Type(() => NetworkCeilingDto)
   network?: NetworkCeilingDto;
 
+  @ApiPropertyOptional({ type: 'integer', minimum: 0, description: 'Snapshots kept at once (default SNAPSHOT_MAX_COUNT_PER_TENANT); 429 SNAPSHOT_QUOTA_EXCEEDED past it.' })
+  @IsOptional() @IsInt() @Min(0) snapshotCount?: number;
+
+  @ApiPropertyOptional({ type: 'integer', minimum: 0, description: "Bytes of the tenant's snapshots, compressed (default SNAPSHOT_MAX_BYTES_PER_TENANT)." })
+  @IsOptional() @IsInt() @Min(0) snapshotBytes?: number;
+
   @ApiPropertyOptional({ enum: SANDBOX_TIERS, isArray: true, example: ['gvisor'], description: "The isolation tiers its sessions may run on, the first their default (docs/sessions.md). Absent: those the deployment offers. ['gvisor'] keeps a tenant's code under gVisor." })
   @IsOptional() @IsArray() @ArrayMinSize(1) @ArrayMaxSize(2) @IsIn(SANDBOX_TIERS, { each: true })
   tiers?: SandboxTier[];

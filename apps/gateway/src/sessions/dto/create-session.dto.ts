@@ -80,6 +80,10 @@ export class CreateSessionDto {
   @ApiPropertyOptional({ enum: SANDBOX_TIERS, description: "The isolation tier (docs/sessions.md): gvisor sessions can hibernate and be snapshotted. Default: the tenant's first allowed tier, else the deployment's. 422 TIER_NOT_AVAILABLE, TIER_NOT_ALLOWED." })
   @IsOptional() @IsIn(SANDBOX_TIERS)
   tier?: SandboxTier;
+
+  @ApiPropertyOptional({ example: 'snp_01J…', description: "A fork: the snapshot the session starts from, with its variables, processes and files, and its session's settings (send only threadId beside it: 400 INVALID_FORK). 404 SNAPSHOT_NOT_FOUND; 409 THREAD_HAS_SESSION for a thread with a live session." })
+  @IsOptional() @IsString() @MaxLength(64)
+  fromSnapshot?: string;
 }
 
 export class NarrowNetworkDto {
