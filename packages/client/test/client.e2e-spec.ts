@@ -317,7 +317,7 @@ describe('@drydock/client', () => {
     expect(results[3]).toMatchObject({ id: 'item-3', status: 'ok', stdout: '9\n' });
     expect(results[5]).toMatchObject({ status: 'error', error: { name: 'ValueError' } });
     expect((await batch.items({ status: 'error' })).map((i) => i.index)).toEqual([5]);
-    expect((await client.batches.list()).map((b) => b.id)).toContain(batch.id);
+    expect((await client.batches.list()).batches.map((b) => b.id)).toContain(batch.id);
     expect((await client.batches.get(batch.id)).info.total).toBe(12);
 
     const queued = await client.batches.submit([{ code: 'import time\ntime.sleep(30)' }, { code: 'print(1)' }], { concurrency: 1 });

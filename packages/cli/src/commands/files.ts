@@ -1,6 +1,7 @@
 import { posix } from 'node:path';
 import type { Command } from 'commander';
 import { threadId, type Context } from '../context.js';
+import { usageError } from '../exit-codes.js';
 import { readLocal, STDIO, writeLocal } from '../local-files.js';
 import { formatBytes, printJson, table } from '../output.js';
 
@@ -40,6 +41,29 @@ export function registerFiles(program: Command, ctx: Context): void {
       const info = await thread.write(threadPath(remote), await readLocal(local, ctx.io));
       if (options.json) printJson(ctx.io.stdout, info);
       else ctx.io.stdout.write(`${info.path}  ${formatBytes(info.size)}\n`);
+    });
+
+  files
+    .command('rm')
+    .description('delete files of the thread (a folder and everything under it with -r)')
+    .argument('<paths...>', 'the thread paths')
+    .requiredOption('-t, --thread <id>', 'the thread', threadId)
+    .option('-r, --recursive', 'delete folders too, with everything in them')
+    .addHelpText('after', '\nPrints each path it deleted. A missing path is FILE_NOT_FOUND (exit 3), a folder without -r IS_A_DIRECTORY (exit 2); the paths before it are deleted.')
+    .action(async (paths: string[], _options: unknown, command: Command) => {
+      const options = ctx.options<{ thread: string; recursive?: boolean }>(command);
+      const thread = ctx.client(command).files(options.thread);
+      const deleted: string[] = [];
+      for (const path of paths.map(threadPath)) {
+        // As rm does: a folder goes only when asked for (the API deletes one recursively).
+        if (!options.recursive && (await thread.stat(path)).type === 'directory') {
+          throw usageError('IS_A_DIRECTORY', `${path} is a folder: pass -r to delete it and everything in it.`);
+        }
+        await thread.delete(path);
+        deleted.push(path);
+        if (!options.json) ctx.io.stdout.write(`${path}\n`);
+      }
+      if (options.json) printJson(ctx.io.stdout, { deleted });
     });
 
   files
