@@ -128,6 +128,9 @@ class StreamedAnswer:
     def _finish(self) -> None:
         conn, self._conn = self._conn, None
         if conn is not None:
+            # read1() ends a Content-Length body with b"" without closing the response,
+            # and http.client refuses the connection's next request until it is closed.
+            self._response.close()
             self._transport._release(conn, self._response)
 
     def close(self) -> None:
