@@ -17,6 +17,9 @@ IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "PUT", "DELETE", "OPTIONS"})
 RETRYABLE_STATUS = frozenset({429, 502, 503})
 # Bytes per chunk of a streamed upload (NDJSON batches, files) and per read of a download.
 CHUNK_BYTES = 64 * 1024
+# Items per chunk of a batch's body at most, so that on_sent reports progress on small
+# items too (a chunk per 100 items costs nothing next to their encoding).
+ITEMS_PER_CHUNK = 100
 
 _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
@@ -104,24 +107,28 @@ def retry_delay(attempt: int, retry_after: str | None, policy: RetryPolicy) -> f
 
 def ndjson_chunks(first: Any, items: Iterable[Any], on_sent: Callable[[int], object] | None = None) -> Iterator[bytes]:
     """The NDJSON body of a batch: the options line, then one item a line, in chunks of
-    about CHUNK_BYTES (one item in memory at a time). ``on_sent`` gets the count of items
-    handed to the connection so far, once per chunk and at the end."""
+    about CHUNK_BYTES or ITEMS_PER_CHUNK items, whichever comes first (one chunk in memory
+    at a time). ``on_sent`` gets the count of items handed to the connection so far, after
+    each chunk went, the last call being the total."""
     buffer = bytearray(encode_json(first))
     buffer += b"\n"
     sent = 0
+    pending = 0
     for item in items:
         buffer += encode_json(item)
         buffer += b"\n"
-        sent += 1
-        if len(buffer) >= CHUNK_BYTES:
+        pending += 1
+        if pending >= ITEMS_PER_CHUNK or len(buffer) >= CHUNK_BYTES:
             yield bytes(buffer)
             buffer.clear()
+            sent += pending
+            pending = 0
             if on_sent is not None:
                 on_sent(sent)
     if buffer:
         yield bytes(buffer)
-    if on_sent is not None:
-        on_sent(sent)
+    if on_sent is not None and (pending or sent == 0):
+        on_sent(sent + pending)
 
 
 class LineDecoder:

@@ -17,7 +17,7 @@ from . import _bodies
 from ._aio_http import AsyncBody, AsyncStreamedAnswer, AsyncTransport
 from ._bodies import BatchItemArg, LocalFile, NetworkArg
 from ._events import MAX_CUTS, BatchEvents, ProcessEvents, RunEvents, TemplateLogEvents
-from ._wire import CHUNK_BYTES, LineDecoder, RetryPolicy, SSEDecoder, compact, decode_json, encode_json, segment, with_query
+from ._wire import CHUNK_BYTES, ITEMS_PER_CHUNK, LineDecoder, RetryPolicy, SSEDecoder, compact, decode_json, encode_json, segment, with_query
 from .errors import DrydockError, TemplateBuildError
 from .types import (
     ArchiveUpload,
@@ -663,17 +663,22 @@ async def _ndjson(
             for item in items:
                 yield item
 
+    pending = 0
+    # Chunked as ndjson_chunks does (the sync client's), with the same on_sent calls.
     async for item in each():
         buffer += encode_json(_bodies.batch_item(item))
         buffer += b"\n"
-        sent += 1
-        if len(buffer) >= CHUNK_BYTES:
+        pending += 1
+        if pending >= ITEMS_PER_CHUNK or len(buffer) >= CHUNK_BYTES:
             yield bytes(buffer)
             buffer.clear()
+            sent += pending
+            pending = 0
             await _call(on_sent, sent)
     if buffer:
         yield bytes(buffer)
-    await _call(on_sent, sent)
+    if pending or sent == 0:
+        await _call(on_sent, sent + pending)
 
 
 class AsyncBatches:
