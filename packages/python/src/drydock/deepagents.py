@@ -25,7 +25,7 @@ from __future__ import annotations
 import asyncio
 import signal as _signal
 from dataclasses import dataclass
-from typing import Any, Literal, Mapping, NotRequired, Sequence, TypedDict
+from typing import Any, Literal, Mapping, Sequence, TypedDict
 
 from .client import Drydock, Session, Sessions
 from .errors import DrydockError
@@ -46,13 +46,18 @@ __all__ = [
 FileOperationError = Literal["file_not_found", "permission_denied", "is_directory", "invalid_path"]
 
 
-class FileInfo(TypedDict):
+class _FileInfoPath(TypedDict):
+    path: str
+
+
+# total=False on a subclass rather than NotRequired[...]: under `from __future__ import
+# annotations` Python 3.11 counts NotRequired keys as required at run time.
+class FileInfo(_FileInfoPath, total=False):
     """A listing entry: only ``path`` is required; a directory's path ends with ``/``."""
 
-    path: str
-    is_dir: NotRequired[bool]
-    size: NotRequired[int]
-    modified_at: NotRequired[str]
+    is_dir: bool
+    size: int
+    modified_at: str
 
 
 class GrepMatch(TypedDict):
@@ -150,8 +155,10 @@ class DrydockBackend:
     session that ended (reaped when idle) is replaced by a new one for the thread.
 
     ``execute_timeout`` is the default time limit of a command in seconds (None: the
-    session's); ``grep_regex`` makes ``grep_raw`` patterns regular expressions (default
-    literal text, as DeepAgents' protocol says).
+    session's). ``grep_regex``: ``grep_raw`` and ``grep_text`` patterns are regular
+    expressions (JavaScript syntax, the platform's; an invalid one comes back as an error
+    string), as the design note's ``grep`` says; ``grep_regex=False`` searches for the
+    literal text, as newer DeepAgents releases describe their grep tool to the model.
     """
 
     def __init__(
@@ -162,7 +169,7 @@ class DrydockBackend:
         thread_id: str | None = None,
         session_options: Mapping[str, Any] | None = None,
         execute_timeout: float | None = None,
-        grep_regex: bool = False,
+        grep_regex: bool = True,
     ) -> None:
         if session is None and (client is None or not thread_id):
             raise ValueError("DrydockBackend: pass a Session, or client= and thread_id=.")
@@ -267,7 +274,7 @@ class DrydockBackend:
         """Matching lines (1-based ``line``) of the files under ``path`` whose name matches
         ``glob``; an error string for a pattern the platform refuses."""
         try:
-            found = self.files.grep(pattern, path=path or "/", glob=glob or None, output_mode="content", regex=self._grep_regex or None, max_matches=100_000)
+            found = self.files.grep(pattern, path=path or "/", glob=glob or None, output_mode="content", regex=self._grep_regex, max_matches=100_000)
         except DrydockError as error:
             if error.code == "FILE_NOT_FOUND":
                 return []
@@ -281,7 +288,7 @@ class DrydockBackend:
         (``files_with_matches``), ``path:line:text`` lines (``content``) or ``path: count``
         lines (``count``); an error as text. Searched by the platform in that mode."""
         try:
-            found = self.files.grep(pattern, path=path or "/", glob=glob or None, output_mode=output_mode, regex=self._grep_regex or None)
+            found = self.files.grep(pattern, path=path or "/", glob=glob or None, output_mode=output_mode, regex=self._grep_regex)
         except DrydockError as error:
             if error.code == "FILE_NOT_FOUND":
                 return f"No files found under {path or '/'}"
