@@ -704,6 +704,26 @@ describe('drydock CLI', () => {
       expect((await drydock(['files', 'ls', '--thread', 'login-t'], saved())).code).toBe(4);
     }, 60_000);
 
+    it('asks for the key on a terminal without echoing it', async () => {
+      const line = [process.execPath, MAIN, 'login'].map(quote).join(' ');
+      const child = spawn('script', ['-qfec', line, '/dev/null'], { env: { ...env, DRYDOCK_API_KEY: undefined, XDG_CONFIG_HOME: config } as NodeJS.ProcessEnv, cwd: dir, stdio: ['pipe', 'pipe', 'pipe'] });
+      let shown = '';
+      const prompted = new Promise<void>((resolve) =>
+        child.stdout.on('data', (data: Buffer) => {
+          shown += data.toString();
+          if (shown.includes('API key (ddk_…): ')) resolve();
+        }),
+      );
+      const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+      await prompted;
+      // Typed with a mistake erased by backspace.
+      child.stdin.write(`${apiKey}x\x7f\r`);
+      expect(await exited).toBe(0);
+      expect(shown).toContain('Logged in to');
+      expect(shown).not.toContain(apiKey);
+      expect(JSON.parse(await readFile(join(config, 'drydock', 'config.json'), 'utf8')).apiKey).toBe(apiKey);
+    }, 60_000);
+
     it('exits 4 for a saved file it cannot read, which a new login replaces', async () => {
       await mkdir(join(config, 'drydock'), { recursive: true });
       await writeFile(join(config, 'drydock', 'config.json'), 'not json');

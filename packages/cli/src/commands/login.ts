@@ -26,8 +26,11 @@ async function firstLine(stdin: NodeJS.ReadableStream): Promise<string> {
   return text.split('\n')[0]!.trim();
 }
 
-// Reads a line in raw mode, echoing nothing; Ctrl-C gives up (exit 130).
+// Reads a line in raw mode, echoing nothing; Ctrl-C gives up (exit 130). Raw mode goes on
+// before the prompt is shown: a key typed as soon as the prompt appears must not reach a
+// terminal that still echoes.
 function promptHidden(stdin: NodeJS.ReadStream, io: Io, question: string): Promise<string> {
+  stdin.setRawMode(true);
   io.stderr.write(question);
   return new Promise((resolve, reject) => {
     let typed = '';
@@ -47,7 +50,6 @@ function promptHidden(stdin: NodeJS.ReadStream, io: Io, question: string): Promi
         else typed += char;
       }
     };
-    stdin.setRawMode(true);
     stdin.resume();
     stdin.on('data', onData);
   });
