@@ -3,8 +3,8 @@
 # (npm pack builds them), installs both tarballs into an empty project (npm init -y,
 # npm install <tarballs>), type-checks and runs the README's TypeScript first session
 # there, runs the installed `drydock` (--help, tenants create, login, run, sessions ls,
-# batch submit), and installs the CLI globally from its folder (npm install -g, into a
-# temporary prefix). Fails on the first thing that does not work.
+# batch submit, tenants rm), and installs the CLI globally from its folder (npm install -g
+# and npm link, into temporary prefixes). Fails on the first thing that does not work.
 #
 #   bash scripts/pack-check.sh              # against a worker and a gateway of its own
 #   bash scripts/pack-check.sh --url URL    # against a running platform (DRYDOCK_ADMIN_KEY set)
@@ -55,10 +55,12 @@ CLI_TGZ=$(ls "$WORK"/drydock-cli-*.tgz)
 # Listed to files first: `tar | grep -q` would fail under pipefail when grep stops early.
 tar -tzf "$CLIENT_TGZ" >"$WORK/client.files"
 tar -tzf "$CLI_TGZ" >"$WORK/cli.files"
-for entry in package/dist/index.js package/dist/index.d.ts package/package.json; do
+for entry in package/dist/index.js package/dist/index.d.ts package/package.json package/README.md; do
   grep -qx "$entry" "$WORK/client.files" || fail "$(basename "$CLIENT_TGZ") has no $entry"
 done
-grep -qx package/dist/main.js "$WORK/cli.files" || fail "$(basename "$CLI_TGZ") has no dist/main.js"
+for entry in package/dist/main.js package/README.md; do
+  grep -qx "$entry" "$WORK/cli.files" || fail "$(basename "$CLI_TGZ") has no $entry"
+done
 [[ $(tar -xzOf "$CLI_TGZ" package/dist/main.js | sed -n 1p) == '#!/usr/bin/env node' ]] || fail "the CLI's dist/main.js does not start with #!/usr/bin/env node"
 if grep -E '^package/(src|test|scripts|node_modules)/' "$WORK/client.files" "$WORK/cli.files"; then fail "a tarball carries sources, tests or node_modules"; fi
 
@@ -114,6 +116,7 @@ expect_in help.txt 'Usage: drydock' 'drydock --help'
 [[ $("$BIN/drydock" --version) == "$(node -p 'require("./node_modules/@drydock/cli/package.json").version')" ]] || fail "drydock --version is not the package's version"
 "$BIN/drydock" tenants create "pack-check-$$-$RANDOM" --json >tenant.json || fail "drydock tenants create exited $?"
 API_KEY=$(node -p 'JSON.parse(require("fs").readFileSync("tenant.json", "utf8")).apiKey')
+TENANT_ID=$(node -p 'JSON.parse(require("fs").readFileSync("tenant.json", "utf8")).id')
 echo "$API_KEY" | "$BIN/drydock" login >/dev/null 2>login.txt || { cat login.txt >&2; fail "drydock login exited $?"; }
 [[ $(stat -c %a "$XDG_CONFIG_HOME/drydock/config.json") == 600 ]] || fail "drydock login saved its file with mode $(stat -c %a "$XDG_CONFIG_HOME/drydock/config.json"), not 600"
 echo 'print(sum(range(10)))' >sum.py
@@ -138,5 +141,11 @@ log "installing the CLI globally from its folder (npm install -g, a temporary pr
 npm install -g --prefix "$WORK/global" --no-audit --no-fund --loglevel=error "$BUILD/cli" >/dev/null
 [[ $("$WORK/global/bin/drydock" --version) == "$("$BIN/drydock" --version)" ]] || fail "the globally installed drydock does not run"
 [[ $("$WORK/global/bin/drydock" run sum.py) == 45 ]] || fail "the globally installed drydock run sum.py did not print 45"
+log "linking the CLI globally from its folder (npm link, another temporary prefix)"
+(cd "$BUILD/cli" && NPM_CONFIG_PREFIX="$WORK/linked" npm link --no-audit --no-fund --loglevel=error >/dev/null)
+[[ $("$WORK/linked/bin/drydock" run sum.py) == 45 ]] || fail "the npm-linked drydock run sum.py did not print 45"
+
+# The check's tenant goes with everything it made (and the installed CLI's tenants rm is run).
+"$BIN/drydock" tenants rm "$TENANT_ID" --yes >/dev/null || fail "drydock tenants rm --yes exited $?"
 
 log "pack-check: the tarballs install into an empty project and work as the README shows"
