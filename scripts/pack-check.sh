@@ -70,7 +70,7 @@ mkdir -p "$PROJECT"
 cd "$PROJECT"
 npm init -y >/dev/null
 npm pkg set type=module
-npm install --no-audit --no-fund --loglevel=error "$CLIENT_TGZ" "$CLI_TGZ" >/dev/null
+npm install --prefer-offline --no-audit --no-fund --loglevel=error "$CLIENT_TGZ" "$CLI_TGZ" >/dev/null
 npm ls --all >/dev/null || fail "npm ls reports a problem with the installed tree"
 [[ -x node_modules/.bin/drydock ]] || fail "no drydock binary in node_modules/.bin"
 
