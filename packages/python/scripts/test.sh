@@ -6,37 +6,21 @@
 # then the README's Python first session from the installed wheel. Exits non-zero on any
 # failure and ends with `Ran N tests`.
 #
-# The platform's settings come from the environment, with defaults of their own (a
-# database and a Redis db apart from scripts/test.sh's): DRYDOCK_PY_DATABASE_URL,
-# DRYDOCK_PY_REDIS_URL, SANDBOX_IMAGE, TEMPLATE_REGISTRY. DRYDOCK_PY_SLOW=1 adds the test
-# that builds a template for real (about a minute).
+# The platform's settings: scripts/platform.sh (DRYDOCK_PY_DATABASE_URL,
+# DRYDOCK_PY_REDIS_URL, SANDBOX_IMAGE, TEMPLATE_REGISTRY from the environment, else
+# defaults apart from scripts/test.sh's). DRYDOCK_PY_SLOW=1 adds the test that builds a
+# template for real (about a minute); DRYDOCK_TEST_URL (with DRYDOCK_ADMIN_KEY) tests a
+# running gateway instead of booting one.
 set -euo pipefail
 PKG="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 ROOT="$(cd "$PKG/../.." && pwd)"
 source "$ROOT/scripts/lib/services.sh"
+source "$PKG/scripts/platform.sh"
 START=$SECONDS
-OUT="$DRYDOCK_VAR/python-sdk"
+OUT="$PY_OUT"
 PYTHON="${PYTHON:-python3}"
-
-export NODE_ENV=test
-export DATABASE_URL="${DRYDOCK_PY_DATABASE_URL:-postgres://drydock:drydock@127.0.0.1:5432/drydock_test_py}"
-export REDIS_URL="${DRYDOCK_PY_REDIS_URL:-redis://127.0.0.1:6379/13}"
-export DRYDOCK_ADMIN_KEY="test-admin-key-0123456789abcdef"
-export SANDBOX_IMAGE="${SANDBOX_IMAGE:-drydock/sandbox:latest}"
-export TEMPLATE_REGISTRY="${TEMPLATE_REGISTRY:-127.0.0.1:5000}"
-export ARTIFACTS_SIGNING_SECRET="test-signing-secret-0123456789abcdef0123"
-export ARTIFACTS_DIR="$DRYDOCK_VAR/py-artifacts"
-export SANDBOX_CHANNEL_DIR="$DRYDOCK_VAR/py-channels"
-mkdir -p "$OUT" "$ARTIFACTS_DIR" "$SANDBOX_CHANNEL_DIR"
-
-# -- the services (started by scripts/start.sh or scripts/test.sh; checked, not started)
-db_name="${DATABASE_URL##*/}"
-db_name="${db_name%%\?*}"
-if [[ $(id -u) -eq 0 ]] && command -v psql >/dev/null; then
-  ensure_database "$db_name"
-fi
-docker image inspect "$SANDBOX_IMAGE" >/dev/null 2>&1 || die "no sandbox image $SANDBOX_IMAGE: scripts/test.sh (or scripts/start.sh) builds it"
-[[ -d "$ROOT/node_modules" ]] || ensure_node_modules
+py_platform_env
+py_check_services
 
 # -- the wheel and the sdist, with the build frontend of Debian's python3-build when there
 # is one, else setuptools' PEP 517 hooks called directly (the same backend and result).
@@ -87,12 +71,7 @@ rm -rf "$OUT/venv"
 VENV_PY="$OUT/venv/bin/python"
 "$VENV_PY" -c 'import drydock, sys; assert "site-packages" in drydock.__file__, drydock.__file__'
 
-# -- the launcher, compiled apart from dist/ (npm run build empties that one)
-log "compiling the launcher (swc)"
-(cd "$ROOT" && npx swc apps libs packages migrations bench -d "$OUT/build" --config-file .swcrc \
-  --only "**/*.ts" --ignore "**/*.spec.ts" -q) || die "compiling the launcher failed"
-mkdir -p "$OUT/build/libs/agents/src/python-tools"
-cp "$ROOT/libs/agents/src/python-tools/derive_schema.py" "$OUT/build/libs/agents/src/python-tools/"
+py_compile_launcher
 
 # -- the tests and the README's first session, against one platform
 README_PY="$OUT/readme_first_session.py"
@@ -103,8 +82,7 @@ awk '/<!-- python-first-session -->/{on=1; next} /<!-- \/python-first-session --
 log "running the tests (unittest, $("$VENV_PY" --version)) against an in-process gateway and worker"
 : >"$OUT/platform.log"
 set +e
-(cd "$PKG/tests" && DRYDOCK_PLATFORM_CMD="node --enable-source-maps $OUT/build/packages/python/tests/platform.js" \
-  "$VENV_PY" harness.py run -- bash -c '
+(cd "$PKG/tests" && "$VENV_PY" harness.py run -- bash -c '
     set -o pipefail
     "$0" -m unittest discover -v -s . -p "test_*.py" 2>&1 | tee "$1/unittest.log"
     tests=${PIPESTATUS[0]}

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# bench/python-client (see run.py): boots the platform the Python SDK's tests use (its
+# launcher compiled as packages/python/scripts/test.sh does) and runs the bench with the
+# SDK from packages/python/src. Options go to run.py: --n, --items, --url/--admin-key.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+source "$ROOT/scripts/lib/services.sh"
+source "$ROOT/packages/python/scripts/platform.sh"
+py_platform_env
+if [[ " $* " != *" --url "* ]]; then
+  py_check_services
+  py_compile_launcher
+fi
+PYTHONPATH="$ROOT/packages/python/src" exec "${PYTHON:-python3}" "$ROOT/bench/python-client/run.py" "$@"
