@@ -135,6 +135,23 @@ describe('drydock CLI', () => {
     }, 60_000);
   });
 
+  describe('run, stopped by the platform', () => {
+    it('ends a run that ran out of memory with its own reason line and exit 1', async () => {
+      // A session of 128 MiB for the thread; the code then fills far more than that.
+      const res = await fetch(`${platform.url}/v1/sessions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ threadId: 'oom-t', limits: { memoryMb: 128 } }),
+      });
+      expect(res.status).toBe(201);
+      const result = await drydock(['run', '-', '--thread', 'oom-t'], { input: 'blocks = []\nwhile True:\n    blocks.append(bytearray(16 * 1024 * 1024))\n' });
+      expect(result.code).toBe(1);
+      const last = result.stderr.trimEnd().split('\n').at(-1);
+      expect(last).toBe('OutOfMemory: the sandbox ran out of memory and the Python process was killed');
+      expect(result.stderr).not.toContain('the run ended with status');
+    }, 60_000);
+  });
+
   describe('run, interrupted', () => {
     it('interrupts the code on Ctrl-C, prints its KeyboardInterrupt and exits 130; the variables stay', async () => {
       await script('before.py', 'kept = 42\n');
