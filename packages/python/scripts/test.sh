@@ -22,6 +22,15 @@ PYTHON="${PYTHON:-python3}"
 py_platform_env
 py_check_services
 
+# -- the annotations, strictly (pyproject's [tool.mypy]), where mypy is installed
+# (Debian's package `mypy`); the wheel ships py.typed, so they are part of its contract.
+if command -v mypy >/dev/null; then
+  log "type-checking the package (mypy --strict, $(mypy --version | cut -d' ' -f2))"
+  (cd "$PKG" && mypy) || die "mypy found errors"
+else
+  log "mypy is not installed (apt install mypy): the annotations are not checked"
+fi
+
 # -- the wheel and the sdist, with the build frontend of Debian's python3-build when there
 # is one, else setuptools' PEP 517 hooks called directly (the same backend and result).
 builder=""

@@ -72,6 +72,14 @@ class PlatformErrorsTest(LiveTestCase):
             dd.sessions.list()
         self.assertEqual((caught.exception.code, caught.exception.status), ("NETWORK_ERROR", 0))
 
+    def test_a_closed_client_refuses_calls(self) -> None:
+        dd = Drydock(url=self.dd.url, api_key=self.key)
+        dd.sessions.list()
+        dd.close()
+        with self.assertRaises(DrydockError) as caught:
+            dd.sessions.list()
+        self.assertEqual(caught.exception.code, "CLIENT_CLOSED")
+
     def test_errors_pickle_with_their_fields(self) -> None:
         e = DrydockError("SESSION_ENDED", "gone", 409, {"a": 1}, "req-1")
         back = pickle.loads(pickle.dumps(e))

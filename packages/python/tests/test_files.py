@@ -58,6 +58,18 @@ class FilesTest(LiveTestCase):
             self.files.download_to("/bin/chunks.bin", sink)
             self.assertEqual(sink.getvalue(), payload)
 
+    def test_a_download_closed_early_leaves_the_client_working(self) -> None:
+        self.files.write("/big.bin", os.urandom(1_000_000))
+        download = self.files.stream("/big.bin")
+        first = next(iter(download))
+        self.assertTrue(first)
+        download.close()
+        self.assertEqual(len(self.files.download("/big.bin")), 1_000_000)
+        with tempfile.TemporaryDirectory() as tmp:
+            with self.files.stream("/big.bin") as rest:
+                self.assertEqual(rest.save(os.path.join(tmp, "big.bin")), 1_000_000)
+            self.assertEqual(os.path.getsize(os.path.join(tmp, "big.bin")), 1_000_000)
+
     def test_upload_archive_writes_every_file(self) -> None:
         buffer = io.BytesIO()
         with tarfile.open(fileobj=buffer, mode="w:gz") as tar:

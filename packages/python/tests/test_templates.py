@@ -25,7 +25,7 @@ class TemplatesTest(LiveTestCase):
         self.assertIn("exit 7", caught.exception.build_error)
         self.assertTrue(any("building" in line for line in lines), lines)
         # The log can be read again from its first line once the build ended.
-        self.assertEqual(list(self.dd.templates.build_of(name, 1))[: len(lines)], lines)
+        self.assertEqual(list(self.dd.templates.build_of(name, 1).logs()), lines)
         template = self.dd.templates.get(name)
         self.assertIsInstance(template, Template)
         self.assertEqual([(v.version, v.status) for v in template.versions], [(1, "failed")])
