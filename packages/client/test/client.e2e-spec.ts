@@ -418,6 +418,13 @@ describe('@drydock/client', () => {
     await expect(own.batches.list({ before: 'not-a-batch' })).rejects.toMatchObject({ code: 'VALIDATION_FAILED', status: 400 });
   });
 
+  it('should merge a tenant update into its limits, leaving the others as they were', async () => {
+    const admin = new Drydock({ url: platform.url, apiKey: process.env.DRYDOCK_ADMIN_KEY! });
+    const tenant = await admin.tenants.create(`sdk-limits-${randomBytes(3).toString('hex')}`, { memoryMb: 1024, network: { allow: ['pypi.org'] } });
+    expect((await admin.tenants.update(tenant.id, { maxSessions: 3 })).limits).toEqual({ memoryMb: 1024, maxSessions: 3, network: { allow: ['pypi.org'] } });
+    expect((await admin.tenants.get(tenant.id)).limits).toEqual({ memoryMb: 1024, maxSessions: 3, network: { allow: ['pypi.org'] } });
+  });
+
   it('should create, export and import agents', async () => {
     const agent = await client.agents.create({ name: 'sdk-agent', instructions: 'Be brief.' });
     expect(agent.name).toBe('sdk-agent');
