@@ -75,6 +75,8 @@ PY
 
 # -- a fresh venv with the wheel (no index: it has no dependencies)
 rm -rf "$OUT/venv"
+# Debian's python3 makes venvs with pip only with python3-venv (ensurepip) installed.
+"$PYTHON" -c 'import ensurepip' 2>/dev/null || apt_install python3-venv
 "$PYTHON" -m venv "$OUT/venv"
 "$OUT/venv/bin/python" -m pip install -q --no-index --no-deps --disable-pip-version-check "$wheel"
 VENV_PY="$OUT/venv/bin/python"

@@ -80,6 +80,19 @@ class PlatformErrorsTest(LiveTestCase):
             dd.sessions.list()
         self.assertEqual(caught.exception.code, "CLIENT_CLOSED")
 
+    def test_a_read_timeout_is_network_error_and_a_run_is_not_repeated(self) -> None:
+        with Drydock(url=self.dd.url, api_key=self.key, timeout=0.5) as impatient:
+            s = impatient.sessions.create(thread_id=thread_id())
+            try:
+                with self.assertRaises(DrydockError) as caught:
+                    s.run("import time\ntime.sleep(1.5)\ncount = globals().get('count', 0) + 1")
+                self.assertEqual((caught.exception.code, caught.exception.status), ("NETWORK_ERROR", 0))
+                self.assertIn("timed out", caught.exception.message)
+                # The code ran once (this run waits behind it): the timed-out POST was not sent again.
+                self.assertEqual(self.dd.sessions.get(s.id).run("count").result.text, "1")  # type: ignore[union-attr]
+            finally:
+                self.dd.sessions.get(s.id).delete()
+
     def test_errors_pickle_with_their_fields(self) -> None:
         e = DrydockError("SESSION_ENDED", "gone", 409, {"a": 1}, "req-1")
         back = pickle.loads(pickle.dumps(e))
