@@ -573,7 +573,11 @@ describe('drydock CLI', () => {
       expect((await readFile(join(dir, 'big-copy.bin'))).equals(big)).toBe(true);
       expect(await drydock(['files', 'put', '-', '/piped.txt', '--thread', 'stream-files'], { input: 'piped in\n' })).toMatchObject({ code: 0 });
       expect(await drydock(['files', 'get', '/piped.txt', '-', '--thread', 'stream-files'])).toMatchObject({ code: 0, stdout: 'piped in\n' });
+      await writeFile(join(dir, 'empty.txt'), '');
+      expect(JSON.parse((await drydock(['files', 'put', 'empty.txt', '/empty.txt', '--thread', 'stream-files', '--json'])).stdout)).toMatchObject({ size: 0 });
+      expect(await drydock(['files', 'get', '/empty.txt', '-', '--thread', 'stream-files'])).toMatchObject({ code: 0, stdout: '' });
       expect((await drydock(['files', 'put', 'no-such.bin', '/x', '--thread', 'stream-files'])).code).toBe(2);
+      expect((await drydock(['files', 'put', '.', '/x', '--thread', 'stream-files'])).code).toBe(2);
       expect((await drydock(['files', 'get', '/big.bin', join(dir, 'no-dir', 'x'), '--thread', 'stream-files'])).code).toBe(2);
     }, 60_000);
   });
