@@ -2,8 +2,9 @@
 
 ``DRYDOCK_TEST_URL`` (with ``DRYDOCK_ADMIN_KEY``) names a running gateway; otherwise
 ``start()`` spawns the launcher (``DRYDOCK_PLATFORM_CMD``, default
-``node var/python-sdk/build/packages/python/tests/platform.js`` in the checkout: a gateway
-and a worker in one Node process), which stays up until its stdin closes.
+``node var/python-sdk/build/packages/python/tests/platform.js`` in the checkout, compiled by
+scripts/test.sh: a gateway and a worker in one Node process, with scripts/platform.sh's
+settings where the environment has none), which stays up until its stdin closes.
 
     python3 tests/harness.py run -- <command ...>
 
@@ -52,6 +53,30 @@ class Platform:
             process.wait(timeout=10)
 
 
+def launcher_env() -> dict[str, str]:
+    """The launcher's environment: this one, with scripts/platform.sh's defaults for what
+    it lacks (so that a module run by hand boots the same platform as the test script)."""
+    env = dict(os.environ)
+    var = ROOT / "var"
+    defaults = {
+        "NODE_ENV": "test",
+        "DATABASE_URL": os.environ.get("DRYDOCK_PY_DATABASE_URL", "postgres://drydock:drydock@127.0.0.1:5432/drydock_test_py"),
+        "REDIS_URL": os.environ.get("DRYDOCK_PY_REDIS_URL", "redis://127.0.0.1:6379/13"),
+        "DRYDOCK_ADMIN_KEY": "test-admin-key-0123456789abcdef",
+        "SANDBOX_IMAGE": "drydock/sandbox:latest",
+        "TEMPLATE_REGISTRY": "127.0.0.1:5000",
+        "ARTIFACTS_SIGNING_SECRET": "test-signing-secret-0123456789abcdef0123",
+        "ARTIFACTS_DIR": str(var / "py-artifacts"),
+        "SANDBOX_CHANNEL_DIR": str(var / "py-channels"),
+    }
+    for key, value in defaults.items():
+        if not env.get(key):
+            env[key] = value
+    for folder in ("ARTIFACTS_DIR", "SANDBOX_CHANNEL_DIR"):
+        Path(env[folder]).mkdir(parents=True, exist_ok=True)
+    return env
+
+
 def start() -> Platform:
     """The platform of ``DRYDOCK_TEST_URL``, or one started by the launcher."""
     url = os.environ.get("DRYDOCK_TEST_URL")
@@ -64,7 +89,7 @@ def start() -> Platform:
     if command[0] == "node" and not Path(command[-1]).exists():
         raise SystemExit(f"the launcher {command[-1]} is missing: run packages/python/scripts/test.sh (it compiles it)")
     log = open(ROOT / "var" / "python-sdk" / "platform.log", "ab") if (ROOT / "var").exists() else subprocess.DEVNULL
-    process = subprocess.Popen(command, cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log)
+    process = subprocess.Popen(command, cwd=ROOT, env=launcher_env(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log)
     found: dict[str, Any] = {}
 
     def read() -> None:

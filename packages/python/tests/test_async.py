@@ -137,6 +137,11 @@ class AsyncClientTest(LiveTestCase):
             self.assertGreater(len(sent), 1)
             self.assertEqual(batch.info.counts.ok, 150)
             results = [r async for r in batch.results()]
+            self.assertEqual([r.index async for r in batch.results(follow=True)], list(range(150)))
+            running = await dd.batches.submit((f"import time\ntime.sleep(0.05)\n{i}" for i in range(8)), concurrency=4)
+            followed = [r async for r in running.results(follow=True)]
+            self.assertEqual(sorted(r.index for r in followed), list(range(8)))
+            self.assertTrue((await running.refresh()).done)
             self.assertEqual([r.result.text for r in results[:3]], ["1", "2", "3"])  # type: ignore[union-attr]
             self.assertEqual(len(await batch.items(limit=7)), 7)
             self.assertEqual((await dd.batches.get(batch.id)).id, batch.id)

@@ -50,6 +50,23 @@ class BatchesTest(LiveTestCase):
         self.assertIn(run.id, [b.id for b in self.dd.batches.list(limit=10).batches])
         self.assertIn(run.id, [b.id for b in self.dd.batches.all(page_size=1)])
 
+    def test_following_results_yields_each_item_as_it_finishes(self) -> None:
+        run = self.dd.batches.submit((f"import time\ntime.sleep(0.05)\n{i}" for i in range(16)), concurrency=4)
+        seen: list[int] = []
+        first_while_running: bool | None = None
+        for item in run.results(follow=True):
+            self.assertIsInstance(item, BatchItem)
+            self.assertEqual(item.status, "ok")
+            self.assertEqual(item.result.text, str(item.index))  # type: ignore[union-attr]
+            if first_while_running is None:
+                first_while_running = not run.refresh().done
+            seen.append(item.index)
+        self.assertTrue(first_while_running, "the first result came only once the batch was done")
+        self.assertEqual(sorted(seen), list(range(16)))
+        self.assertTrue(run.refresh().done)
+        # Once done, following gives what the plain stream gives.
+        self.assertEqual([i.index for i in run.results(follow=True)], list(range(16)))
+
     def test_items_with_files_errors_and_strings(self) -> None:
         run = self.dd.batches.submit(["1 / 0", {"code": "open('/session/in.txt').read()", "files": {"/in.txt": "data"}}])
         final = run.wait()

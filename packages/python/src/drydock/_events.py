@@ -7,7 +7,7 @@ from typing import Any
 
 from ._wire import event_payload, platform_error, stream_ended
 from .errors import DrydockError
-from .types import Batch, BatchItemEvent, Execution, ProcessExit
+from .types import Batch, BatchItem, BatchItemEvent, Execution, ProcessExit
 
 # Connections cut mid-stream followed again in a row before giving up (template logs).
 MAX_CUTS = 3
@@ -122,3 +122,34 @@ class TemplateLogEvents:
             if failure is not None:
                 raise failure
         return None
+
+
+FINISHED_ITEM_STATUSES = frozenset({"ok", "error", "timeout", "memory", "killed", "cancelled"})
+# Items read per page while following a batch's results, and the wait between pages
+# that brought nothing new.
+FOLLOW_PAGE = 500
+FOLLOW_POLL_S = 0.25
+
+
+class ResultsFrontier:
+    """Following a running batch's results: each item is handed over once, as soon as a
+    page shows it finished. Pages start at the frontier, the first index not yet given
+    (items finish about in index order, so a page covers the running ones); the indices
+    given past it are remembered until the frontier passes them."""
+
+    __slots__ = ("frontier", "_given")
+
+    def __init__(self) -> None:
+        self.frontier = 0
+        self._given: set[int] = set()
+
+    def take(self, page: list[BatchItem]) -> list[BatchItem]:
+        fresh = [i for i in page if i.status in FINISHED_ITEM_STATUSES and i.index >= self.frontier and i.index not in self._given]
+        self._given.update(i.index for i in fresh)
+        while self.frontier in self._given:
+            self._given.discard(self.frontier)
+            self.frontier += 1
+        return fresh
+
+    def complete(self, total: int) -> bool:
+        return self.frontier >= total

@@ -16,7 +16,7 @@ from typing import IO, Any, AsyncIterable, AsyncIterator, Awaitable, Callable, I
 from . import _bodies
 from ._aio_http import AsyncBody, AsyncStreamedAnswer, AsyncTransport
 from ._bodies import BatchItemArg, LocalFile, NetworkArg
-from ._events import MAX_CUTS, BatchEvents, ProcessEvents, RunEvents, TemplateLogEvents
+from ._events import FOLLOW_PAGE, FOLLOW_POLL_S, MAX_CUTS, BatchEvents, ProcessEvents, ResultsFrontier, RunEvents, TemplateLogEvents
 from ._wire import CHUNK_BYTES, ITEMS_PER_CHUNK, LineDecoder, RetryPolicy, SSEDecoder, compact, decode_json, encode_json, segment, with_query
 from .errors import DrydockError, TemplateBuildError
 from .types import (
@@ -624,7 +624,19 @@ class AsyncBatchRun:
                     raise
         return events.done
 
-    async def results(self) -> AsyncIterator[BatchItem]:
+    async def results(self, *, follow: bool = False) -> AsyncIterator[BatchItem]:
+        """See ``BatchRun.results``."""
+        if follow:
+            frontier = ResultsFrontier()
+            while True:
+                total = (await self.refresh()).total
+                fresh = frontier.take(await self.items(offset=frontier.frontier, limit=FOLLOW_PAGE))
+                for item in fresh:
+                    yield item
+                if frontier.complete(total):
+                    return
+                if not fresh:
+                    await asyncio.sleep(FOLLOW_POLL_S)
         lines = LineDecoder()
         async with await self._http.stream("GET", self._path + "/results", headers={"Accept": "application/x-ndjson"}) as answer:
             async for chunk in answer:

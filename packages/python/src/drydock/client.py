@@ -12,7 +12,7 @@ from typing import IO, Any, Callable, Iterable, Iterator, Literal, Mapping, Sequ
 
 from . import _bodies
 from ._bodies import BatchItemArg, LocalFile, NetworkArg
-from ._events import MAX_CUTS, BatchEvents, ProcessEvents, RunEvents, TemplateLogEvents
+from ._events import FOLLOW_PAGE, FOLLOW_POLL_S, MAX_CUTS, BatchEvents, ProcessEvents, ResultsFrontier, RunEvents, TemplateLogEvents
 from ._http import Body, StreamedAnswer, SyncTransport
 from ._wire import LineDecoder, RetryPolicy, SSEDecoder, compact, decode_json, ndjson_chunks, segment, with_query
 from .errors import DrydockError, TemplateBuildError
@@ -697,8 +697,14 @@ class BatchRun:
                     raise
         return events.done
 
-    def results(self) -> Iterator[BatchItem]:
-        """Every finished item in index order, streamed (never all in memory)."""
+    def results(self, *, follow: bool = False) -> Iterator[BatchItem]:
+        """Every finished item in index order, streamed (never all in memory).
+
+        ``follow=True`` also waits for the items still queued or running and yields each
+        as it finishes (about index order, each once), until every item has ended."""
+        if follow:
+            yield from self._follow_results()
+            return
         lines = LineDecoder()
         with self._http.stream("GET", self._path + "/results", headers={"Accept": "application/x-ndjson"}) as answer:
             for chunk in answer:
@@ -707,6 +713,17 @@ class BatchRun:
                         yield BatchItem.from_json(decode_json(line, 200, answer.request_id))
             for line in lines.flush():
                 yield BatchItem.from_json(decode_json(line, 200, answer.request_id))
+
+    def _follow_results(self) -> Iterator[BatchItem]:
+        frontier = ResultsFrontier()
+        while True:
+            total = self.refresh().total
+            fresh = frontier.take(self.items(offset=frontier.frontier, limit=FOLLOW_PAGE))
+            yield from fresh
+            if frontier.complete(total):
+                return
+            if not fresh:
+                time.sleep(FOLLOW_POLL_S)
 
     def items(self, *, status: str | None = None, offset: int | None = None, limit: int | None = None) -> list[BatchItem]:
         """One page of items in index order (``limit`` default 100, at most 1000)."""
