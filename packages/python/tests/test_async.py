@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import inspect
 import io
-import time
 import unittest
 import urllib.request
 from typing import AsyncIterator
@@ -54,15 +53,23 @@ class AsyncClientTest(LiveTestCase):
                 self.assertIn(s.id, [x.id for x in await dd.sessions.list()])
                 self.assertEqual((await s.refresh()).thread_id, tid)
 
-                # Streaming: the first chunk arrives while the code still runs.
-                seen: list[float] = []
+                # Streaming: the code goes on only once the client had its first chunk
+                # (told through a background process, as in test_sessions).
+                relay = await s.commands.run("read line; touch /tmp/aio-seen", background=True)
+                chunks: list[str] = []
 
-                async def on_stdout(_text: str) -> None:  # an async callback is awaited
-                    seen.append(time.monotonic())
+                async def on_stdout(text: str) -> None:  # an async callback is awaited
+                    if not chunks:
+                        await relay.send_stdin("seen\n")
+                    chunks.append(text)
 
-                streamed = await s.run("import time\nprint('a', flush=True)\ntime.sleep(1.2)\nprint('b')", on_stdout=on_stdout)
-                self.assertLess(seen[0], time.monotonic() - 0.8)
+                streamed = await s.run(
+                    "import os, time\nprint('a', flush=True)\nfor _ in range(400):\n    if os.path.exists('/tmp/aio-seen'): break\n    time.sleep(0.05)\n"
+                    "print('b' if os.path.exists('/tmp/aio-seen') else 'unseen')",
+                    on_stdout=on_stdout,
+                )
                 self.assertEqual(streamed.stdout, "a\nb\n")
+                self.assertEqual("".join(chunks), "a\nb\n")
 
                 # Interrupt from another task.
                 started = asyncio.Event()

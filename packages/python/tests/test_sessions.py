@@ -67,18 +67,29 @@ class SessionsTest(LiveTestCase):
 
     def test_streaming_delivers_the_first_stdout_chunk_before_the_run_ends(self) -> None:
         with self.dd.sessions.create(thread_id=thread_id()) as s:
-            out: list[tuple[float, str]] = []
+            # The code goes on only once the client has had its first chunk: the callback
+            # answers through a background process (a file the code waits for, 20 s at
+            # most), so a stream that delivered only at the end would print "unseen".
+            relay = s.commands.run("read line; touch /tmp/seen", background=True)
+            out: list[str] = []
             err: list[str] = []
-            code = "import sys, time\nprint('first', flush=True)\nprint('oops', file=sys.stderr, flush=True)\ntime.sleep(1.5)\nprint('last')\n6 * 7"
-            run = s.run(code, on_stdout=lambda text: out.append((time.monotonic(), text)), on_stderr=err.append)
-            ended = time.monotonic()
-            self.assertTrue(out, "no stdout chunk arrived")
-            self.assertTrue(out[0][1].startswith("first"))
-            self.assertLess(out[0][0], ended - 1.0, "the first chunk came only with the end of the run")
-            self.assertEqual("".join(t for _, t in out), "first\nlast\n")
+
+            def on_stdout(text: str) -> None:
+                if not out:
+                    relay.send_stdin("seen\n")
+                out.append(text)
+
+            code = (
+                "import os, sys, time\nprint('first', flush=True)\nprint('oops', file=sys.stderr, flush=True)\n"
+                "for _ in range(400):\n    if os.path.exists('/tmp/seen'): break\n    time.sleep(0.05)\n"
+                "print('seen' if os.path.exists('/tmp/seen') else 'unseen')\n6 * 7"
+            )
+            run = s.run(code, on_stdout=on_stdout, on_stderr=err.append)
+            self.assertEqual(run.stdout, "first\nseen\n")
+            self.assertEqual("".join(out), "first\nseen\n")
             self.assertEqual("".join(err), "oops\n")
-            self.assertEqual(run.stdout, "first\nlast\n")
             self.assertEqual(run.result.text, "42")  # type: ignore[union-attr]
+            self.assertEqual(relay.wait().exit_code, 0)
 
     def test_interrupt_stops_the_running_code_and_keeps_the_variables(self) -> None:
         with self.dd.sessions.create(thread_id=thread_id()) as s:
