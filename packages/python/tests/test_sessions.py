@@ -145,3 +145,17 @@ class SessionsTest(LiveTestCase):
         self.assertNotIn(s.id, [x.id for x in self.dd.sessions.list()])
         self.assertIn(s.id, [x.id for x in self.dd.sessions.list(include_ended=True)])
         self.assertIsInstance(s, Session)
+
+    def test_one_client_serves_many_threads(self) -> None:
+        from concurrent.futures import ThreadPoolExecutor
+
+        def work(i: int) -> str:
+            s = self.dd.sessions.create(thread_id=thread_id("pool"))
+            try:
+                s.files.write("/n.txt", str(i))
+                return s.run("int(open('/session/n.txt').read()) * 10").result.text  # type: ignore[union-attr]
+            finally:
+                s.delete()
+
+        with ThreadPoolExecutor(4) as pool:
+            self.assertEqual(list(pool.map(work, range(4))), ["0", "10", "20", "30"])
