@@ -76,10 +76,18 @@ class BatchesTest(LiveTestCase):
         self.assertEqual(second.result.text, "'data'")  # type: ignore[union-attr]
 
     def test_a_bad_item_refuses_the_batch_with_its_index(self) -> None:
+        # The gateway answers while the body still streams: that answer is the error.
+        def items() -> Iterator[dict[str, object]]:
+            for i in range(50_000):
+                yield {"code": "1"} if i != 100 else {"code": "1", "nope": True}
+
+        before = [b.id for b in self.dd.batches.list(limit=5).batches]
         with self.assertRaises(DrydockError) as caught:
-            self.dd.batches.submit([{"code": "1"}, {"nope": True}])
-        self.assertEqual(caught.exception.status, 400)
-        self.assertIn("1", str(caught.exception.details or caught.exception.message))
+            self.dd.batches.submit(items())
+        e = caught.exception
+        self.assertEqual((e.code, e.status), ("INVALID_BATCH_ITEM", 400))
+        self.assertEqual((e.details or {}).get("index"), 100)
+        self.assertEqual([b.id for b in self.dd.batches.list(limit=5).batches], before)  # nothing recorded
 
     def test_cancel_stops_the_queued_items(self) -> None:
         run = self.dd.batches.submit(("import time\ntime.sleep(30)" for _ in range(20)), concurrency=1)
