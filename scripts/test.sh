@@ -93,6 +93,22 @@ set +e
 NODE_OPTIONS="--experimental-vm-modules --no-warnings" npx jest --ci --forceExit --json --outputFile="$JEST_JSON" "$@"
 JEST_STATUS=$?
 set -e
+# The npm packages as a new user gets them (packed, installed into an empty project, the
+# README's example and commands run there; about 20 s). After jest: it needs dist/ and
+# starts a worker and a gateway of its own, which must not run beside the suites.
+log "npm packages: pack, install into an empty project, run the README (scripts/pack-check.sh)"
+PACK_LOG="$DRYDOCK_VAR/log/pack-check.log"
+PACK_STARTED=$SECONDS
+set +e
+bash "$ROOT/scripts/pack-check.sh" >"$PACK_LOG" 2>&1
+PACK_STATUS=$?
+set -e
+PACK_OUTCOME="passed in $((SECONDS - PACK_STARTED)) s"
+if [[ $PACK_STATUS -ne 0 ]]; then
+  tail -25 "$PACK_LOG"
+  PACK_OUTCOME="FAILED after $((SECONDS - PACK_STARTED)) s (log: ${PACK_LOG#"$ROOT"/})"
+fi
+
 read -r J_PASSED J_FAILED J_SKIPPED < <(node -e '
   const fs = require("fs"); const f = process.argv[1];
   const r = fs.existsSync(f) ? JSON.parse(fs.readFileSync(f, "utf8")) : { numPassedTests: 0, numFailedTests: 1, numPendingTests: 0 };
@@ -103,5 +119,6 @@ FAILED=$(( PY_FAILED + J_FAILED ))
 echo
 echo "python: $(( ${PY_RAN:-0} - PY_FAILED )) passed, $PY_FAILED failed"
 echo "jest: $J_PASSED passed, $J_FAILED failed, $J_SKIPPED skipped"
+echo "pack-check: $PACK_OUTCOME"
 echo "total: $PASSED passed, $FAILED failed"
-[[ $PY_FAILED -eq 0 && $JEST_STATUS -eq 0 ]]
+[[ $PY_FAILED -eq 0 && $JEST_STATUS -eq 0 && $PACK_STATUS -eq 0 ]]

@@ -52,6 +52,7 @@ export async function createGateway(options: { logger?: false } & GatewayOptions
   const logging = requestLogging(config);
   fastify.addHook('onRequest', (request, reply, done) => logging(request.raw, reply.raw, done));
   fastify.addHook('onResponse', requestMetrics(app.get(PlatformMetrics)));
+  enableCors(app, config.cors.origins);
   registerBodyParsers(fastify, config);
   drainRefusedBodies(fastify);
   app.useGlobalPipes(new ValidationPipe({ whitelist: true, transform: true }));
@@ -60,4 +61,25 @@ export async function createGateway(options: { logger?: false } & GatewayOptions
   mountOpenApiDocs(app);
   app.enableShutdownHooks(SHUTDOWN_SIGNALS);
   return app;
+}
+
+// Answers that a browser script may read besides the CORS-safelisted ones: the request id
+// of an error, a 429's or 503's Retry-After, and what a download carries.
+const EXPOSED_HEADERS = ['X-Request-Id', 'Retry-After', 'ETag', 'Content-Disposition', 'Content-Range', 'Content-Length'];
+
+// CORS for the origins of CORS_ORIGINS only (none: no CORS headers at all), through
+// Nest's Fastify adapter, which registers @fastify/cors so that a preflight is answered
+// before any other hook. A preflight from any other origin gets no CORS headers (and a
+// 404), so the browser refuses the request. Keys travel in `Authorization`, never in
+// cookies: no credentials mode.
+function enableCors(app: INestApplication, origins: readonly string[]): void {
+  if (origins.length === 0) return;
+  const allowed = new Set(origins);
+  app.enableCors({
+    origin: (origin: string | undefined, callback: (error: Error | null, allow: boolean) => void) => callback(null, origin !== undefined && allowed.has(origin)),
+    methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'],
+    exposedHeaders: EXPOSED_HEADERS,
+    // Browsers keep a preflight's answer this long (Chromium caps it at 2 hours).
+    maxAge: 600,
+  });
 }

@@ -1,12 +1,13 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import type { Drydock } from '@drydock/client';
-import { adminClient, tenantClient, type GlobalOptions } from './config.js';
+import { adminClient, readLogin, tenantClient, type GlobalOptions, type SavedLogin } from './config.js';
 import type { Io } from './io.js';
 
 // What a command needs besides its arguments.
 export class Context {
   // A command whose code failed sets 1 here after printing its output; errors are thrown.
   exitCode = 0;
+  private login: SavedLogin | null | undefined;
 
   constructor(readonly io: Io) {}
 
@@ -16,12 +17,18 @@ export class Context {
     return command.optsWithGlobals<T & GlobalOptions>();
   }
 
+  // What `drydock login` saved (read once, when a command first needs it).
+  savedLogin(): SavedLogin | null {
+    if (this.login === undefined) this.login = readLogin(this.io.env);
+    return this.login;
+  }
+
   client(command: Command): Drydock {
-    return tenantClient(this.options(command), this.io.env);
+    return tenantClient(this.options(command), this.io.env, this.savedLogin());
   }
 
   admin(command: Command): Drydock {
-    return adminClient(this.options(command), this.io.env);
+    return adminClient(this.options(command), this.io.env, this.savedLogin());
   }
 }
 

@@ -5,12 +5,15 @@ import { registerArtifacts } from './commands/artifacts.js';
 import { registerBatch } from './commands/batch.js';
 import { registerExec } from './commands/exec.js';
 import { registerFiles } from './commands/files.js';
+import { registerLogin } from './commands/login.js';
 import { registerNetwork } from './commands/network.js';
 import { registerRun } from './commands/run.js';
 import { registerSessions } from './commands/sessions.js';
 import { registerShell } from './commands/shell.js';
 import { registerTemplates } from './commands/templates.js';
 import { registerTenants } from './commands/tenants.js';
+import { registerUsage } from './commands/usage.js';
+import { registerWorkers } from './commands/workers.js';
 import { DEFAULT_URL } from './config.js';
 import { Context } from './context.js';
 import { CliError, ExitCode } from './exit-codes.js';
@@ -19,14 +22,15 @@ import { processIo, type Io } from './io.js';
 export const VERSION = '0.1.0';
 
 const EXIT_CODES_HELP = `
-Environment: DRYDOCK_URL (default ${DEFAULT_URL}), DRYDOCK_API_KEY, DRYDOCK_ADMIN_KEY (tenants, admin).
+Environment: DRYDOCK_URL (default ${DEFAULT_URL}), DRYDOCK_API_KEY, DRYDOCK_ADMIN_KEY (tenants, admin, usage, workers).
+Flags win over the environment, which wins over what drydock login saved ($XDG_CONFIG_HOME/drydock/config.json).
 
 Exit codes: 0 ok, 1 the code, batch or template build failed, 2 bad arguments, 3 platform or API error,
 4 missing configuration (no API key), 130 interrupted; exec and shell exit with the command's (the shell's) own code.`;
 
 export function buildProgram(ctx: Context): Command {
   const program = new Command('drydock')
-    .description('Run Python and shell commands in Drydock sandboxes, move thread files and artifacts, submit batches, build templates, read network logs.')
+    .description('Run Python and shell commands in Drydock sandboxes, move thread files and artifacts, submit batches, build templates, read network logs; for operators, manage tenants and workers and read usage.')
     .version(VERSION)
     .option('--url <url>', `the gateway (default: DRYDOCK_URL or ${DEFAULT_URL})`)
     .option('--api-key <key>', 'the tenant API key (default: DRYDOCK_API_KEY)')
@@ -46,7 +50,10 @@ export function buildProgram(ctx: Context): Command {
   registerArtifacts(program, ctx);
   registerBatch(program, ctx);
   registerTemplates(program, ctx);
+  registerLogin(program, ctx);
   registerTenants(program, ctx);
+  registerUsage(program, ctx);
+  registerWorkers(program, ctx);
   registerAdmin(program, ctx);
   return program;
 }

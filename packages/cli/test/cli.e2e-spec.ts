@@ -1,9 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { startPlatform, type Platform } from '../../../test/e2e/support/platform.js';
+import { pollUntil } from '../../../test/e2e/support/until.js';
 import { renderBar } from '../src/progress-bar.js';
 
 // The CLI as users run it: the built entry in a process of its own (npm run build first),
@@ -56,6 +57,7 @@ const quote = (arg: string) => `'${arg.replace(/'/g, `'\\''`)}'`;
 describe('drydock CLI', () => {
   let platform: Platform;
   let apiKey: string;
+  let cliTenantId: string;
   let dir: string;
   let env: Record<string, string | undefined>;
   const drydock = (args: string[], options: Omit<RunOptions, 'cwd'> = {}) => run(process.execPath, [MAIN, ...args], { ...options, env: { ...env, ...options.env }, cwd: dir });
@@ -68,6 +70,7 @@ describe('drydock CLI', () => {
     platform = await startPlatform();
     const tenant = await platform.admin.post('/admin/tenants', { name: `cli-${randomBytes(3).toString('hex')}` });
     apiKey = tenant.body.apiKey;
+    cliTenantId = tenant.body.id;
     dir = await mkdtemp(join(tmpdir(), 'drydock-cli-'));
     env = { PATH: process.env.PATH, HOME: process.env.HOME, DRYDOCK_URL: platform.url, DRYDOCK_API_KEY: apiKey };
   });
@@ -116,6 +119,36 @@ describe('drydock CLI', () => {
       const slow = await drydock(['--json', 'run', '-', '--timeout', '500'], { input: 'import time\ntime.sleep(5)\n' });
       expect(slow.code).toBe(1);
       expect(JSON.parse(slow.stdout)).toMatchObject({ status: 'timeout' });
+    }, 60_000);
+
+    it('ends a timed-out run with the reason as its last line, after where the code was, not a bare KeyboardInterrupt', async () => {
+      const result = await drydock(['run', '-', '--thread', 'timeout-t', '--timeout', '700'], { input: 'import time\nprint("started", flush=True)\ntime.sleep(30)\n' });
+      expect(result.code).toBe(1);
+      expect(result.stdout).toBe('started\n');
+      const lines = result.stderr.trimEnd().split('\n');
+      expect(lines.at(-1)).toBe('TimeoutError: execution exceeded the time limit of 700 ms');
+      expect(result.stderr).not.toMatch(/^KeyboardInterrupt/m);
+      // Where the code was when it was stopped: the traceback the interrupt left.
+      expect(result.stderr).toContain('time.sleep(30)');
+      // A timeout interrupts, so the session and its variables live on.
+      expect((await drydock(['run', '-', '--thread', 'timeout-t'], { input: 'print("after")\n' })).stdout).toBe('after\n');
+    }, 60_000);
+  });
+
+  describe('run, stopped by the platform', () => {
+    it('ends a run that ran out of memory with its own reason line and exit 1', async () => {
+      // A session of 128 MiB for the thread; the code then fills far more than that.
+      const res = await fetch(`${platform.url}/v1/sessions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ threadId: 'oom-t', limits: { memoryMb: 128 } }),
+      });
+      expect(res.status).toBe(201);
+      const result = await drydock(['run', '-', '--thread', 'oom-t'], { input: 'blocks = []\nwhile True:\n    blocks.append(bytearray(16 * 1024 * 1024))\n' });
+      expect(result.code).toBe(1);
+      const last = result.stderr.trimEnd().split('\n').at(-1);
+      expect(last).toBe('OutOfMemory: the sandbox ran out of memory and the Python process was killed');
+      expect(result.stderr).not.toContain('the run ended with status');
     }, 60_000);
   });
 
@@ -475,6 +508,254 @@ describe('drydock CLI', () => {
 
       const used = await drydock(['run', '-', '--json'], { input: 'print("new tenant")', env: { DRYDOCK_API_KEY: tenant.apiKey } });
       expect(JSON.parse(used.stdout)).toMatchObject({ status: 'ok', stdout: 'new tenant\n' });
+    }, 60_000);
+  });
+
+  describe('sessions and files rm', () => {
+    it('lists, shows and ends sessions by id or --thread, with exit 3 for an unknown one', async () => {
+      const id = (await drydock(['sessions', 'create', '--thread', 'ls-t'])).stdout.trim();
+      expect(id).toMatch(/^ses_/);
+      const ls = await drydock(['sessions', 'ls']);
+      expect(ls.code).toBe(0);
+      expect(ls.stdout.split('\n')[0]).toMatch(/^ID\s+THREAD\s+STATUS\s+TEMPLATE\s+NETWORK\s+CREATED\s+LAST-USED$/);
+      expect(ls.stdout).toMatch(new RegExp(`^${id}\\s+ls-t\\s+\\w+`, 'm'));
+      expect(JSON.parse((await drydock(['sessions', 'ls', '--thread', 'ls-t', '--json'])).stdout)).toEqual([expect.objectContaining({ id, threadId: 'ls-t' })]);
+
+      const shown = await drydock(['sessions', 'get', id]);
+      expect(shown.code).toBe(0);
+      expect(shown.stdout).toMatch(new RegExp(`^session\\s+${id}$`, 'm'));
+      expect(shown.stdout).toMatch(/^thread\s+ls-t$/m);
+      expect(shown.stdout).toMatch(/^limits\s+\d+ MiB, /m);
+      expect(JSON.parse((await drydock(['sessions', 'get', '--thread', 'ls-t', '--json'])).stdout)).toMatchObject({ id, threadId: 'ls-t' });
+
+      const removed = await drydock(['sessions', 'rm', id]);
+      expect(removed).toMatchObject({ code: 0, stdout: `${id}\n` });
+      expect((await drydock(['sessions', 'ls'])).stdout).not.toContain(id);
+      const all = JSON.parse((await drydock(['sessions', 'ls', '--all', '--json'])).stdout) as { id: string; status: string }[];
+      expect(all.find((s) => s.id === id)?.status).toBe('ended');
+
+      // By thread: its live session.
+      const other = (await drydock(['sessions', 'create', '--thread', 'rm-t'])).stdout.trim();
+      expect(await drydock(['sessions', 'rm', '--thread', 'rm-t', '--json'])).toMatchObject({ code: 0, stdout: expect.stringContaining(other) });
+      const none = await drydock(['sessions', 'rm', '--thread', 'rm-t']);
+      expect(none.code).toBe(3);
+      expect(none.stderr).toMatch(/^error SESSION_NOT_FOUND: /);
+      const unknown = await drydock(['sessions', 'get', 'ses_nope']);
+      expect(unknown.code).toBe(3);
+      expect(unknown.stderr).toMatch(/^error SESSION_NOT_FOUND: /);
+      expect((await drydock(['sessions', 'get'])).code).toBe(2);
+      expect((await drydock(['sessions', 'rm', 'ses_a', '--thread', 'x'])).code).toBe(2);
+    }, 60_000);
+
+    it('removes thread files, folders only with -r, with exit 3 for a missing one', async () => {
+      await writeFile(join(dir, 'rm.txt'), 'x');
+      for (const remote of ['/a.txt', '/keep.txt', '/sub/b.txt']) {
+        expect((await drydock(['files', 'put', 'rm.txt', remote, '--thread', 'rm-files'])).code).toBe(0);
+      }
+      expect(await drydock(['files', 'rm', 'a.txt', '--thread', 'rm-files'])).toMatchObject({ code: 0, stdout: '/a.txt\n' });
+      const folder = await drydock(['files', 'rm', '/sub', '--thread', 'rm-files']);
+      expect(folder.code).toBe(2);
+      expect(folder.stderr).toMatch(/^error IS_A_DIRECTORY: /);
+      expect(JSON.parse((await drydock(['files', 'rm', '-r', '/sub', '--thread', 'rm-files', '--json'])).stdout)).toEqual({ deleted: ['/sub'] });
+      const missing = await drydock(['files', 'rm', '/nope.txt', '--thread', 'rm-files']);
+      expect(missing.code).toBe(3);
+      expect(missing.stderr).toMatch(/^error FILE_NOT_FOUND: /);
+      const left = JSON.parse((await drydock(['files', 'ls', '--thread', 'rm-files', '--json'])).stdout) as { path: string }[];
+      expect(left.map((e) => e.path)).toEqual(['/keep.txt']);
+    }, 60_000);
+
+    it('streams a file through put and get, stdin to stdout', async () => {
+      // 3 MiB, more than one chunk each way.
+      const big = Buffer.alloc(3 * 1024 * 1024, 'abcdefgh');
+      await writeFile(join(dir, 'big.bin'), big);
+      expect((await drydock(['files', 'put', 'big.bin', '/big.bin', '--thread', 'stream-files', '--json'])).stdout).toContain(`"size": ${big.length}`);
+      expect((await drydock(['files', 'get', '/big.bin', 'big-copy.bin', '--thread', 'stream-files'])).code).toBe(0);
+      expect((await readFile(join(dir, 'big-copy.bin'))).equals(big)).toBe(true);
+      expect(await drydock(['files', 'put', '-', '/piped.txt', '--thread', 'stream-files'], { input: 'piped in\n' })).toMatchObject({ code: 0 });
+      expect(await drydock(['files', 'get', '/piped.txt', '-', '--thread', 'stream-files'])).toMatchObject({ code: 0, stdout: 'piped in\n' });
+      await writeFile(join(dir, 'empty.txt'), '');
+      expect(JSON.parse((await drydock(['files', 'put', 'empty.txt', '/empty.txt', '--thread', 'stream-files', '--json'])).stdout)).toMatchObject({ size: 0 });
+      expect(await drydock(['files', 'get', '/empty.txt', '-', '--thread', 'stream-files'])).toMatchObject({ code: 0, stdout: '' });
+      expect((await drydock(['files', 'put', 'no-such.bin', '/x', '--thread', 'stream-files'])).code).toBe(2);
+      expect((await drydock(['files', 'put', '.', '/x', '--thread', 'stream-files'])).code).toBe(2);
+      expect((await drydock(['files', 'get', '/big.bin', join(dir, 'no-dir', 'x'), '--thread', 'stream-files'])).code).toBe(2);
+    }, 60_000);
+  });
+
+  describe('operators: tenants, usage and workers', () => {
+    const admin = { DRYDOCK_API_KEY: undefined, DRYDOCK_ADMIN_KEY: process.env.DRYDOCK_ADMIN_KEY };
+
+    it('lists and shows tenants and changes their limits, refusing a bad NAME=VALUE with exit 2', async () => {
+      const tenant = await platform.newTenant();
+      const ls = await drydock(['tenants', 'ls'], { env: admin });
+      expect(ls.code).toBe(0);
+      expect(ls.stdout).toMatch(new RegExp(`^${tenant.tenantId}\\s+\\S+\\s+active\\s+`, 'm'));
+      expect(JSON.parse((await drydock(['tenants', 'ls', '--json'], { env: admin })).stdout).map((t: { id: string }) => t.id)).toContain(tenant.tenantId);
+      const shown = await drydock(['tenants', 'get', tenant.tenantId], { env: admin });
+      expect(shown.stdout).toMatch(/^status\s+active$/m);
+      expect(shown.stdout).toContain('no limits set');
+
+      const changed = await drydock(['tenants', 'limits', tenant.tenantId, 'memoryMb=1024', 'cpus=0.5', 'network=pypi.org,files.pythonhosted.org'], { env: admin });
+      expect(changed.code).toBe(0);
+      expect(changed.stdout).toMatch(/^memoryMb\s+1024$/m);
+      expect(changed.stdout).toMatch(/^network\s+pypi\.org, files\.pythonhosted\.org$/m);
+      expect(JSON.parse((await drydock(['tenants', 'limits', tenant.tenantId, 'network=none', '--json'], { env: admin })).stdout).limits).toEqual({ memoryMb: 1024, cpus: 0.5 });
+      // Only the ones named change; with none it shows them.
+      expect((await drydock(['tenants', 'limits', tenant.tenantId], { env: admin })).stdout).toMatch(/^cpus\s+0\.5$/m);
+      for (const bad of ['bogus=1', 'memoryMb=lots', 'memoryMb', 'maxSessions=1.5']) {
+        const refused = await drydock(['tenants', 'limits', tenant.tenantId, bad], { env: admin });
+        expect(refused.code).toBe(2);
+        expect(refused.stdout).toBe('');
+      }
+      const outOfRange = await drydock(['tenants', 'limits', tenant.tenantId, 'memoryMb=1'], { env: admin });
+      expect(outOfRange.code).toBe(3);
+      expect(outOfRange.stderr).toMatch(/^error VALIDATION_FAILED: /);
+      const unknown = await drydock(['tenants', 'get', 'ten_nope'], { env: admin });
+      expect(unknown.code).toBe(3);
+      expect(unknown.stderr).toMatch(/^error TENANT_NOT_FOUND: /);
+      expect((await drydock(['tenants', 'ls'], { env: { DRYDOCK_ADMIN_KEY: undefined } })).code).toBe(4);
+    }, 60_000);
+
+    it("suspends a tenant, whose key is refused until it is resumed, and deletes one only with --yes", async () => {
+      const created = JSON.parse((await drydock(['tenants', 'create', `cli-life-${randomBytes(3).toString('hex')}`, '--json'], { env: admin })).stdout);
+      const asTenant = { DRYDOCK_API_KEY: created.apiKey };
+      expect((await drydock(['run', '-', '--thread', 'life'], { input: 'print(1)', env: asTenant })).code).toBe(0);
+
+      expect(await drydock(['tenants', 'suspend', created.id], { env: admin })).toMatchObject({ code: 0, stdout: `${created.id}  suspended\n` });
+      const refused = await drydock(['files', 'ls', '--thread', 'life'], { env: asTenant });
+      expect(refused.code).toBe(3);
+      expect(refused.stderr).toMatch(/^error TENANT_SUSPENDED: /);
+      expect((await drydock(['tenants', 'get', created.id], { env: admin })).stdout).toMatch(/^status\s+suspended since /m);
+      expect(await drydock(['tenants', 'resume', created.id], { env: admin })).toMatchObject({ code: 0, stdout: `${created.id}  active\n` });
+      expect((await drydock(['files', 'ls', '--thread', 'life'], { env: asTenant })).code).toBe(0);
+
+      const unconfirmed = await drydock(['tenants', 'rm', created.id], { env: admin });
+      expect(unconfirmed.code).toBe(2);
+      expect(unconfirmed.stderr).toMatch(/^error CONFIRMATION_REQUIRED: .*--yes/);
+      const deleted = await drydock(['tenants', 'rm', created.id, '--yes', '--json'], { env: admin });
+      expect(deleted.code).toBe(0);
+      expect(JSON.parse(deleted.stdout)).toMatchObject({ id: created.id });
+      expect((await drydock(['tenants', 'get', created.id], { env: admin })).code).toBe(3);
+      expect((await drydock(['files', 'ls', '--thread', 'life'], { env: asTenant })).stderr).toMatch(/^error INVALID_API_KEY: /);
+    }, 60_000);
+
+    it("prints a tenant's usage per day and what it stores, and refuses a bad range", async () => {
+      const tenantId = cliTenantId;
+      expect((await drydock(['run', '-', '--thread', 'usage-t'], { input: 'print("counted")\n' })).code).toBe(0);
+      let usage!: { days: { tenantId: string; executions: { count: number } }[] };
+      // Recorded when the run ends, by the worker.
+      await pollUntil(async () => {
+        const json = await drydock(['usage', '--tenant', tenantId, '--json'], { env: admin });
+        expect(json.code).toBe(0);
+        usage = JSON.parse(json.stdout);
+        return usage.days.length > 0;
+      }, 20_000, 200, 'the run counted in the usage');
+      expect(usage.days.every((d: { tenantId: string }) => d.tenantId === tenantId)).toBe(true);
+      expect(usage.days[0].executions.count).toBeGreaterThan(0);
+      const text = await drydock(['usage', '--tenant', tenantId], { env: admin });
+      expect(text.stdout).toMatch(/^DAY\s+TENANT\s+EXEC\s+EXEC-CPU-S/m);
+      expect(text.stdout).toMatch(new RegExp(`^\\d{4}-\\d{2}-\\d{2}\\s+${tenantId}\\s+[1-9]`, 'm'));
+      expect(text.stdout).toMatch(/^TENANT\s+FILES\s+ARTIFACTS\s+ARTIFACT-COUNT$/m);
+      const badRange = await drydock(['usage', '--from', '2026-02-01', '--to', '2026-01-01'], { env: admin });
+      expect(badRange.code).toBe(3);
+      expect(badRange.stderr).toMatch(/^error INVALID_RANGE: /);
+      expect((await drydock(['usage'], { env: { DRYDOCK_ADMIN_KEY: undefined } })).code).toBe(4);
+    }, 60_000);
+
+    it('lists the live workers and drains one, which then shows as draining or drained', async () => {
+      const extra = await platform.addWorker({ WORKER_POOL_SIZE: '0' });
+      try {
+        const ls = await drydock(['workers', 'ls'], { env: admin });
+        expect(ls.code).toBe(0);
+        expect(ls.stdout.split('\n')[0]).toMatch(/^ID\s+HOST\s+STATE\s+SESSIONS\s+POOL\s+DOCKER\s+STARTED\s+LAST-SEEN$/);
+        expect(ls.stdout).toMatch(new RegExp(`^${extra.id}\\s+\\S+\\s+active\\s+0/`, 'm'));
+        expect(ls.stdout).toMatch(new RegExp(`^${platform.workerId}\\s`, 'm'));
+        const drained = await drydock(['workers', 'drain', extra.id], { env: admin });
+        expect(drained).toMatchObject({ code: 0, stdout: `${extra.id}  drain requested  (0 sessions to hand back)\n` });
+        await pollUntil(async () => {
+          const workers = JSON.parse((await drydock(['workers', 'ls', '--json'], { env: admin })).stdout) as { id: string; state: string }[];
+          return ['draining', 'drained'].includes(workers.find((w) => w.id === extra.id)?.state ?? '');
+        }, 20_000, 200, 'the worker draining');
+        const unknown = await drydock(['workers', 'drain', 'no-such-worker'], { env: admin });
+        expect(unknown.code).toBe(3);
+        expect(unknown.stderr).toMatch(/^error WORKER_NOT_FOUND: /);
+      } finally {
+        await extra.stop();
+      }
+    }, 60_000);
+  });
+
+  describe('login', () => {
+    let config: string;
+    // No key in the environment: only what drydock login saved.
+    const saved = () => ({ env: { DRYDOCK_API_KEY: undefined, XDG_CONFIG_HOME: config } });
+
+    beforeAll(async () => {
+      config = await mkdtemp(join(tmpdir(), 'drydock-config-'));
+    });
+    afterAll(async () => {
+      if (config) await rm(config, { recursive: true, force: true });
+    });
+
+    it('saves the URL and a key it checked in a file only the user can read, which later commands use for that gateway only', async () => {
+      const file = join(config, 'drydock', 'config.json');
+      const wrong = await drydock(['login'], { ...saved(), input: 'ddk_not_a_key\n' });
+      expect(wrong.code).toBe(3);
+      expect(wrong.stderr).toMatch(/^error INVALID_API_KEY: /m);
+      await expect(stat(file)).rejects.toMatchObject({ code: 'ENOENT' });
+
+      const login = await drydock(['login'], { ...saved(), input: `${apiKey}\n` });
+      expect(login.code).toBe(0);
+      expect(login.stderr).toBe(`Logged in to ${platform.url}; the key is saved in ${file}\n`);
+      expect((await stat(file)).mode & 0o777).toBe(0o600);
+      expect(JSON.parse(await readFile(file, 'utf8'))).toEqual({ url: platform.url, apiKey });
+
+      expect(await drydock(['run', '-', '--thread', 'login-t'], { ...saved(), input: 'print("saved key")\n' })).toMatchObject({ code: 0, stdout: 'saved key\n' });
+      // The environment wins over the saved key.
+      expect((await drydock(['files', 'ls', '--thread', 'login-t'], { env: { DRYDOCK_API_KEY: 'ddk_not_a_key', XDG_CONFIG_HOME: config } })).code).toBe(3);
+      // Another gateway is not sent the saved key.
+      const elsewhere = await drydock(['files', 'ls', '--thread', 'login-t', '--url', 'http://127.0.0.1:9'], saved());
+      expect(elsewhere.code).toBe(4);
+      expect(elsewhere.stderr).toContain(`error MISSING_API_KEY: No API key: run drydock login, set DRYDOCK_API_KEY or pass --api-key (the key saved by drydock login is for ${platform.url}`);
+
+      // The URL is saved too: without DRYDOCK_URL the saved gateway is used.
+      expect((await drydock(['files', 'ls', '--thread', 'login-t'], { env: { DRYDOCK_API_KEY: undefined, DRYDOCK_URL: undefined, XDG_CONFIG_HOME: config } })).code).toBe(0);
+
+      expect(await drydock(['logout'], saved())).toMatchObject({ code: 0, stderr: `Removed ${file}\n` });
+      expect((await drydock(['files', 'ls', '--thread', 'login-t'], saved())).code).toBe(4);
+    }, 60_000);
+
+    it('asks for the key on a terminal without echoing it', async () => {
+      const line = [process.execPath, MAIN, 'login'].map(quote).join(' ');
+      const child = spawn('script', ['-qfec', line, '/dev/null'], { env: { ...env, DRYDOCK_API_KEY: undefined, XDG_CONFIG_HOME: config } as NodeJS.ProcessEnv, cwd: dir, stdio: ['pipe', 'pipe', 'pipe'] });
+      let shown = '';
+      const prompted = new Promise<void>((resolve) =>
+        child.stdout.on('data', (data: Buffer) => {
+          shown += data.toString();
+          if (shown.includes('API key (ddk_…): ')) resolve();
+        }),
+      );
+      const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+      await prompted;
+      // Typed with a mistake erased by backspace.
+      child.stdin.write(`${apiKey}x\x7f\r`);
+      expect(await exited).toBe(0);
+      expect(shown).toContain('Logged in to');
+      expect(shown).not.toContain(apiKey);
+      expect(JSON.parse(await readFile(join(config, 'drydock', 'config.json'), 'utf8')).apiKey).toBe(apiKey);
+    }, 60_000);
+
+    it('exits 4 for a saved file it cannot read, which a new login replaces', async () => {
+      await mkdir(join(config, 'drydock'), { recursive: true });
+      await writeFile(join(config, 'drydock', 'config.json'), 'not json');
+      const broken = await drydock(['files', 'ls', '--thread', 'login-t'], saved());
+      expect(broken.code).toBe(4);
+      expect(broken.stderr).toMatch(/^error INVALID_CONFIG: /);
+      expect((await drydock(['login', '--api-key', apiKey], saved())).code).toBe(0);
+      expect((await drydock(['files', 'ls', '--thread', 'login-t'], saved())).code).toBe(0);
+      const empty = await drydock(['login'], { ...saved(), input: '' });
+      expect(empty.code).toBe(4);
+      expect(empty.stderr).toMatch(/^error MISSING_API_KEY: /);
     }, 60_000);
   });
 

@@ -6,12 +6,17 @@ import type {
   AdminEgressPage,
   AdminEgressQuery,
   CreateTemplateOptions,
+  DrainingWorker,
   Template,
   TemplateBuildInfo,
   TemplateSummary,
   Tenant,
+  TenantDeleted,
   TenantLimits,
   TenantWithKey,
+  Usage,
+  UsageQuery,
+  WorkerInfo,
 } from './types.js';
 
 // Operator calls (the admin key): tenants and their keys.
@@ -36,6 +41,39 @@ export class Tenants {
   // connection); `network: null` removes it.
   async update(id: string, limits: TenantLimits): Promise<Tenant> {
     return unwrap(this.http.api.PATCH('/admin/tenants/{id}', { params: { path: { id } }, body: { limits } }));
+  }
+
+  // Its keys answer 403 TENANT_SUSPENDED, its live sessions end and its queued batch
+  // items wait; resolves to the tenant with `suspendedAt` set.
+  async suspend(id: string): Promise<Tenant> {
+    return unwrap(this.http.api.POST('/admin/tenants/{id}/suspend', { params: { path: { id } } }));
+  }
+
+  // All of it works again (`suspendedAt` null).
+  async resume(id: string): Promise<Tenant> {
+    return unwrap(this.http.api.POST('/admin/tenants/{id}/resume', { params: { path: { id } } }));
+  }
+
+  // Removes the tenant and everything it owns (sessions, files, artifacts, batches,
+  // agents, usage). Not undoable.
+  async delete(id: string): Promise<TenantDeleted> {
+    return unwrap(this.http.api.DELETE('/admin/tenants/{id}', { params: { path: { id } } }));
+  }
+}
+
+// Operator calls (the admin key): the live workers.
+export class Workers {
+  constructor(private readonly http: Transport) {}
+
+  async list(): Promise<WorkerInfo[]> {
+    return (await unwrap(this.http.api.GET('/admin/workers', {}))).workers;
+  }
+
+  // The worker stops taking sessions and batch items, lets running work finish, hands
+  // its sessions back and removes its containers; it sees the request with its next
+  // heartbeat (404 WORKER_NOT_FOUND when no live worker has that id).
+  async drain(id: string): Promise<DrainingWorker> {
+    return unwrap(this.http.api.POST('/admin/workers/{id}/drain', { params: { path: { id } } }));
   }
 }
 
@@ -110,10 +148,20 @@ export class Admin {
   readonly tenants: Tenants;
   readonly templates: SharedTemplates;
   readonly egress: Egress;
+  readonly workers: Workers;
 
-  constructor(http: Transport) {
+  constructor(private readonly http: Transport) {
     this.tenants = new Tenants(http);
     this.templates = new SharedTemplates(http);
     this.egress = new Egress(http);
+    this.workers = new Workers(http);
+  }
+
+  // Usage per tenant and UTC day (executions and batch items: count, CPU and wall
+  // seconds; egress bytes) and what each tenant stores now. `from`/`to` are ISO 8601
+  // (default the last 30 days, at most 366: 400 INVALID_RANGE); `tenantId` keeps one.
+  async usage(query: UsageQuery & { signal?: AbortSignal } = {}): Promise<Usage> {
+    const { signal, ...rest } = query;
+    return unwrap(this.http.api.GET('/admin/usage', { params: { query: rest }, signal }));
   }
 }

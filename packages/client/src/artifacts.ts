@@ -1,4 +1,4 @@
-import { unwrap, unwrapBytes, type Transport } from './http.js';
+import { unwrap, unwrapBytes, unwrapStream, type Transport } from './http.js';
 import type { Artifact, SignedUrl } from './types.js';
 
 // Files the code left under /session/artifacts/: plots, CSVs, reports.
@@ -14,8 +14,14 @@ export class Artifacts {
     return unwrap(this.http.api.GET('/v1/artifacts/{id}', { params: { path: { id } } }));
   }
 
-  async download(id: string): Promise<Uint8Array> {
-    return unwrapBytes(this.http.api.GET('/v1/artifacts/{id}/content', { params: { path: { id } }, parseAs: 'arrayBuffer' }));
+  async download(id: string, options: { signal?: AbortSignal } = {}): Promise<Uint8Array> {
+    return unwrapBytes(this.http.api.GET('/v1/artifacts/{id}/content', { params: { path: { id } }, parseAs: 'arrayBuffer', signal: options.signal }));
+  }
+
+  // The artifact's bytes as a stream, read as they arrive (never whole in memory); a
+  // missing one throws before any byte.
+  async downloadStream(id: string, options: { signal?: AbortSignal } = {}): Promise<ReadableStream<Uint8Array>> {
+    return unwrapStream(this.http.api.GET('/v1/artifacts/{id}/content', { params: { path: { id } }, parseAs: 'stream', signal: options.signal }));
   }
 
   // A link that downloads the artifact without an API key until it expires (hand it to

@@ -1,7 +1,8 @@
 import { DrydockError } from './errors.js';
 import { unwrap, unwrapStream, type Transport } from './http.js';
+import { everyItem } from './pages.js';
 import { ndjson, serverSentEvents } from './streams.js';
-import type { Batch, BatchCounts, BatchItem, BatchItemInput, BatchOptions } from './types.js';
+import type { Batch, BatchCounts, BatchItem, BatchItemInput, BatchOptions, BatchPage } from './types.js';
 
 export interface WaitOptions {
   // Called with the batch (its counts) as they change, at most every 250 ms.
@@ -111,9 +112,22 @@ export class Batches {
     return new BatchRun(this.http, await unwrap(this.http.api.GET('/v1/batches/{id}', { params: { path: { id } } })));
   }
 
-  async list(options: { offset?: number; limit?: number } = {}): Promise<Batch[]> {
-    const body = await unwrap(this.http.api.GET('/v1/batches', { params: { query: options as never } }));
-    return body.batches;
+  // One page of the tenant's batches, newest first: `limit` of them (default 50, at most
+  // 500) from after `before`; pass `next` as `before` for the following page (null on
+  // the last). `all()` walks every page.
+  async list(options: { limit?: number; before?: string; signal?: AbortSignal } = {}): Promise<BatchPage> {
+    const { signal, ...query } = options;
+    return unwrap(this.http.api.GET('/v1/batches', { params: { query }, signal }));
+  }
+
+  // Every batch of the tenant, newest first, across pages (`pageSize` per request,
+  // default 50), asked page by page as the loop goes.
+  all(options: { pageSize?: number; signal?: AbortSignal } = {}): AsyncGenerator<Batch> {
+    const { pageSize, signal } = options;
+    return everyItem(async (before) => {
+      const page = await this.list({ ...(pageSize ? { limit: pageSize } : {}), ...(before ? { before } : {}), signal });
+      return { items: page.batches, next: page.next };
+    });
   }
 }
 

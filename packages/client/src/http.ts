@@ -71,6 +71,9 @@ export interface Transport {
   // Pass as a request's `fetch` to retry a POST too: only for requests that are safe to
   // repeat (an idempotency key).
   safeFetch: (request: Request) => Promise<Response>;
+  // Pass as a request's `fetch` to send it once whatever its method: a streamed body is
+  // read as it is sent, so there is nothing to send again.
+  onceFetch: (request: Request) => Promise<Response>;
   baseUrl: string;
 }
 
@@ -86,7 +89,7 @@ export function createTransport(options: { url: string; key: string; fetch?: typ
     Request: PlainRequest as unknown as typeof Request,
     fetch: asFetch(retryingFetch(base, policy)),
   });
-  return { api, safeFetch: asFetch(retryingFetch(base, policy, true)), baseUrl };
+  return { api, safeFetch: asFetch(retryingFetch(base, policy, true)), onceFetch: asFetch(retryingFetch(base, { ...policy, attempts: 1 })), baseUrl };
 }
 
 // The data of a 2xx answer, or the platform's error thrown as a DrydockError

@@ -1,4 +1,4 @@
-// Listings paged by a cursor (the connection logs): each page answers `next`, passed as
+// Listings paged by a cursor (connection logs, batches): each page answers `next`, passed as
 // `before` for the following one, null on the last.
 export interface CursorPage<T> {
   items: T[];

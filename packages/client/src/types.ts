@@ -41,6 +41,9 @@ export type BatchCounts = Schemas['BatchCountsResponse'];
 export type BatchItem = Schemas['BatchItemResponse'];
 export type BatchItemInput = Schemas['BatchItemDto'];
 export type BatchOptions = Omit<Schemas['SubmitBatchDto'], 'items'>;
+// One page of batches (`batches.list()`): newest first; `next` is the `before` of the
+// following page, null on the last.
+export type BatchPage = Schemas['BatchListResponse'];
 export type Tenant = Schemas['TenantResponse'];
 export type TenantWithKey = Schemas['TenantWithKeyResponse'];
 export type TenantLimits = Schemas['TenantLimitsDto'];
@@ -53,7 +56,17 @@ export type AdminEgressPage = Schemas['AdminEgressResponse'];
 // tenantId, sessionId, batchId, verdict, from and to (ISO 8601 dates or times), limit (1-1000,
 // default 100) and before (the `next` of the page before).
 export type AdminEgressQuery = NonNullable<operations['AdminEgressController_list']['parameters']['query']>;
+// What `admin.tenants.delete(id)` removed.
+export type TenantDeleted = Schemas['TenantDeletedResponse'];
 export type DailyUsage = Schemas['DailyUsageResponse'];
+export type StoredUsage = Schemas['StoredUsageResponse'];
+// GET /admin/usage: per tenant and UTC day, and what each tenant stores now.
+export type Usage = Schemas['UsageResponse'];
+// tenantId, from and to (ISO 8601 dates or times; default the last 30 days, at most 366).
+export type UsageQuery = NonNullable<operations['AdminUsageController_get']['parameters']['query']>;
+// A live worker (GET /admin/workers): its load, state (active, draining, drained) and pool.
+export type WorkerInfo = Schemas['WorkerResponse'];
+export type DrainingWorker = Schemas['DrainingWorkerResponse'];
 export type EgressUsage = Schemas['EgressUsageResponse'];
 export type CreateTemplateOptions = Schemas['CreateTemplateDto'];
 export type TemplateBuildInfo = Schemas['TemplateBuildResponse'];

@@ -1,6 +1,8 @@
 import { spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createHash, randomBytes } from 'node:crypto';
+import { createReadStream, createWriteStream, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { createServer, request as httpRequest, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -240,6 +242,56 @@ describe('@drydock/client', () => {
     expect((await files.ls('/')).map((e) => e.path)).not.toContain('/notes');
   });
 
+  it('should upload from a stream as it is read and download as a stream, file and archive alike', async () => {
+    const files = client.files('sdk-streams');
+    const chunk = (i: number) => new Uint8Array(64 * 1024).fill(i % 251);
+    const digest = createHash('sha256');
+    // 4 MiB made as fetch asks for it: the generator is read chunk by chunk, never whole.
+    async function* generated() {
+      for (let i = 0; i < 64; i++) {
+        const bytes = chunk(i);
+        digest.update(bytes);
+        yield bytes;
+      }
+    }
+    expect(await files.write('/big/gen.bin', generated())).toMatchObject({ path: '/big/gen.bin', size: 4 * 1024 * 1024 });
+    const sha = digest.digest('hex');
+    // A Node stream is an async iterable of Buffers: fs.createReadStream goes as it is.
+    const local = join(mkdtempSync(join(tmpdir(), 'sdk-streams-')), 'local.bin');
+    await pipeline(Readable.fromWeb((await files.downloadStream('/big/gen.bin')) as never), createWriteStream(local));
+    expect(createHash('sha256').update(readFileSync(local)).digest('hex')).toBe(sha);
+    expect(await files.upload('/big/copy.bin', createReadStream(local))).toMatchObject({ size: 4 * 1024 * 1024 });
+    // The download arrives in pieces as it is read, not as one buffer.
+    const stream = await files.downloadStream('/big/copy.bin');
+    const pieces: number[] = [];
+    const copyDigest = createHash('sha256');
+    for await (const piece of stream as unknown as AsyncIterable<Uint8Array>) {
+      pieces.push(piece.byteLength);
+      copyDigest.update(piece);
+    }
+    expect(pieces.length).toBeGreaterThan(1);
+    expect(copyDigest.digest('hex')).toBe(sha);
+    // A WHATWG stream, and a tar archive streamed as tar-stream packs it.
+    expect(await files.write('/big/web.txt', new Blob(['web ', 'stream']).stream())).toMatchObject({ size: 10 });
+    const pack = tar.pack();
+    pack.entry({ name: 'x.txt' }, 'from a streamed archive');
+    pack.finalize();
+    expect(await files.uploadArchive(pack as unknown as AsyncIterable<Uint8Array>, { path: '/packed' })).toMatchObject({ written: 1 });
+    expect(await files.readText('/packed/x.txt')).toBe('from a streamed archive');
+    await expect(files.downloadStream('/missing.bin')).rejects.toMatchObject({ code: 'FILE_NOT_FOUND', status: 404 });
+    // A streamed body cannot be read twice: a 503 on it is thrown, never resent.
+    let calls = 0;
+    const flaky = new Drydock({
+      url: platform.url,
+      apiKey,
+      fetch: async () => (calls++, new Response(JSON.stringify({ error: { code: 'SERVICE_UNAVAILABLE', message: 'down' } }), { status: 503, headers: { 'retry-after': '0' } })),
+    });
+    await expect(flaky.files('sdk-streams').write('/never.bin', generated())).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE' });
+    expect(calls).toBe(1);
+    await expect(flaky.files('sdk-streams').write('/retried.txt', 'bytes in memory')).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE' });
+    expect(calls).toBe(4);
+  });
+
   it('should write many files from one tar archive, or none of them', async () => {
     const tarOf = async (entries: { name: string; body?: string; type?: 'symlink'; linkname?: string }[]) => {
       const pack = tar.pack();
@@ -295,6 +347,9 @@ describe('@drydock/client', () => {
     expect(artifact).toMatchObject({ name: 'report.txt', size: 14, threadId: 'sdk-artifacts' });
     expect(await client.artifacts.get(artifact.id)).toMatchObject({ id: artifact.id });
     expect(new TextDecoder().decode(await client.artifacts.download(artifact.id))).toBe('hello artifact');
+    const streamed = await client.artifacts.downloadStream(artifact.id);
+    expect(await new Response(streamed).text()).toBe('hello artifact');
+    await expect(client.artifacts.downloadStream('art_missing')).rejects.toMatchObject({ code: 'ARTIFACT_NOT_FOUND', status: 404 });
     const signed = await client.artifacts.signedUrl(artifact.id, { ttlSeconds: 60 });
     const res = await fetch(signed.url);
     expect([res.status, await res.text()]).toEqual([200, 'hello artifact']);
@@ -317,7 +372,7 @@ describe('@drydock/client', () => {
     expect(results[3]).toMatchObject({ id: 'item-3', status: 'ok', stdout: '9\n' });
     expect(results[5]).toMatchObject({ status: 'error', error: { name: 'ValueError' } });
     expect((await batch.items({ status: 'error' })).map((i) => i.index)).toEqual([5]);
-    expect((await client.batches.list()).map((b) => b.id)).toContain(batch.id);
+    expect((await client.batches.list()).batches.map((b) => b.id)).toContain(batch.id);
     expect((await client.batches.get(batch.id)).info.total).toBe(12);
 
     const queued = await client.batches.submit([{ code: 'import time\ntime.sleep(30)' }, { code: 'print(1)' }], { concurrency: 1 });
@@ -327,6 +382,47 @@ describe('@drydock/client', () => {
     // wait() goes on through `cancelling` until the killed item has ended.
     expect(final).toMatchObject({ status: 'cancelled', counts: { running: 0 } });
     expect(final.counts.cancelled + final.counts.killed).toBe(2);
+  });
+
+  it('should page batches newest first with limit and before, and walk every page with all()', async () => {
+    // A tenant of its own: the listing holds exactly these three.
+    const admin = new Drydock({ url: platform.url, apiKey: process.env.DRYDOCK_ADMIN_KEY! });
+    const own = new Drydock({ url: platform.url, apiKey: (await admin.tenants.create(`sdk-pages-${randomBytes(3).toString('hex')}`)).apiKey });
+    const submitted: string[] = [];
+    for (let i = 0; i < 3; i++) submitted.push((await own.batches.submit([{ code: `print(${i})` }])).id);
+    const newestFirst = [...submitted].reverse();
+    const first = await own.batches.list({ limit: 2 });
+    expect(first.batches.map((b) => b.id)).toEqual(newestFirst.slice(0, 2));
+    expect(first.next).toBe(newestFirst[1]);
+    const second = await own.batches.list({ limit: 2, before: first.next! });
+    expect(second).toMatchObject({ batches: [{ id: newestFirst[2] }], next: null });
+    const all: string[] = [];
+    for await (const batch of own.batches.all({ pageSize: 1 })) all.push(batch.id);
+    expect(all).toEqual(newestFirst);
+    // Breaking out of the loop asks for no further page.
+    let requests = 0;
+    const watched = new Drydock({
+      url: platform.url,
+      apiKey: (await admin.tenants.create(`sdk-pages-b-${randomBytes(3).toString('hex')}`)).apiKey,
+      fetch: (input, init) => (requests++, fetch(input, init)),
+    });
+    await watched.batches.submit([{ code: 'print(1)' }]);
+    await watched.batches.submit([{ code: 'print(2)' }]);
+    requests = 0;
+    for await (const batch of watched.batches.all({ pageSize: 1 })) {
+      expect(batch.id).toMatch(/^bat_/);
+      break;
+    }
+    expect(requests).toBe(1);
+    await expect(own.batches.list({ limit: 0 })).rejects.toMatchObject({ code: 'VALIDATION_FAILED', status: 400 });
+    await expect(own.batches.list({ before: 'not-a-batch' })).rejects.toMatchObject({ code: 'VALIDATION_FAILED', status: 400 });
+  });
+
+  it('should merge a tenant update into its limits, leaving the others as they were', async () => {
+    const admin = new Drydock({ url: platform.url, apiKey: process.env.DRYDOCK_ADMIN_KEY! });
+    const tenant = await admin.tenants.create(`sdk-limits-${randomBytes(3).toString('hex')}`, { memoryMb: 1024, network: { allow: ['pypi.org'] } });
+    expect((await admin.tenants.update(tenant.id, { maxSessions: 3 })).limits).toEqual({ memoryMb: 1024, maxSessions: 3, network: { allow: ['pypi.org'] } });
+    expect((await admin.tenants.get(tenant.id)).limits).toEqual({ memoryMb: 1024, maxSessions: 3, network: { allow: ['pypi.org'] } });
   });
 
   it('should create, export and import agents', async () => {

@@ -23,8 +23,12 @@ const view = (t: TenantRecord): TenantResponse => ({
 });
 
 // Limits as stored: the network ceiling normalized (400 INVALID_NETWORK_POLICY naming each
-// bad entry); `network: null` removes it (the merge then drops the key).
-function checkedLimits(limits: TenantLimits & { network?: TenantLimits['network'] | null }): TenantLimits {
+// bad entry); `network: null` removes it (the merge then drops the key). Only the limits
+// sent: the validated DTO is a class instance with every field, the ones not sent
+// undefined, which spread over the stored limits would erase them (a PATCH of one limit
+// dropped every other).
+function checkedLimits(dto: TenantLimits & { network?: TenantLimits['network'] | null }): TenantLimits {
+  const limits = Object.fromEntries(Object.entries(dto).filter(([, value]) => value !== undefined)) as typeof dto;
   if (limits.network === undefined) return limits;
   return { ...limits, network: limits.network === null ? undefined : normalizeCeiling(limits.network) };
 }

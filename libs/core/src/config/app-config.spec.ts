@@ -83,3 +83,26 @@ describe('sandbox hardening settings', () => {
     expect(() => loadConfig({ ...base, SANDBOX_PRELOAD_MODULES: 'os;import sys' })).toThrow(/SANDBOX_PRELOAD_MODULES/);
   });
 });
+
+describe('CORS settings', () => {
+  const base = {
+    DATABASE_URL: 'postgres://u:p@localhost:5432/db',
+    REDIS_URL: 'redis://localhost:6379/0',
+    DRYDOCK_ADMIN_KEY: 'unit-test-admin-key-0123456789',
+  };
+
+  it('should allow no origin by default and read a comma-separated list as browsers send origins', () => {
+    expect(loadConfig(base).cors.origins).toEqual([]);
+    expect(loadConfig({ ...base, CORS_ORIGINS: ' https://App.Example.com , http://localhost:5173/,https://x.test:443' }).cors.origins).toEqual([
+      'https://app.example.com',
+      'http://localhost:5173',
+      'https://x.test',
+    ]);
+  });
+
+  it('should refuse an entry that is not an origin, naming the variable', () => {
+    for (const entry of ['app.example.com', 'https://app.example.com/path', 'ftp://files.test', '*']) {
+      expect(() => loadConfig({ ...base, CORS_ORIGINS: entry })).toThrow(/CORS_ORIGINS/);
+    }
+  });
+});

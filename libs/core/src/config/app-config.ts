@@ -32,6 +32,14 @@ export const configSchema = z.object({
     // revoked key stops working on every gateway within this time (0 disables it).
     authCacheTtlMs: z.coerce.number().int().min(0).max(60_000).default(1_000),
   }),
+  // CORS_ORIGINS: the origins whose pages may call the gateway from a browser
+  // ("https://app.example.com,http://localhost:5173"); none by default (no CORS headers).
+  cors: z.object({
+    origins: z
+      .string()
+      .optional()
+      .transform((value, ctx) => parseCorsOrigins(value, ctx)),
+  }),
   adminKey: z.string().min(24, 'DRYDOCK_ADMIN_KEY must be at least 24 characters'),
   worker: z.object({
     id: z
@@ -329,6 +337,7 @@ const ENV_NAMES: Record<string, string> = {
   'docker.preloadModules': 'SANDBOX_PRELOAD_MODULES',
   'templates.registry': 'TEMPLATE_REGISTRY',
   'egress.resolve': 'EGRESS_RESOLVE',
+  'cors.origins': 'CORS_ORIGINS',
 };
 
 // SANDBOX_RUNTIME=runsc (before tiers, every sandbox under gVisor) reads as what it
@@ -340,6 +349,21 @@ function sandboxRuntimes(env: NodeJS.ProcessEnv): { runtime?: string; gvisorRunt
     return { gvisorRuntime: runtime, defaultTier: env.SANDBOX_DEFAULT_TIER || 'gvisor' };
   }
   return { runtime, gvisorRuntime, defaultTier: env.SANDBOX_DEFAULT_TIER || undefined };
+}
+
+// "https://app.example.com, http://localhost:5173" -> the two origins as a browser sends
+// them in `Origin` (lower case, without a default port), matched exactly.
+function parseCorsOrigins(value: string | undefined, ctx: z.RefinementCtx): string[] {
+  const origins: string[] = [];
+  for (const entry of (value ?? '').split(',').map((e) => e.trim()).filter(Boolean)) {
+    const url = URL.canParse(entry) ? new URL(entry) : null;
+    if (!url || !/^https?:$/.test(url.protocol) || url.pathname !== '/' || url.search || url.hash || url.username || url.password) {
+      ctx.addIssue({ code: 'custom', message: `"${entry}" is not an origin (http(s)://host[:port], without a path)` });
+      continue;
+    }
+    origins.push(url.origin);
+  }
+  return origins;
 }
 
 // "index.test=127.0.0.1,api.test=10.0.0.5|10.0.0.6" -> { 'index.test': ['127.0.0.1'], ... }
@@ -384,6 +408,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       maxWaitMs: env.GATEWAY_MAX_WAIT_MS,
       authCacheTtlMs: env.AUTH_CACHE_TTL_MS,
     },
+    cors: { origins: env.CORS_ORIGINS || undefined },
     adminKey: env.DRYDOCK_ADMIN_KEY,
     worker: {
       id: env.WORKER_ID ?? hostname().replace(/[^A-Za-z0-9_.-]/g, '-').slice(0, 64),

@@ -1,7 +1,7 @@
 import { basename } from 'node:path';
 import type { Command } from 'commander';
 import { positiveInt, threadId, type Context } from '../context.js';
-import { STDIO, writeLocal } from '../local-files.js';
+import { STDIO, writeLocalStream } from '../local-files.js';
 import { formatBytes, printJson, table } from '../output.js';
 
 export function registerArtifacts(program: Command, ctx: Context): void {
@@ -32,11 +32,10 @@ export function registerArtifacts(program: Command, ctx: Context): void {
       const client = ctx.client(command);
       // basename: a name is the platform's, never a path to write outside the folder.
       const target = local ?? basename((await client.artifacts.get(id)).name);
-      const data = await client.artifacts.download(id);
-      await writeLocal(target, data, ctx.io);
+      const size = await writeLocalStream(target, await client.artifacts.downloadStream(id), ctx.io);
       if (target === STDIO) return;
-      if (options.json) printJson(ctx.io.stdout, { id, local: target, size: data.byteLength });
-      else ctx.io.stderr.write(`${id} → ${target}  ${formatBytes(data.byteLength)}\n`);
+      if (options.json) printJson(ctx.io.stdout, { id, local: target, size });
+      else ctx.io.stderr.write(`${id} → ${target}  ${formatBytes(size)}\n`);
     });
 
   artifacts

@@ -1,7 +1,8 @@
 import { posix } from 'node:path';
 import type { Command } from 'commander';
 import { threadId, type Context } from '../context.js';
-import { readLocal, STDIO, writeLocal } from '../local-files.js';
+import { usageError } from '../exit-codes.js';
+import { openLocal, STDIO, writeLocalStream } from '../local-files.js';
 import { formatBytes, printJson, table } from '../output.js';
 
 // Thread paths are absolute ("/data/x.csv" is /session/data/x.csv in the sandbox);
@@ -37,9 +38,33 @@ export function registerFiles(program: Command, ctx: Context): void {
     .action(async (local: string, remote: string, _options: unknown, command: Command) => {
       const options = ctx.options<{ thread: string }>(command);
       const thread = ctx.client(command).files(options.thread);
-      const info = await thread.write(threadPath(remote), await readLocal(local, ctx.io));
+      // Streamed: a large file is sent as it is read, never whole in memory.
+      const info = await thread.upload(threadPath(remote), await openLocal(local, ctx.io));
       if (options.json) printJson(ctx.io.stdout, info);
       else ctx.io.stdout.write(`${info.path}  ${formatBytes(info.size)}\n`);
+    });
+
+  files
+    .command('rm')
+    .description('delete files of the thread (a folder and everything under it with -r)')
+    .argument('<paths...>', 'the thread paths')
+    .requiredOption('-t, --thread <id>', 'the thread', threadId)
+    .option('-r, --recursive', 'delete folders too, with everything in them')
+    .addHelpText('after', '\nPrints each path it deleted. A missing path is FILE_NOT_FOUND (exit 3), a folder without -r IS_A_DIRECTORY (exit 2); the paths before it are deleted.')
+    .action(async (paths: string[], _options: unknown, command: Command) => {
+      const options = ctx.options<{ thread: string; recursive?: boolean }>(command);
+      const thread = ctx.client(command).files(options.thread);
+      const deleted: string[] = [];
+      for (const path of paths.map(threadPath)) {
+        // As rm does: a folder goes only when asked for (the API deletes one recursively).
+        if (!options.recursive && (await thread.stat(path)).type === 'directory') {
+          throw usageError('IS_A_DIRECTORY', `${path} is a folder: pass -r to delete it and everything in it.`);
+        }
+        await thread.delete(path);
+        deleted.push(path);
+        if (!options.json) ctx.io.stdout.write(`${path}\n`);
+      }
+      if (options.json) printJson(ctx.io.stdout, { deleted });
     });
 
   files
@@ -52,11 +77,11 @@ export function registerFiles(program: Command, ctx: Context): void {
       const options = ctx.options<{ thread: string }>(command);
       const path = threadPath(remote);
       const target = local ?? posix.basename(path);
-      const data = await ctx.client(command).files(options.thread).download(path);
-      await writeLocal(target, data, ctx.io);
+      // Streamed: written as it arrives; a missing file fails before the local one is made.
+      const size = await writeLocalStream(target, await ctx.client(command).files(options.thread).downloadStream(path), ctx.io);
       // On stdout the bytes are the output: nothing else may be mixed in.
       if (target === STDIO) return;
-      if (options.json) printJson(ctx.io.stdout, { path, local: target, size: data.byteLength });
-      else ctx.io.stderr.write(`${path} → ${target}  ${formatBytes(data.byteLength)}\n`);
+      if (options.json) printJson(ctx.io.stdout, { path, local: target, size });
+      else ctx.io.stderr.write(`${path} → ${target}  ${formatBytes(size)}\n`);
     });
 }

@@ -68,10 +68,28 @@ function printOutcome(execution: Execution, ctx: Context): void {
   // Scripts of one thread may rely on each other's variables: say when they are gone.
   if (execution.stateLost) stderr.write('drydock: the session was re-created before this run; variables from earlier runs are gone\n');
   if (execution.status === 'ok') return;
+  stderr.write(failureOf(execution));
+}
+
+// Why a run failed, its last line naming the cause as Python would: the traceback of an
+// exception (`error`); for a run the platform stopped, where the code was (the traceback
+// the stop left, if any) and then the reason: `TimeoutError: execution exceeded the time
+// limit of N ms`, `OutOfMemory: …` (memory), or what killed it (`killed`: an interrupt the
+// code ignored, the Python process dying, its session or worker gone).
+export function failureOf(execution: Execution): string {
   const error = execution.error;
-  if (error?.traceback) stderr.write(line(error.traceback));
-  else if (error) stderr.write(`${error.name}: ${error.value}\n`);
-  else stderr.write(`drydock: the run ended with status ${execution.status}\n`);
+  if (!error) return `drydock: the run ended with status ${execution.status}\n`;
+  const reason = `${error.name}: ${error.value}\n`;
+  if (execution.status === 'error') {
+    if (!error.traceback) return reason;
+    const interrupted = error.name === 'KeyboardInterrupt' ? 'drydock: the run was interrupted; the session keeps its variables\n' : '';
+    return line(error.traceback) + interrupted;
+  }
+  // A timeout interrupts the code: its traceback ends with the KeyboardInterrupt that
+  // stopped it, which is not the cause. The reason takes that line's place.
+  const where = error.traceback.split('\n').filter((l) => l !== '');
+  if (where.at(-1)?.startsWith('KeyboardInterrupt')) where.pop();
+  return (where.length > 0 ? where.join('\n') + '\n' : '') + reason;
 }
 
 const line = (text: string) => (text.endsWith('\n') ? text : text + '\n');

@@ -1,8 +1,30 @@
 import type { Command } from 'commander';
+import type { Session, SessionInfo } from '@drydock/client';
 import { threadId, type Context } from '../context.js';
-import { printJson } from '../output.js';
-import { ALLOW_HELP, allowEntry, networkOf, warnIfOtherNetwork } from './network.js';
+import { printJson, table } from '../output.js';
+import { ALLOW_HELP, allowEntry, checkTarget, describePolicy, logTime, namedSession, networkOf, warnIfOtherNetwork } from './network.js';
 import { templateRef, warnIfOtherTemplate } from './templates.js';
+
+const orDash = (value: string | null | undefined) => (value ? logTime(value) : '-');
+
+// One session, a field a line (sessions get).
+export function describeSession(info: SessionInfo): string {
+  const { limits } = info;
+  return table([
+    ['session', info.id],
+    ['thread', info.threadId],
+    ['status', info.status + (info.endReason ? ` (${info.endReason})` : '')],
+    ['worker', info.workerId],
+    ['template', info.template ?? 'the platform image'],
+    ['network', describePolicy(info.network)],
+    ['limits', `${limits.memoryMb} MiB, ${limits.cpus} CPU, ${limits.timeoutMs} ms a run, ${limits.pids} processes, ${limits.sessionDiskMb} MiB disk`],
+    ['storage', info.storage + (info.datasets.length ? `, datasets ${info.datasets.map((d) => `${d.name} (${d.mode})`).join(', ')}` : '')],
+    ['created', logTime(info.createdAt)],
+    ['last used', orDash(info.lastUsedAt)],
+    ['expires', orDash(info.expiresAt)],
+    ...(info.endedAt ? [['ended', logTime(info.endedAt)]] : []),
+  ]);
+}
 
 export function registerSessions(program: Command, ctx: Context): void {
   const sessions = program.command('sessions').description('sessions: a sandbox with a Python REPL for a thread');
@@ -26,5 +48,55 @@ export function registerSessions(program: Command, ctx: Context): void {
       warnIfOtherNetwork(ctx.io, options.allow, session);
       if (options.json) printJson(ctx.io.stdout, session.info);
       else ctx.io.stdout.write(`${session.id}\n`);
+    });
+
+  sessions
+    .command('ls')
+    .description("list the tenant's live sessions (with --all, ended ones too)")
+    .option('-a, --all', 'ended sessions too')
+    .option('-t, --thread <id>', "only this thread's", threadId)
+    .addHelpText('after', '\nPrints ID THREAD STATUS TEMPLATE NETWORK CREATED LAST-USED, newest first; nothing when there are none. With --json, the sessions.')
+    .action(async (_options: unknown, command: Command) => {
+      const options = ctx.options<{ all?: boolean; thread?: string }>(command);
+      const listed = await ctx.client(command).sessions.list({ includeEnded: options.all });
+      const infos = listed.map((s) => s.info).filter((s) => !options.thread || s.threadId === options.thread);
+      if (options.json) return printJson(ctx.io.stdout, infos);
+      if (infos.length === 0) return;
+      const rows = infos.map((s) => [s.id, s.threadId, s.status, s.template ?? '-', s.network ? s.network.allow.join(',') || '(none)' : '-', logTime(s.createdAt), orDash(s.lastUsedAt)]);
+      ctx.io.stdout.write(table([['ID', 'THREAD', 'STATUS', 'TEMPLATE', 'NETWORK', 'CREATED', 'LAST-USED'], ...rows]));
+    });
+
+  sessions
+    .command('get')
+    .description('show a session: its status, worker, template, network and limits')
+    .argument('[session-id]', 'the session (or --thread)')
+    .option('-t, --thread <id>', "the thread's live session", threadId)
+    .action(async (id: string | undefined, _options: unknown, command: Command) => {
+      const options = ctx.options<{ thread?: string }>(command);
+      checkTarget(command, id, options.thread);
+      const session = await namedSession(ctx.client(command), id, options.thread);
+      if (options.json) return printJson(ctx.io.stdout, session.info);
+      ctx.io.stdout.write(describeSession(session.info));
+    });
+
+  sessions
+    .command('rm')
+    .description("end sessions: their sandboxes go, the threads' files stay")
+    .argument('[session-ids...]', 'the sessions (or --thread)')
+    .option('-t, --thread <id>', "the thread's live session", threadId)
+    .addHelpText('after', '\nPrints each id it ended. An unknown id is SESSION_NOT_FOUND (exit 3); the ones before it are ended.')
+    .action(async (ids: string[], _options: unknown, command: Command) => {
+      const options = ctx.options<{ thread?: string }>(command);
+      if (options.thread && ids.length > 0) command.error('error: give session ids or --thread, not both.');
+      for (const id of ids.length > 0 ? ids : [undefined]) checkTarget(command, id, options.thread);
+      const client = ctx.client(command);
+      const ended: string[] = [];
+      for (const id of ids.length > 0 ? ids : [undefined]) {
+        const session: Session = options.thread ? await namedSession(client, undefined, options.thread) : await client.sessions.get(id!);
+        await session.delete();
+        ended.push(session.id);
+        if (!options.json) ctx.io.stdout.write(`${session.id}\n`);
+      }
+      if (options.json) printJson(ctx.io.stdout, { ended });
     });
 }
