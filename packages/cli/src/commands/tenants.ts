@@ -22,14 +22,20 @@ const LIMITS = {
   batchConcurrency: 'int',
   requestsPerMinute: 'int',
   concurrentExecutions: 'int',
+  snapshotCount: 'int',
+  snapshotBytes: 'int',
   network: 'hosts',
-} as const satisfies Record<keyof TenantLimits, 'int' | 'number' | 'hosts'>;
+  tiers: 'tiers',
+} as const satisfies Record<keyof TenantLimits, 'int' | 'number' | 'hosts' | 'tiers'>;
+
+const TIERS = ['runc', 'gvisor'];
 
 type LimitName = keyof typeof LIMITS;
 type LimitChange = { name: LimitName; value: number | string[] | null };
 
 // NAME=VALUE: a whole number (cpus: any number); network=HOST,HOST… sets the network
-// ceiling's hosts, network=none removes it. Checked before anything is sent (exit 2); the
+// ceiling's hosts, network=none removes it; tiers=gvisor (or runc,gvisor: the first is
+// the default) sets the tiers its sessions may run on, tiers=none removes the list. Checked before anything is sent (exit 2); the
 // platform checks the ranges.
 function limitChange(value: string, previous: LimitChange[] = []): LimitChange[] {
   const equals = value.indexOf('=');
@@ -39,6 +45,13 @@ function limitChange(value: string, previous: LimitChange[] = []): LimitChange[]
     throw new InvalidArgumentError(`"${value}" is not NAME=VALUE with one of ${Object.keys(LIMITS).join(', ')}.`);
   }
   const kind = LIMITS[name];
+  if (kind === 'tiers') {
+    const tiers = raw.split(',').map((t) => t.trim()).filter(Boolean);
+    if (raw !== 'none' && (tiers.length === 0 || tiers.some((t) => !TIERS.includes(t)))) {
+      throw new InvalidArgumentError(`tiers takes ${TIERS.join(', ')} (comma-separated, the default first) or none, not "${raw}".`);
+    }
+    return [...previous, { name, value: raw === 'none' ? null : tiers }];
+  }
   if (kind === 'hosts') {
     const hosts = raw.split(',').map((h) => h.trim()).filter(Boolean);
     if (raw !== 'none' && hosts.length === 0) throw new InvalidArgumentError('network takes HOST,HOST… or none.');
@@ -55,6 +68,7 @@ function describeLimits(limits: TenantLimits): string {
   const rows = Object.entries(limits)
     .filter(([, value]) => value !== undefined && value !== null)
     .map(([name, value]) => {
+      if (name === 'tiers') return [name, (value as string[]).join(', ')];
       if (name !== 'network') return [name, String(value)];
       const ceiling = value as NonNullable<TenantLimits['network']>;
       return [name, ceiling.allow.join(', ') + (ceiling.ranges?.length ? `  (ranges ${ceiling.ranges.join(', ')})` : '')];
