@@ -109,6 +109,19 @@ if [[ $PACK_STATUS -ne 0 ]]; then
   PACK_OUTCOME="FAILED after $((SECONDS - PACK_STARTED)) s (log: ${PACK_LOG#"$ROOT"/})"
 fi
 
+# The Python SDK (packages/python): its wheel built offline and installed into a fresh
+# venv, its unittest suites against a platform of its own, the README's Python example.
+# After jest too (its own database and Redis db; about a minute).
+command -v mypy >/dev/null || apt_install mypy
+log "Python SDK: wheel, venv, tests against the platform (packages/python/scripts/test.sh)"
+PYSDK_LOG="$DRYDOCK_VAR/log/python-sdk.log"
+set +e
+bash "$ROOT/packages/python/scripts/test.sh" >"$PYSDK_LOG" 2>&1
+PYSDK_STATUS=$?
+set -e
+PYSDK_RAN=$(sed -n 's/^Ran \([0-9]*\) tests\? .*/\1/p' "$PYSDK_LOG" | tail -1)
+[[ $PYSDK_STATUS -ne 0 ]] && tail -30 "$PYSDK_LOG"
+
 read -r J_PASSED J_FAILED J_SKIPPED < <(node -e '
   const fs = require("fs"); const f = process.argv[1];
   const r = fs.existsSync(f) ? JSON.parse(fs.readFileSync(f, "utf8")) : { numPassedTests: 0, numFailedTests: 1, numPendingTests: 0 };
@@ -120,5 +133,6 @@ echo
 echo "python: $(( ${PY_RAN:-0} - PY_FAILED )) passed, $PY_FAILED failed"
 echo "jest: $J_PASSED passed, $J_FAILED failed, $J_SKIPPED skipped"
 echo "pack-check: $PACK_OUTCOME"
+echo "python SDK: ${PYSDK_RAN:-0} tests, $([[ $PYSDK_STATUS -eq 0 ]] && echo passed || echo "FAILED (log: ${PYSDK_LOG#"$ROOT"/})")"
 echo "total: $PASSED passed, $FAILED failed"
-[[ $PY_FAILED -eq 0 && $JEST_STATUS -eq 0 && $PACK_STATUS -eq 0 ]]
+[[ $PY_FAILED -eq 0 && $JEST_STATUS -eq 0 && $PACK_STATUS -eq 0 && $PYSDK_STATUS -eq 0 ]]
