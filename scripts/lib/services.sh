@@ -62,16 +62,20 @@ wait_for() { # wait_for <seconds> <description> <command...>
 # gVisor's runsc as the Docker runtime "runsc" (the gvisor tier, docs/security.md): Debian's
 # package, called through a wrapper that gives every runsc command the flags this platform
 # needs: the ptrace platform (KVM spins in this VM), no network stack (sandboxes have
-# none), host Unix sockets (the host channel and the egress socket) and the container's
-# own seccomp profile applied inside the sandbox too. A wrapper, not daemon.json's
-# runtimeArgs, so that a dockerd we start needs no file in /etc.
+# none) and host Unix sockets (the host channel and the egress socket). Not
+# --oci-seccomp: this runsc applies a profile's filters inside the sandbox but answers
+# EPERM where the profile says ENOSYS, so clone3 fails and glibc never falls back to
+# clone (no thread could start: pthread_create, posix_spawn); the user code's system calls
+# are gVisor's own to serve, and its Sentry runs under gVisor's seccomp filter on the host
+# (docs/security.md, "The gvisor tier"). A wrapper, not daemon.json's runtimeArgs, so that
+# a dockerd we start needs no file in /etc.
 RUNSC_WRAPPER=/usr/local/lib/drydock/runsc
 install_runsc_wrapper() {
   command -v runsc >/dev/null || apt_install runsc
   mkdir -p "$(dirname "$RUNSC_WRAPPER")"
   cat >"$RUNSC_WRAPPER.tmp" <<'WRAPPER'
 #!/bin/sh
-exec /usr/bin/runsc --platform=ptrace --network=none --host-uds=all --oci-seccomp "$@"
+exec /usr/bin/runsc --platform=ptrace --network=none --host-uds=all "$@"
 WRAPPER
   chmod 0755 "$RUNSC_WRAPPER.tmp" && mv "$RUNSC_WRAPPER.tmp" "$RUNSC_WRAPPER"
 }
