@@ -35,6 +35,14 @@ export default {
       // The client packages' suites run against the real platform too.
       testMatch: ['<rootDir>/test/e2e/**/*.e2e-spec.ts', '<rootDir>/packages/*/test/**/*.e2e-spec.ts'],
     },
+    // The sandbox's own guarantees again with every session under gVisor (the gvisor tier,
+    // docs/security.md): hardening, hostile code, executions, artifacts.
+    {
+      ...common,
+      displayName: 'e2e-gvisor',
+      setupFiles: [...common.setupFiles, '<rootDir>/test/e2e/support/gvisor-tier.ts'],
+      testMatch: ['sandbox-hardening', 'isolation', 'sessions', 'artifacts'].map((name) => `<rootDir>/test/e2e/${name}.e2e-spec.ts`),
+    },
     // Faults injected into the real deployment (processes, PostgreSQL and Redis restarts):
     // files run one at a time like every other (maxWorkers), so no other suite sees them.
     { ...common, displayName: 'faults', testMatch: ['<rootDir>/test/faults/**/*.fault-spec.ts'] },

@@ -1,4 +1,7 @@
 import { ArtifactsService } from '@drydock/artifacts';
+import { Drydock } from '@drydock/client';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { SESSIONS_REPOSITORY, type SessionsRepository } from '@drydock/sessions';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -148,6 +151,45 @@ describe('Snapshots and fork (gVisor)', () => {
     const fork = await owner.createSession({ fromSnapshot: taken.id });
     const run = await owner.execute(fork.id, 'print(globals().get("secret"))');
     expect(run.body).toMatchObject({ status: 'ok', stdout: 'None\n', stateLost: true });
+  });
+
+  it('should hibernate, snapshot, fork, list and delete through the TypeScript SDK', async () => {
+    const created = await platform.admin.post('/admin/tenants', { name: 'sdk-snapshots' });
+    const dd = new Drydock({ url: platform.url, apiKey: created.body.apiKey });
+    const session = await dd.sessions.create({ tier: 'gvisor' });
+    await session.run('n = 7');
+    expect(await session.hibernate()).toMatchObject({ status: 'hibernated', tier: 'gvisor' });
+    const resumed = await session.run('n * 6');
+    expect([resumed.result?.text, resumed.stateLost, typeof resumed.resumedMs]).toEqual(['42', false, 'number']);
+    const snapshot = await session.snapshot({ ttlSeconds: 3600 });
+    expect(snapshot).toMatchObject({ sessionId: session.id, tier: 'gvisor' });
+    const fork = await dd.sessions.fork(snapshot.id, { threadId: 'sdk-fork' });
+    expect((await fork.run('n + 1')).result?.text).toBe('8');
+    expect((await dd.snapshots.list()).map((s) => s.id)).toEqual([snapshot.id]);
+    expect(await dd.snapshots.get(snapshot.id)).toMatchObject({ id: snapshot.id });
+    await dd.snapshots.delete(snapshot.id);
+    await expect(dd.snapshots.get(snapshot.id)).rejects.toMatchObject({ code: 'SNAPSHOT_NOT_FOUND', status: 404 });
+  });
+
+  it('should snapshot a thread and fork it into another through the MCP tools', async () => {
+    const created = await platform.admin.post('/admin/tenants', { name: 'mcp-snapshots' });
+    const client = new Client({ name: 'drydock-e2e', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${platform.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${created.body.apiKey}` } } }));
+    try {
+      const textOf = (result: unknown) => (result as { content: { text?: string }[] }).content.map((c) => c.text ?? '').join('\n');
+      await client.callTool({ name: 'run_python', arguments: { thread_id: 'idea', code: 'plan = "A"', tier: 'gvisor' } });
+      const snap = textOf(await client.callTool({ name: 'snapshot', arguments: { thread_id: 'idea' } }));
+      const id = /snp_[a-z0-9]+/.exec(snap)?.[0];
+      expect(id).toBeDefined();
+      expect(textOf(await client.callTool({ name: 'fork', arguments: { snapshot_id: id, thread_id: 'idea-b' } }))).toContain('Thread idea-b now runs a copy');
+      await client.callTool({ name: 'run_python', arguments: { thread_id: 'idea-b', code: 'plan = "B"' } });
+      expect(textOf(await client.callTool({ name: 'run_python', arguments: { thread_id: 'idea', code: 'plan' } }))).toContain("'A'");
+      expect(textOf(await client.callTool({ name: 'run_python', arguments: { thread_id: 'idea-b', code: 'plan' } }))).toContain("'B'");
+      const none = await client.callTool({ name: 'snapshot', arguments: { thread_id: 'nothing-here' } });
+      expect(none.isError).toBe(true);
+    } finally {
+      await client.close();
+    }
   });
 
   it('should refuse a fork with settings of its own, and a snapshot of a runc session', async () => {

@@ -33,7 +33,7 @@ describe('MCP server', () => {
     const tenant = await platform.newTenant();
     const client = await connect(keyOf(tenant));
     const tools = (await client.listTools()).tools.map((t) => t.name).sort();
-    expect(tools).toEqual(['delete_file', 'edit_file', 'glob', 'grep', 'list_artifacts', 'list_files', 'list_templates', 'read_file', 'run_command', 'run_python', 'write_file']);
+    expect(tools).toEqual(['delete_file', 'edit_file', 'fork', 'glob', 'grep', 'list_artifacts', 'list_files', 'list_templates', 'read_file', 'run_command', 'run_python', 'snapshot', 'write_file']);
 
     const call = (name: string, args: Record<string, unknown>) => client.callTool({ name, arguments: { thread_id: 'mcp-1', ...args } });
     expect((await call('run_python', { code: 'x = 41' })).isError).toBeFalsy();

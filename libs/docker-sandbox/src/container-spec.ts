@@ -204,7 +204,8 @@ export function sandboxContainerOptions(
       // the code writes run from /session, the thread's own folder.
       Tmpfs: {
         '/tmp': `rw,noexec,nosuid,nodev,size=${limits.tmpDiskMb}m,uid=${SANDBOX_UID},gid=${SANDBOX_UID},mode=1777`,
-        ...('memory' in session ? { '/session': `rw,nosuid,nodev,size=${limits.sessionDiskMb}m,uid=${SANDBOX_UID},gid=${SANDBOX_UID},mode=0700` } : {}),
+        // exec: Docker's tmpfs default is noexec, and programs the code writes run from here.
+        ...('memory' in session ? { '/session': `rw,exec,nosuid,nodev,size=${limits.sessionDiskMb}m,uid=${SANDBOX_UID},gid=${SANDBOX_UID},mode=0700` } : {}),
         // Installed packages run (native extensions are mapped executable), so not noexec.
         ...(egress ? { [PACKAGES_DIR]: `rw,nosuid,nodev,size=${limits.sessionDiskMb}m,uid=${SANDBOX_UID},gid=${SANDBOX_UID},mode=0755` } : {}),
       },

@@ -57,7 +57,7 @@ describe(DockerSandboxRuntime.name, () => {
     const gvisor = (await createdOptions(tiers, docker, { tier: 'gvisor' })).HostConfig!;
     expect(gvisor.Runtime).toBe('runsc');
     expect(gvisor.Mounts!.find((m) => m.Target === '/session')).toBeUndefined();
-    expect(gvisor.Tmpfs!['/session']).toMatch(/^rw,nosuid,nodev,size=\d+m,/);
+    expect(gvisor.Tmpfs!['/session']).toMatch(/^rw,exec,nosuid,nodev,size=\d+m,/);
 
     const plainDocker = fakeDocker(['runc']);
     const plain = runtimeWith({}, plainDocker);

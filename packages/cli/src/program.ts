@@ -9,6 +9,7 @@ import { registerLogin } from './commands/login.js';
 import { registerNetwork } from './commands/network.js';
 import { registerRun } from './commands/run.js';
 import { registerSessions } from './commands/sessions.js';
+import { registerSnapshots } from './commands/snapshots.js';
 import { registerShell } from './commands/shell.js';
 import { registerTemplates } from './commands/templates.js';
 import { registerTenants } from './commands/tenants.js';
@@ -45,6 +46,7 @@ export function buildProgram(ctx: Context): Command {
   registerExec(program, ctx);
   registerShell(program, ctx);
   registerSessions(program, ctx);
+  registerSnapshots(program, ctx);
   registerNetwork(program, ctx);
   registerFiles(program, ctx);
   registerArtifacts(program, ctx);

@@ -67,7 +67,8 @@ describe('drydock CLI', () => {
   };
 
   beforeAll(async () => {
-    platform = await startPlatform();
+    // The gvisor tier is offered (snapshots, hibernate); sessions ask for it.
+    platform = await startPlatform({ SANDBOX_GVISOR_RUNTIME: 'runsc' });
     const tenant = await platform.admin.post('/admin/tenants', { name: `cli-${randomBytes(3).toString('hex')}` });
     apiKey = tenant.body.apiKey;
     cliTenantId = tenant.body.id;
@@ -987,5 +988,41 @@ describe('drydock CLI', () => {
     const line = renderBar(progress, 41.23, 6, 100);
     expect(line).toMatch(/^\[█{20}░{20}\] 250\/500 done {2}3 failed {2}41 items\/s {2}ETA 6s$/);
     expect(renderBar(progress, null, null, 30)).toBe('250/500 done  3 failed  -- it');
+  });
+
+  describe('hibernate and snapshots', () => {
+    it('hibernates a gvisor session, snapshots it, forks it, lists and removes the snapshot, with exit 3 for an unknown one', async () => {
+      const created = await drydock(['sessions', 'create', '--thread', 'cli-gvisor', '--tier', 'gvisor']);
+      expect(created.code).toBe(0);
+      const session = created.stdout.trim();
+      await script('setx.py', 'x = 20\n');
+      expect((await drydock(['run', 'setx.py', '--thread', 'cli-gvisor'])).code).toBe(0);
+      const hibernated = await drydock(['sessions', 'hibernate', session]);
+      expect([hibernated.code, hibernated.stdout]).toEqual([0, `${session}\n`]);
+      expect((await drydock(['sessions', 'get', session])).stdout).toMatch(/status\s+hibernated since/);
+
+      const taken = await drydock(['snapshots', 'create', '--thread', 'cli-gvisor']);
+      expect(taken.code).toBe(0);
+      const snapshot = taken.stdout.trim();
+      expect(snapshot).toMatch(/^snp_/);
+      expect((await drydock(['snapshots', 'ls'])).stdout).toContain(snapshot);
+      const fork = await drydock(['sessions', 'create', '--from-snapshot', snapshot, '--thread', 'cli-fork']);
+      expect(fork.code).toBe(0);
+      await script('double.py', 'print(x * 2)\n');
+      expect((await drydock(['run', 'double.py', '--thread', 'cli-fork'])).stdout).toBe('40\n');
+      const refused = await drydock(['sessions', 'create', '--from-snapshot', snapshot, '--tier', 'gvisor']);
+      expect(refused.code).toBe(2);
+      expect((await drydock(['snapshots', 'rm', snapshot])).stdout).toBe(`${snapshot}\n`);
+      const gone = await drydock(['snapshots', 'get', snapshot]);
+      expect(gone.code).toBe(3);
+      expect(gone.stderr).toContain('SNAPSHOT_NOT_FOUND');
+    }, 120_000);
+
+    it('refuses to hibernate a runc session with CHECKPOINT_NOT_AVAILABLE (exit 3)', async () => {
+      const session = (await drydock(['sessions', 'create', '--thread', 'cli-runc'])).stdout.trim();
+      const result = await drydock(['sessions', 'hibernate', session]);
+      expect(result.code).toBe(3);
+      expect(result.stderr).toContain('CHECKPOINT_NOT_AVAILABLE');
+    }, 60_000);
   });
 });

@@ -2,7 +2,7 @@ import { Agents } from './agents.js';
 import { Artifacts } from './artifacts.js';
 import { Batches } from './batches.js';
 import { createTransport, type RetryPolicy } from './http.js';
-import { Sessions } from './sessions.js';
+import { Sessions, Snapshots } from './sessions.js';
 import { ThreadFiles } from './files.js';
 import { Admin, type Tenants } from './admin.js';
 import { Templates } from './templates.js';
@@ -22,6 +22,8 @@ export interface DrydockOptions {
 // batches, agents and templates. Uses fetch only, so it runs in Node 20+ and in browsers.
 export class Drydock {
   readonly sessions: Sessions;
+  // Snapshots of gvisor sessions (sessions.fork starts a session from one).
+  readonly snapshots: Snapshots;
   readonly artifacts: Artifacts;
   readonly batches: Batches;
   readonly agents: Agents;
@@ -37,6 +39,7 @@ export class Drydock {
     if (!options.apiKey) throw new TypeError('Drydock: `apiKey` is required.');
     this.transport = createTransport({ url: options.url, key: options.apiKey, fetch: options.fetch, retry: options.retry });
     this.sessions = new Sessions(this.transport);
+    this.snapshots = new Snapshots(this.transport);
     this.artifacts = new Artifacts(this.transport);
     this.batches = new Batches(this.transport);
     this.agents = new Agents(this.transport);

@@ -1,6 +1,6 @@
 export { Drydock, type DrydockOptions } from './drydock.js';
 export { DrydockError, isDrydockError, TemplateBuildError } from './errors.js';
-export { Session, Sessions, type RunOptions } from './sessions.js';
+export { Session, Sessions, Snapshots, type RunOptions } from './sessions.js';
 export { ProcessHandle, SessionCommands, type CommandOptions, type ProcessExit, type ProcessSignal } from './commands.js';
 export type { OutputCallbacks } from './run-stream.js';
 export { Terminal, type TerminalExit, type TerminalOptions, type WebSocketConstructor, type WebSocketLike } from './terminals.js';

@@ -4,7 +4,7 @@ import { ThreadFiles } from './files.js';
 import { everyItem } from './pages.js';
 import { followRun, wantsStream, type OutputCallbacks } from './run-stream.js';
 import { Terminal, type TerminalOptions } from './terminals.js';
-import type { Connection, CreateSessionOptions, Execution, SessionInfo, SessionNetwork, SessionNetworkQuery } from './types.js';
+import type { Connection, CreateSessionOptions, Execution, SessionInfo, SessionNetwork, SessionNetworkQuery, Snapshot } from './types.js';
 
 // With onStdout or onStderr (called with each chunk as the code prints it) the run is
 // streamed.
@@ -103,6 +103,20 @@ export class Session {
     return this.info;
   }
 
+  // Checkpoints the session (gvisor tier: its variables, processes and files) and removes
+  // its container; the next run resumes it (`stateLost: false`, `resumedMs`). A runc
+  // session is 422 CHECKPOINT_NOT_AVAILABLE. Resolves to its state (also in `info`).
+  async hibernate(): Promise<SessionInfo> {
+    this.info = await unwrap(this.http.api.POST('/v1/sessions/{id}/hibernate', { params: { path: { id: this.id } } }));
+    return this.info;
+  }
+
+  // A snapshot between runs, kept (to `ttlSeconds`, at most the deployment's retention)
+  // to fork sessions from with `sessions.fork(snapshot.id)`; the session goes on.
+  async snapshot(options: { ttlSeconds?: number } = {}): Promise<Snapshot> {
+    return unwrap(this.http.api.POST('/v1/sessions/{id}/snapshots', { params: { path: { id: this.id } }, body: options }));
+  }
+
   // The session's current state from the platform.
   async refresh(): Promise<SessionInfo> {
     this.info = await unwrap(this.http.api.GET('/v1/sessions/{id}', { params: { path: { id: this.id } } }));
@@ -130,9 +144,36 @@ export class Sessions {
     return new Session(this.http, await unwrap(this.http.api.GET('/v1/sessions/{id}', { params: { path: { id } } })));
   }
 
+  // A new session from a snapshot: its variables, processes and files, and the settings
+  // of the session it was taken of; on `threadId` (one without a live session) or a new
+  // thread. = create({fromSnapshot, threadId}).
+  async fork(snapshotId: string, options: { threadId?: string } = {}): Promise<Session> {
+    return this.create({ fromSnapshot: snapshotId, ...options });
+  }
+
   async list(options: { includeEnded?: boolean } = {}): Promise<Session[]> {
     const query = options.includeEnded ? { includeEnded: 'true' as const } : {};
     const body = await unwrap(this.http.api.GET('/v1/sessions', { params: { query } }));
     return body.sessions.map((info) => new Session(this.http, info));
+  }
+}
+
+// The tenant's snapshots (docs/sessions.md): taken with `session.snapshot()`, forked with
+// `sessions.fork(id)`.
+export class Snapshots {
+  constructor(private readonly http: Transport) {}
+
+  // Newest first; expired ones are gone.
+  async list(): Promise<Snapshot[]> {
+    return (await unwrap(this.http.api.GET('/v1/snapshots'))).snapshots;
+  }
+
+  async get(id: string): Promise<Snapshot> {
+    return unwrap(this.http.api.GET('/v1/snapshots/{id}', { params: { path: { id } } }));
+  }
+
+  // Sessions forked from it go on.
+  async delete(id: string): Promise<void> {
+    await unwrap(this.http.api.DELETE('/v1/snapshots/{id}', { params: { path: { id } } }));
   }
 }

@@ -19,6 +19,8 @@ export type SessionNetwork = Schemas['SessionNetworkResponse'];
 // `before` (the `next` of the page before).
 export type SessionNetworkQuery = NonNullable<operations['SessionsController_network']['parameters']['query']>;
 export type Execution = Schemas['ExecutionResponse'];
+// A snapshot of a gvisor session, to fork new sessions from (docs/sessions.md).
+export type Snapshot = Schemas['SnapshotResponse'];
 // A command's record (session.commands.run): an execution of kind `command`, which always
 // says how the process ended. `status` is "ok" iff it exited 0; `exitCode` is null when a
 // signal or the platform (timeout, memory) ended it, `signal` then names it (e.g. SIGKILL).

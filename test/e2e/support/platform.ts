@@ -34,6 +34,12 @@ export interface Platform {
 // Boots a real worker and gateway in this process, against the real PostgreSQL,
 // Redis and Docker. Each platform has its own worker id, so its containers and queue
 // are its own.
+// The e2e-gvisor project (jest.config.js) runs suites again with every session on the
+// gvisor tier (test/e2e/support/gvisor-tier.ts sets E2E_TIER).
+export const E2E_TIER: 'runc' | 'gvisor' = process.env.E2E_TIER === 'gvisor' ? 'gvisor' : 'runc';
+const tierEnv = (): Record<string, string> =>
+  E2E_TIER === 'gvisor' ? { SANDBOX_GVISOR_RUNTIME: 'runsc', SANDBOX_DEFAULT_TIER: 'gvisor' } : {};
+
 export async function startPlatform(
   env: Record<string, string> = {},
   gatewayOptions: GatewayOptions = {},
@@ -42,7 +48,7 @@ export async function startPlatform(
   // The schema comes from the real migrations (idempotent; TypeORM takes a lock).
   await runMigrations(process.env.DATABASE_URL!);
   const workerId = `test-${randomBytes(4).toString('hex')}`;
-  const base = { GATEWAY_PORT: '0', GATEWAY_HOST: '127.0.0.1', WORKER_DRAIN_TIMEOUT_MS: '1000', WORKER_DRAIN_SETTLE_MS: '200', ...env };
+  const base = { GATEWAY_PORT: '0', GATEWAY_HOST: '127.0.0.1', WORKER_DRAIN_TIMEOUT_MS: '1000', WORKER_DRAIN_SETTLE_MS: '200', ...tierEnv(), ...env };
   const worker = await withEnv({ ...base, WORKER_ID: workerId }, () => createWorker({ logger: false }));
   const gateway: INestApplication = await withEnv(base, () => createGateway({ ...gatewayOptions, logger: false }));
   const routes: { method: string; url: string }[] = [];

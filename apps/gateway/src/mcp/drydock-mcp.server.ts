@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { DrydockError, THREAD_ID_PATTERN, type TenantPrincipal } from '@drydock/core';
 import { renderCommand, renderExecution, toCommandResult, toExecuteResult } from '@drydock/agents';
 import { ArtifactsService } from '@drydock/artifacts';
-import { SessionCommandsService, SessionExecutionsService, SessionsService } from '@drydock/sessions';
+import { SessionCommandsService, SessionExecutionsService, SessionsService, SnapshotsService } from '@drydock/sessions';
 import { VfsService, type ThreadScope } from '@drydock/vfs';
 
 // Artifacts served as MCP resources up to this size; larger ones name their REST route.
@@ -33,11 +33,17 @@ const allow = z
       'within the tenant\'s ceiling; default: no network. Any other host answers HTTP 403 "Forbidden by Drydock egress policy".',
   );
 
+const tier = z
+  .enum(['runc', 'gvisor'])
+  .optional()
+  .describe("The isolation tier of the thread's session when it starts: gvisor sessions keep their memory when idle and can be snapshotted (see snapshot, fork); default: the tenant's.");
+
 // The session options a tool's arguments ask for (used when the thread has none running).
-const sessionOptions = (thread: string, template: string | undefined, hosts: string[] | undefined) => ({
+const sessionOptions = (thread: string, template: string | undefined, hosts: string[] | undefined, asked?: 'runc' | 'gvisor') => ({
   threadId: thread,
   ...(template ? { template } : {}),
   ...(hosts ? { network: { allow: hosts } } : {}),
+  ...(asked ? { tier: asked } : {}),
 });
 
 const text = (value: string, isError = false): CallToolResult => ({ content: [{ type: 'text', text: value }], ...(isError ? { isError } : {}) });
@@ -64,6 +70,7 @@ export class DrydockMcpServer {
     private readonly vfs: VfsService,
     private readonly artifacts: ArtifactsService,
     private readonly templates: TemplatesService,
+    private readonly snapshots: SnapshotsService,
   ) {}
 
   // A server for one request (stateless Streamable HTTP): it knows only this tenant.
@@ -84,13 +91,14 @@ export class DrydockMcpServer {
           timeout_ms: z.number().int().min(100).max(86_400_000).optional().describe('Time limit of this run (clamped to the tenant\'s).'),
           template,
           allow,
+          tier,
         },
       },
       // extra.signal aborts when the client goes away mid-call (the transport closes with
       // its request): the code is then interrupted, not left to its time limit.
-      ({ thread_id, code, timeout_ms, template, allow }, extra) =>
+      ({ thread_id, code, timeout_ms, template, allow, tier }, extra) =>
         attempt(async () => {
-          const { session } = await this.sessions.create(principal.tenantId, sessionOptions(thread_id, template, allow));
+          const { session } = await this.sessions.create(principal.tenantId, sessionOptions(thread_id, template, allow, tier));
           const run = await this.executions.execute(principal, session.id, { code, timeoutMs: timeout_ms }, undefined, { signal: extra.signal });
           const [rendered, artifact] = renderExecution(toExecuteResult(run));
           return text(rendered, artifact.isError === true);
@@ -121,6 +129,43 @@ export class DrydockMcpServer {
           const run = await this.commands.run(principal, session.id, { command, cwd, timeoutMs: timeout_ms }, undefined, { signal: extra.signal });
           const [rendered, artifact] = renderCommand(toCommandResult(run));
           return text(rendered, artifact.isError === true);
+        }),
+    );
+
+    server.registerTool(
+      'snapshot',
+      {
+        title: 'Snapshot a thread',
+        description:
+          "Saves the thread's running session (its Python variables, background processes and files) as a snapshot, between runs; the session goes on. " +
+          'Only sessions started with tier "gvisor" can be snapshotted. Answers the snapshot id, for fork: the way to explore two approaches from one state.',
+        inputSchema: { thread_id: threadId },
+      },
+      ({ thread_id }) =>
+        attempt(async () => {
+          const live = (await this.sessions.list(principal.tenantId, false)).find((s) => s.threadId === thread_id);
+          if (!live) return text(`Thread ${thread_id} has no running session to snapshot: run code on it first (with tier "gvisor").`, true);
+          const snapshot = await this.snapshots.create(principal.tenantId, live.id);
+          return text(`Snapshot ${snapshot.id} of thread ${thread_id} (${(snapshot.sizeBytes / 1024 / 1024).toFixed(1)} MB), kept until ${snapshot.expiresAt}. Fork it with fork.`);
+        }),
+    );
+
+    server.registerTool(
+      'fork',
+      {
+        title: 'Fork a snapshot',
+        description:
+          'Starts a new thread from a snapshot (see snapshot): its session has the variables, processes and files the snapshotted one had, and from then on ' +
+          'goes its own way (neither thread sees the other\'s later changes). Use the new thread_id with run_python and the file tools.',
+        inputSchema: {
+          snapshot_id: z.string().min(1).max(64).describe('The id the snapshot tool answered (snp_…).'),
+          thread_id: threadId.describe('The new thread: one without a running session.'),
+        },
+      },
+      ({ snapshot_id, thread_id }) =>
+        attempt(async () => {
+          const { session } = await this.sessions.create(principal.tenantId, { fromSnapshot: snapshot_id, threadId: thread_id });
+          return text(`Thread ${session.threadId} now runs a copy of snapshot ${snapshot_id} (session ${session.id}).`);
         }),
     );
 

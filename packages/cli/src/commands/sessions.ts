@@ -1,4 +1,4 @@
-import type { Command } from 'commander';
+import { InvalidArgumentError, type Command } from 'commander';
 import type { Session, SessionInfo } from '@drydock/client';
 import { threadId, type Context } from '../context.js';
 import { printJson, table } from '../output.js';
@@ -7,13 +7,19 @@ import { templateRef, warnIfOtherTemplate } from './templates.js';
 
 const orDash = (value: string | null | undefined) => (value ? logTime(value) : '-');
 
+function tierName(value: string): 'runc' | 'gvisor' {
+  if (value !== 'runc' && value !== 'gvisor') throw new InvalidArgumentError('a tier is runc or gvisor.');
+  return value;
+}
+
 // One session, a field a line (sessions get).
 export function describeSession(info: SessionInfo): string {
   const { limits } = info;
   return table([
     ['session', info.id],
     ['thread', info.threadId],
-    ['status', info.status + (info.endReason ? ` (${info.endReason})` : '')],
+    ['status', info.status + (info.endReason ? ` (${info.endReason})` : '') + (info.hibernatedAt ? ` since ${logTime(info.hibernatedAt)}` : '')],
+    ['tier', info.tier],
     ['worker', info.workerId],
     ['template', info.template ?? 'the platform image'],
     ['network', describePolicy(info.network)],
@@ -35,6 +41,8 @@ export function registerSessions(program: Command, ctx: Context): void {
     .option('-t, --thread <id>', 'the thread (default: a new one)', threadId)
     .option('--allow <host>', ALLOW_HELP, allowEntry)
     .option('--template <name[:version]>', 'start the session from this template', templateRef)
+    .option('--tier <tier>', 'runc, or gvisor: a session that can hibernate and be snapshotted (where the deployment offers it)', tierName)
+    .option('--from-snapshot <snapshot-id>', 'fork: start from a snapshot (its variables, processes, files and settings), on --thread or a new thread')
     .addHelpText(
       'after',
       '\nPrints the session id (ses_…) on stdout; with --json, the session. A thread that has a live session gets that one,' +
@@ -42,8 +50,14 @@ export function registerSessions(program: Command, ctx: Context): void {
         '\nWithout --allow the sandbox has no network; drydock network <session> shows its policy and connections.',
     )
     .action(async (_options: unknown, command: Command) => {
-      const options = ctx.options<{ thread?: string; allow?: string[]; template?: string }>(command);
-      const session = await ctx.client(command).sessions.create({ threadId: options.thread, template: options.template, ...networkOf(options.allow) });
+      const options = ctx.options<{ thread?: string; allow?: string[]; template?: string; tier?: 'runc' | 'gvisor'; fromSnapshot?: string }>(command);
+      if (options.fromSnapshot && (options.allow || options.template || options.tier)) {
+        command.error('error: a fork takes its snapshot\'s settings: --from-snapshot goes with --thread only.');
+      }
+      const client = ctx.client(command);
+      const session = options.fromSnapshot
+        ? await client.sessions.fork(options.fromSnapshot, { threadId: options.thread })
+        : await client.sessions.create({ threadId: options.thread, template: options.template, ...networkOf(options.allow), ...(options.tier ? { tier: options.tier } : {}) });
       warnIfOtherTemplate(ctx.io, options.template, session);
       warnIfOtherNetwork(ctx.io, options.allow, session);
       if (options.json) printJson(ctx.io.stdout, session.info);
@@ -77,6 +91,21 @@ export function registerSessions(program: Command, ctx: Context): void {
       const session = await namedSession(ctx.client(command), id, options.thread);
       if (options.json) return printJson(ctx.io.stdout, session.info);
       ctx.io.stdout.write(describeSession(session.info));
+    });
+
+  sessions
+    .command('hibernate')
+    .description('hibernate a gvisor session: its memory, processes and files are checkpointed and its container removed; the next run resumes it')
+    .argument('[session-id]', 'the session (or --thread)')
+    .option('-t, --thread <id>', "the thread's live session", threadId)
+    .addHelpText('after', '\nPrints the session id. A runc session cannot hibernate: CHECKPOINT_NOT_AVAILABLE (exit 1).')
+    .action(async (id: string | undefined, _options: unknown, command: Command) => {
+      const options = ctx.options<{ thread?: string }>(command);
+      checkTarget(command, id, options.thread);
+      const session = await namedSession(ctx.client(command), id, options.thread);
+      const info = await session.hibernate();
+      if (options.json) return printJson(ctx.io.stdout, info);
+      ctx.io.stdout.write(`${info.id}\n`);
     });
 
   sessions

@@ -1801,6 +1801,8 @@ export interface components {
             durationMs: number | null;
             /** @description CPU time of the sandbox while the code ran (its cgroup's counter). */
             cpuMs: number | null;
+            /** @description Present when this run first resumed its hibernated session: how long the restore took, in ms. */
+            resumedMs?: number;
             /** Format: date-time */
             createdAt: string;
             /** Format: date-time */
@@ -2125,6 +2127,8 @@ export interface components {
             durationMs: number | null;
             /** @description CPU time of the sandbox while the code ran (its cgroup's counter). */
             cpuMs: number | null;
+            /** @description Present when this run first resumed its hibernated session: how long the restore took, in ms. */
+            resumedMs?: number;
             /** Format: date-time */
             createdAt: string;
             /** Format: date-time */

@@ -51,6 +51,7 @@ export class ExecutionResponse implements ExecutionView {
   @ApiProperty({ type: 'string', nullable: true }) idempotencyKey: string | null;
   @ApiProperty({ type: 'integer', nullable: true }) durationMs: number | null;
   @ApiProperty({ type: 'number', nullable: true, description: "CPU time of the sandbox while the code ran (its cgroup's counter)." }) cpuMs: number | null;
+  @ApiPropertyOptional({ type: 'integer', description: 'Present when this run first resumed its hibernated session: how long the restore took, in ms.' }) resumedMs?: number;
   @ApiProperty({ format: 'date-time' }) createdAt: string;
   @ApiProperty({ type: 'string', format: 'date-time', nullable: true }) finishedAt: string | null;
 }
