@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger, Optional, type OnModuleInit } from '@nestjs
 import Docker from 'dockerode';
 import { APP_CONFIG, ConfigError, UnavailableError, type AppConfig } from '@drydock/core';
 import { createHash } from 'node:crypto';
-import { copyFile, chown, mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { copyFile, chown, link, mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { connect } from 'node:net';
 import { join, resolve } from 'node:path';
@@ -335,7 +335,8 @@ export class DockerSandboxRuntime implements SandboxRuntime, OnModuleInit {
     if (!this.dockerRoot) throw new Error("Docker's data root is unknown");
     const dir = join(this.dockerRoot, 'containers', containerId, 'checkpoints', CHECKPOINT_ID);
     await mkdir(dir, { recursive: true, mode: 0o700 });
-    await copyFile(file, join(dir, 'checkpoint.img'));
+    // A hard link on the same filesystem (no copy of the image); a copy elsewhere.
+    await link(file, join(dir, 'checkpoint.img')).catch(() => copyFile(file, join(dir, 'checkpoint.img')));
   }
 
   // <SANDBOX_CHANNEL_DIR>/<hash of the container name>, or null for attached streams.

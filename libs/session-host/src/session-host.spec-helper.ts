@@ -152,7 +152,7 @@ export function hostWithFakes(options: { sessions?: FakeSessions; env?: Record<s
   const stager = new DatasetStager(new DatasetRegistry(config));
   const pool = new WarmSandboxPool(config, runtime);
   const blobs = new LocalBlobStore(mkdtempSync(join(tmpdir(), 'host-blobs-')));
-  const checkpoints = new SessionCheckpoints(runtime, sessions, blobs);
+  const checkpoints = new SessionCheckpoints(config, runtime, sessions, blobs);
   // Background processes publish on Redis; these specs start none.
   const background = new BackgroundProcesses(executions, { publish: async () => 0 } as unknown as Redis, registry);
   const fileSync = new SessionFileSync(files.vfs, files.config);

@@ -48,10 +48,21 @@ describe(SessionCheckpoints.name, () => {
     expect(runtime.created[0]!.alive).toBe(true);
   });
 
-  it('should start afresh, telling the run its state is lost, when the stored checkpoint was altered', async () => {
+  it('should resume on the worker that hibernated it from its own copy, without the blob', async () => {
     const { lifecycle, runner, runtime, blobs } = host();
     await runner.execute(executeJob('exe_1', { tier: 'gvisor' }));
     await lifecycle.hibernate(gvisor);
+    for (const stored of await blobFiles((blobs as unknown as { root: string }).root)) await writeFile(stored, 'not the checkpoint');
+    expect((await runner.execute(executeJob('exe_2', { tier: 'gvisor' }))).stateLost).toBe(false);
+    expect(runtime.restored).toEqual(['checkpoint of c1']);
+  });
+
+  it('should start afresh, telling the run its state is lost, when the stored checkpoint was altered', async () => {
+    const { lifecycle, runner, runtime, blobs, checkpoints } = host();
+    await runner.execute(executeJob('exe_1', { tier: 'gvisor' }));
+    await lifecycle.hibernate(gvisor);
+    // As on another worker: no local copy, the blob store's bytes only.
+    await checkpoints.sweepLocal();
     const [stored] = await blobFiles((blobs as unknown as { root: string }).root);
     await writeFile(stored!, Buffer.concat([await readFile(stored!), Buffer.from('tampered')]));
     const view = await runner.execute(executeJob('exe_2', { tier: 'gvisor' }));

@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { newId } from '@drydock/core';
+import { APP_CONFIG, newId, type AppConfig } from '@drydock/core';
 import { BLOB_STORE, type BlobStore } from '@drydock/artifacts';
 import {
   CheckpointRefusedError,
@@ -13,7 +13,7 @@ import {
 import { SESSIONS_REPOSITORY, SessionsError, type CheckpointRecord, type SessionsRepository } from '@drydock/sessions';
 import { createHash } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rename, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Transform } from 'node:stream';
@@ -37,6 +37,7 @@ export class SessionCheckpoints {
   private readonly logger = new Logger(SessionCheckpoints.name);
 
   constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(SANDBOX_RUNTIME) private readonly runtime: SandboxRuntime,
     @Inject(SESSIONS_REPOSITORY) private readonly sessions: SessionsRepository,
     @Inject(BLOB_STORE) private readonly blobs: BlobStore,
@@ -51,13 +52,51 @@ export class SessionCheckpoints {
   // `hibernated`, its container gone). SESSION_BUSY when it cannot be checkpointed now
   // (it runs on); a failure after the container went is the runtime's error, and the
   // caller must treat the state as lost.
+  //
+  // The image also stays on this worker, uncompressed (the local cache): a resume here
+  // restores it without reading and decompressing the blob.
   async hibernate(spec: SessionSpec, sandbox: Sandbox): Promise<CheckpointRecord> {
     const file = await this.checkpointOf(spec, sandbox);
     try {
-      return await this.store(spec, file, { kind: 'hibernation', expiresAt: null });
+      const record = await this.store(spec, file, { kind: 'hibernation', expiresAt: null });
+      await this.keepLocally(record.id, file.path);
+      return record;
     } finally {
       await file.remove().catch(() => undefined);
     }
+  }
+
+  // The worker's own copy of the checkpoints it took, written by it alone (never in a
+  // sandbox's reach), named by checkpoint id; restarted workers start with none.
+  private get cacheDir(): string {
+    return join(tmpdir(), 'drydock-checkpoint-cache', this.config.worker.id);
+  }
+
+  private cached(checkpointId: string): string {
+    if (!/^[A-Za-z0-9_]+$/.test(checkpointId)) throw new Error(`unexpected checkpoint id ${checkpointId}`);
+    return join(this.cacheDir, `${checkpointId}.img`);
+  }
+
+  private async keepLocally(checkpointId: string, path: string): Promise<void> {
+    try {
+      await mkdir(this.cacheDir, { recursive: true, mode: 0o700 });
+      await rename(path, this.cached(checkpointId));
+    } catch (error) {
+      this.logger.warn(`the checkpoint ${checkpointId} is not kept on this worker: ${(error as Error).message}`);
+    }
+  }
+
+  // Removes the local copies of checkpoints not in `keep` (hibernations still hosted here);
+  // all of them without it (a worker's start, its drain).
+  async sweepLocal(keep: ReadonlySet<string> = new Set()): Promise<number> {
+    const names = await readdir(this.cacheDir).catch(() => [] as string[]);
+    let removed = 0;
+    for (const name of names) {
+      if (keep.has(name.replace(/\.img$/, ''))) continue;
+      await rm(join(this.cacheDir, name), { force: true });
+      removed++;
+    }
+    return removed;
   }
 
   // A snapshot between runs: the sandbox is checkpointed (its container goes), the
@@ -128,6 +167,15 @@ export class SessionCheckpoints {
     if (!record) throw new CheckpointRestoreError(`checkpoint ${checkpointId} does not exist (for this tenant)`);
     if (record.tier !== (spec.tier ?? 'runc') || record.image !== (spec.image ?? null)) {
       throw new CheckpointRestoreError(`checkpoint ${checkpointId} was taken of a ${record.tier} sandbox of another image`);
+    }
+    // This worker took it: its own copy, already whole and never out of its hands.
+    const local = this.cached(checkpointId);
+    if (await stat(local).then((s) => s.isFile(), () => false)) {
+      try {
+        return { sandbox: await this.runtime.create(spec, { restoreFrom: local }), checkpoint: record };
+      } finally {
+        await rm(local, { force: true });
+      }
     }
     const dir = await mkdtemp(join(tmpdir(), 'drydock-restore-'));
     try {

@@ -67,6 +67,9 @@ export class IdleReaper {
       }
     }
     reaped.ended.push(...(await this.sessions.endHibernatedBefore(new Date(now - hibernatedRetentionMs))));
+    // Local copies of checkpoints whose sessions this worker no longer hosts.
+    const hibernatedHere = new Set(this.registry.all().flatMap((h) => (h.resumeFrom ? [h.resumeFrom] : [])));
+    await this.checkpoints.sweepLocal(hibernatedHere);
     // Expired snapshots go (their blobs to the artifact store's collection).
     const expired = await this.sessions.deleteExpiredSnapshots(new Date(now));
     if (expired > 0) this.logger.log(`deleted ${expired} expired snapshots`);

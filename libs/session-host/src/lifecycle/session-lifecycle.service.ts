@@ -32,6 +32,8 @@ export class SessionLifecycle {
   // previous life left, which would otherwise remove the pool's first sandboxes).
   open(): void {
     this.pool.start();
+    // Checkpoints a previous life kept here belong to sessions it no longer hosts.
+    void this.checkpoints.sweepLocal().catch((error: Error) => this.logger.warn(`clearing the local checkpoints failed: ${error.message}`));
   }
 
   async start(spec: SessionSpec): Promise<{ sessionId: string; containerId: string }> {
@@ -171,6 +173,8 @@ export class SessionLifecycle {
 
   async shutdown(): Promise<void> {
     await this.pool.close();
+    // Hibernated sessions resume elsewhere, from the blob store.
+    await this.checkpoints.sweepLocal().catch(() => 0);
     await this.activity.flush().catch(() => undefined);
     await this.provisioner.destroyAll(this.registry.removeAll());
   }
