@@ -151,6 +151,7 @@ describe('Snapshots and fork (gVisor)', () => {
     const fork = await owner.createSession({ fromSnapshot: taken.id });
     const run = await owner.execute(fork.id, 'print(globals().get("secret"))');
     expect(run.body).toMatchObject({ status: 'ok', stdout: 'None\n', stateLost: true });
+    expect(run.body.stateLostReason).toMatch(/^The session's checkpoint could not be restored \(checkpoint snp_\w+ (was altered|could not be read).*\); it starts afresh\.$/);
   });
 
   it('should hibernate, snapshot, fork, list and delete through the TypeScript SDK', async () => {
@@ -206,7 +207,7 @@ describe('Idle sessions hibernate (gVisor)', () => {
   let platform: Platform;
 
   beforeAll(async () => {
-    platform = await startPlatform({ SANDBOX_GVISOR_RUNTIME: 'runsc', SESSION_HIBERNATE_AFTER_MS: '1000', SESSION_REAPER_INTERVAL_MS: '300' });
+    platform = await startPlatform({ SANDBOX_GVISOR_RUNTIME: 'runsc', SESSION_HIBERNATE_AFTER_MS: '1000', SESSION_IDLE_TIMEOUT_MS: '2500', SESSION_REAPER_INTERVAL_MS: '300' });
   });
 
   afterAll(async () => {
@@ -220,6 +221,21 @@ describe('Idle sessions hibernate (gVisor)', () => {
     await pollUntil(async () => (await api.get(`/v1/sessions/${session.id}`)).body.status === 'hibernated', 20_000, 200, 'the idle hibernation');
     const resumed = await api.execute(session.id, 'print(" ".join(words))');
     expect(resumed.body).toMatchObject({ status: 'ok', stdout: 'kept across idle\n', stateLost: false, resumedMs: expect.any(Number) });
+  });
+
+  it('should end instead a gvisor session whose own idle action is end, and a runc one', async () => {
+    const api = await platform.newTenant();
+    const ending = await api.createSession({ tier: 'gvisor', idleAction: 'end' });
+    expect(ending).toMatchObject({ idleAction: 'end' });
+    const runc = await api.createSession();
+    await api.execute(ending.id, 'x = 1');
+    await api.execute(runc.id, 'x = 1');
+    await pollUntil(
+      async () => (await Promise.all([ending, runc].map(async (s) => (await api.get(`/v1/sessions/${s.id}`)).body))).every((v) => v.status === 'ended' && v.endReason === 'idle'),
+      20_000,
+      200,
+      'the idle ends',
+    );
   });
 });
 

@@ -5,6 +5,7 @@ import type { EffectiveLimits, SessionDataset, SessionNetwork } from '@drydock/e
 // hibernated: no container; its checkpoint (hibernationId) is restored by the next job.
 export type SessionStatus = 'starting' | 'ready' | 'lost' | 'hibernated' | 'ended';
 export type SessionStorage = 'tmpfs' | 'bind';
+export type SessionIdleAction = 'hibernate' | 'end';
 
 @Entity({ name: 'sessions' })
 @Index('sessions_tenant_created_idx', ['tenantId', 'createdAt'])
@@ -73,6 +74,10 @@ export class SessionEntity {
 
   @Column({ name: 'hibernated_at', type: 'timestamptz', nullable: true })
   hibernatedAt: Date | null;
+
+  // What it comes to when idle; null: the deployment's SESSION_IDLE_ACTION.
+  @Column({ name: 'idle_action', type: 'text', nullable: true })
+  idleAction: SessionIdleAction | null;
 }
 
 export const SESSIONS_ENTITIES = [SessionEntity];

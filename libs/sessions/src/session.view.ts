@@ -17,6 +17,8 @@ export interface SessionView {
   tier: SessionRecord['tier'];
   // Since when it is hibernated; null when it is not.
   hibernatedAt: string | null;
+  // What it comes to when idle; null: the deployment's SESSION_IDLE_ACTION.
+  idleAction: SessionRecord['idleAction'];
   createdAt: string;
   lastUsedAt: string;
   expiresAt: string | null;
@@ -40,6 +42,7 @@ export function toSessionView(record: SessionRecord, idleMs: number, hibernatedR
     network: record.network ?? null,
     tier: record.tier ?? 'runc',
     hibernatedAt: record.status === 'hibernated' && record.hibernatedAt ? new Date(record.hibernatedAt).toISOString() : null,
+    idleAction: record.idleAction ?? null,
     createdAt: new Date(record.createdAt).toISOString(),
     lastUsedAt: lastUsed.toISOString(),
     expiresAt: record.status === 'ended' ? null : new Date(lastUsed.getTime() + lasts).toISOString(),

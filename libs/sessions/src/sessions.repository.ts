@@ -1,6 +1,6 @@
 import type { SandboxTier } from '@drydock/core';
 import type { EffectiveLimits, ExecutionRecord, SessionDataset, SessionNetwork } from '@drydock/execution';
-import type { SessionEntity, SessionStatus, SessionStorage } from './session.entity.js';
+import type { SessionEntity, SessionIdleAction, SessionStatus, SessionStorage } from './session.entity.js';
 
 export type SessionRecord = SessionEntity;
 
@@ -18,6 +18,8 @@ export interface NewSession {
   tier: SandboxTier;
   // A fork: the snapshot its sandbox is restored from (the session starts hibernated).
   resumeFrom?: string;
+  // null: the deployment's SESSION_IDLE_ACTION.
+  idleAction?: SessionIdleAction | null;
 }
 
 // Why a checkpoint was not recorded: the session ended meanwhile, or the tenant's

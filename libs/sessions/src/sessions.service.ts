@@ -7,7 +7,7 @@ import { DatasetRegistry } from './datasets/dataset-registry.js';
 import { resolveLimits, type RequestedLimits } from './session-limits.js';
 import { SessionsError } from './sessions.errors.js';
 import { SESSIONS_REPOSITORY, type SessionRecord, type SessionsRepository } from './sessions.repository.js';
-import type { SessionStorage } from './session.entity.js';
+import type { SessionIdleAction, SessionStorage } from './session.entity.js';
 import { pickWorker, WORKER_REGISTRY, type WorkerInfo, type WorkerRegistry } from './worker-registry.js';
 
 export interface CreateSessionCommand {
@@ -21,6 +21,8 @@ export interface CreateSessionCommand {
   network?: { allow: readonly unknown[] };
   // The isolation tier (docs/sessions.md); absent: the tenant's default.
   tier?: SandboxTier;
+  // What the session comes to when idle (docs/sessions.md); absent: the deployment's.
+  idleAction?: SessionIdleAction;
   // A fork: the snapshot (POST /v1/sessions/:id/snapshots) the new session starts from,
   // with its variables, processes and files; it takes that session's settings.
   fromSnapshot?: string;
@@ -97,6 +99,7 @@ export class SessionsService {
       image: template?.imageRef ?? null,
       network,
       tier,
+      idleAction: command.idleAction ?? null,
     });
     if (!created) return { session: await this.ensurePlaced(record), created: false };
     return { session: await this.startOnWorker(record), created: true };
@@ -106,7 +109,7 @@ export class SessionsService {
   // not found): the settings of that session, its own thread (named, or new), and its
   // sandbox restored from the snapshot by its first job (the start).
   private async fork(tenantId: string, command: CreateSessionCommand): Promise<SessionRecord> {
-    const { fromSnapshot, threadId: named, ...others } = command;
+    const { fromSnapshot, threadId: named, idleAction, ...others } = command;
     const extra = Object.entries(others).filter(([, v]) => v !== undefined).map(([k]) => k);
     if (extra.length > 0) {
       throw new DrydockError('INVALID_FORK', `A fork takes its snapshot's settings; send only fromSnapshot and threadId (not ${extra.join(', ')}).`, 400);
@@ -134,6 +137,7 @@ export class SessionsService {
       network: source.network,
       tier: snapshot.tier,
       resumeFrom: snapshot.id,
+      idleAction: idleAction ?? source.idleAction ?? null,
     });
     if (!created) throw SessionsError.threadBusy(threadId);
     return this.startOnWorker(record);
@@ -338,5 +342,6 @@ export function specOf(session: SessionRecord): SessionSpec {
     ...(session.image ? { image: session.image } : {}),
     ...(session.network ? { network: session.network } : {}),
     tier: session.tier,
+    ...(session.idleAction ? { idleAction: session.idleAction } : {}),
   };
 }

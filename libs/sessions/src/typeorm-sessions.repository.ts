@@ -35,12 +35,13 @@ interface SessionRow {
   tier: SessionRecord['tier'];
   hibernation_id: string | null;
   hibernated_at: Date | null;
+  idle_action: SessionRecord['idleAction'];
 }
 // Not ended: a hibernated session is live (its thread's one session), without a container.
 const LIVE: SessionStatus[] = ['starting', 'ready', 'lost', 'hibernated'];
 
 const SESSION_COLUMNS = `id, tenant_id, thread_id, status, worker_id, limits, storage, datasets, template, image, network, container_id,
-  created_at, last_used_at, ended_at, end_reason, tier, hibernation_id, hibernated_at`;
+  created_at, last_used_at, ended_at, end_reason, tier, hibernation_id, hibernated_at, idle_action`;
 
 // The session and, if it can take a run, the execution inserted on it: one round trip
 // instead of a read and an insert. The insert's ON CONFLICT leaves a repeated
@@ -119,6 +120,7 @@ function sessionFromRow(row: SessionRow): SessionRecord {
     tier: row.tier,
     hibernationId: row.hibernation_id,
     hibernatedAt: row.hibernated_at,
+    idleAction: row.idle_action,
   });
 }
 

@@ -48,6 +48,7 @@ export class SessionsController {
       template: dto.template,
       ...(network ? { network } : {}),
       ...(dto.tier ? { tier: dto.tier } : {}),
+      ...(dto.idleAction ? { idleAction: dto.idleAction } : {}),
       ...(dto.fromSnapshot !== undefined ? { fromSnapshot: dto.fromSnapshot } : {}),
     });
     res.status(created ? 201 : 200);

@@ -55,6 +55,8 @@ export interface SessionSpec {
   network?: SessionNetwork;
   // Absent in jobs queued before tiers existed: runc.
   tier?: SandboxTier;
+  // What it comes to when idle; absent: the deployment's SESSION_IDLE_ACTION.
+  idleAction?: 'hibernate' | 'end';
 }
 
 // The hosts a session's code may reach through the platform's egress proxy.

@@ -106,6 +106,9 @@ export class ExecutionEntity {
   @Column({ name: 'resumed_ms', type: 'integer', nullable: true })
   resumedMs: number | null;
 
+  @Column({ name: 'state_lost_reason', type: 'text', nullable: true })
+  stateLostReason: string | null;
+
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;
 

@@ -30,6 +30,8 @@ export interface ExecutionView {
   cpuMs: number | null;
   // Present when the run first resumed its hibernated session: how long that took.
   resumedMs?: number;
+  // Present when stateLost and the platform knows why (a checkpoint not restored).
+  stateLostReason?: string;
   createdAt: string;
   finishedAt: string | null;
 }
@@ -58,6 +60,7 @@ export function toExecutionView(record: ExecutionRecord): ExecutionView {
     durationMs: record.durationMs,
     cpuMs: record.cpuMs ?? null,
     ...(record.resumedMs != null ? { resumedMs: record.resumedMs } : {}),
+    ...(record.stateLostReason ? { stateLostReason: record.stateLostReason } : {}),
     createdAt: new Date(record.createdAt).toISOString(),
     finishedAt: record.finishedAt ? new Date(record.finishedAt).toISOString() : null,
   };

@@ -13,6 +13,8 @@ export type CompletedRun = Omit<RunOutcome, 'files' | 'artifacts' | 'figures' | 
   artifactsSkipped: { path: string; reason: string }[];
   // The run first resumed its hibernated session, in this many ms (docs/sessions.md).
   resumedMs?: number | null;
+  // Why stateLost, when the platform knows (a checkpoint that could not be restored).
+  stateLostReason?: string | null;
 };
 
 // An operator's query over every tenant's executions (GET /admin/executions).

@@ -12,7 +12,7 @@ import type { CompletedRun, ExecutionFilter, ExecutionRecord, ExecutionsReposito
 const COLUMN_NAMES = [
   'id', 'tenant_id', 'session_id', 'thread_id', 'kind', 'code_sha256', 'status', 'stdout', 'stderr', 'truncated', 'exit_code', 'signal', 'background', 'pid',
   'result', 'error', 'state_lost', 'files', 'artifacts', 'artifacts_skipped', 'idempotency_key', 'timeout_ms',
-  'duration_ms', 'cpu_ms', 'resumed_ms', 'created_at', 'started_at', 'finished_at',
+  'duration_ms', 'cpu_ms', 'resumed_ms', 'state_lost_reason', 'created_at', 'started_at', 'finished_at',
 ] as const;
 const COLUMNS = COLUMN_NAMES.join(', ');
 export const EXECUTION_COLUMNS = COLUMNS;
@@ -68,6 +68,7 @@ interface ExecutionRow {
   duration_ms: number | null;
   cpu_ms: number | null;
   resumed_ms: number | null;
+  state_lost_reason: string | null;
   created_at: Date;
   started_at: Date | null;
   finished_at: Date | null;
@@ -104,6 +105,7 @@ function toRecord(row: ExecutionRow): ExecutionRecord {
     durationMs: row.duration_ms,
     cpuMs: row.cpu_ms,
     resumedMs: row.resumed_ms,
+    stateLostReason: row.state_lost_reason,
     createdAt: row.created_at,
     startedAt: row.started_at,
     finishedAt: row.finished_at,
@@ -240,7 +242,7 @@ export class TypeOrmExecutionsRepository implements ExecutionsRepository {
       text: `UPDATE executions
           SET status = $3, stdout = $4, stderr = $5, truncated = $6, result = $7, error = $8,
               state_lost = $9, duration_ms = $10, files = $11, artifacts = $12, artifacts_skipped = $13,
-              cpu_ms = $14, exit_code = $15, signal = $16, resumed_ms = $17, finished_at = now()
+              cpu_ms = $14, exit_code = $15, signal = $16, resumed_ms = $17, state_lost_reason = $18, finished_at = now()
         WHERE tenant_id = $1 AND id = $2${unfinishedOnly ? ` AND status IN ('queued', 'running')` : ''}
         RETURNING ${COLUMNS}`,
       values: [
@@ -261,6 +263,7 @@ export class TypeOrmExecutionsRepository implements ExecutionsRepository {
         outcome.exitCode ?? null,
         outcome.signal ?? null,
         outcome.resumedMs ?? null,
+        outcome.stateLostReason ?? null,
       ],
     });
     return rows[0];

@@ -68,6 +68,7 @@ describe(SessionCheckpoints.name, () => {
     const view = await runner.execute(executeJob('exe_2', { tier: 'gvisor' }));
     expect(runtime.restored).toEqual([]);
     expect([view.status, view.stateLost]).toEqual(['ok', true]);
+    expect(view.stateLostReason).toMatch(/^The session's checkpoint could not be restored \(checkpoint ckp_\w+ could not be read: .+\); it starts afresh\.$/);
   });
 
   it("should not restore another tenant's checkpoint into a session", async () => {

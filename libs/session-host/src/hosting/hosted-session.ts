@@ -18,6 +18,8 @@ export interface HostedSession {
   resumeFrom: string | null;
   // How long the restore took, for the next run's record.
   resumedMsPending: number | null;
+  // Why the next run's state is lost, when the platform knows (a failed restore).
+  stateLostReason: string | null;
 }
 
 export function newHostedSession(spec: SessionSpec, options: { stateLost: boolean; resumeFrom?: string | null }): HostedSession {
@@ -31,6 +33,7 @@ export function newHostedSession(spec: SessionSpec, options: { stateLost: boolea
     files: null,
     resumeFrom: options.resumeFrom ?? null,
     resumedMsPending: null,
+    stateLostReason: null,
   };
 }
 

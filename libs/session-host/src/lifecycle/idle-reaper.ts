@@ -43,7 +43,7 @@ export class IdleReaper {
         if (idle >= sessionIdleMs) this.registry.remove(sessionId);
         continue;
       }
-      if (sessionIdleAction === 'hibernate' && this.checkpoints.unavailable(hosted.spec) === null) {
+      if ((hosted.spec.idleAction ?? sessionIdleAction) === 'hibernate' && this.checkpoints.unavailable(hosted.spec) === null) {
         if (idle < sessionHibernateAfterMs) continue;
         try {
           await this.lifecycle.hibernate(hosted.spec);

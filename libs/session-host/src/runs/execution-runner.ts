@@ -256,7 +256,9 @@ export class ExecutionRunner {
       this.running.delete(data.executionId);
     }
     outcome.stateLost = outcome.stateLost || hosted.stateLostPending;
+    const stateLostReason = hosted.stateLostPending ? hosted.stateLostReason : null;
     hosted.stateLostPending = false;
+    hosted.stateLostReason = null;
     const resumedMs = hosted.resumedMsPending;
     hosted.resumedMsPending = null;
     // Read back before anything else: a file the code wrote is in the thread the
@@ -280,7 +282,7 @@ export class ExecutionRunner {
       : { artifacts: [], skipped: [] };
     if (!sandbox.alive) await this.provisioner.replaceDead(hosted, sandbox);
     const { artifacts: _listing, figures: _figures, trackingMs: _tracking, ...rest } = outcome;
-    return { ...rest, files, artifacts: produced.artifacts, artifactsSkipped: produced.skipped, ...(resumedMs !== null ? { resumedMs } : {}) };
+    return { ...rest, files, artifacts: produced.artifacts, artifactsSkipped: produced.skipped, ...(resumedMs !== null ? { resumedMs } : {}), ...(stateLostReason ? { stateLostReason } : {}) };
   }
 
   // Runs `step` again while it fails because PostgreSQL or Redis is unavailable, for up

@@ -94,6 +94,7 @@ export class SandboxProvisioner {
       const why = error instanceof CheckpointRestoreError ? error.message : `the runtime could not restore it: ${(error as Error).message}`;
       this.logger.warn(`session ${spec.sessionId} did not resume from ${checkpointId} (${why}); it starts afresh`);
       hosted.stateLostPending = true;
+      hosted.stateLostReason = `The session's checkpoint could not be restored (${why}); it starts afresh.`;
       return null;
     }
   }

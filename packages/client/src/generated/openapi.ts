@@ -1711,6 +1711,11 @@ export interface components {
              * @description Since when it is hibernated; null when it is not.
              */
             hibernatedAt: string | null;
+            /**
+             * @description What it comes to when idle: hibernate (gvisor: after SESSION_HIBERNATE_AFTER_MS) or end; null: the deployment's SESSION_IDLE_ACTION.
+             * @enum {string|null}
+             */
+            idleAction: "hibernate" | "end" | null;
             /** Format: date-time */
             createdAt: string;
             /** Format: date-time */
@@ -1803,6 +1808,8 @@ export interface components {
             cpuMs: number | null;
             /** @description Present when this run first resumed its hibernated session: how long the restore took, in ms. */
             resumedMs?: number;
+            /** @description Present when stateLost is true and the platform knows why, e.g. a checkpoint that could not be restored. */
+            stateLostReason?: string;
             /** Format: date-time */
             createdAt: string;
             /** Format: date-time */
@@ -1937,6 +1944,11 @@ export interface components {
              */
             tier?: "runc" | "gvisor";
             /**
+             * @description What the session comes to when idle: hibernate (a gvisor session, after SESSION_HIBERNATE_AFTER_MS; others end) or end (after SESSION_IDLE_TIMEOUT_MS). Default: the deployment's SESSION_IDLE_ACTION.
+             * @enum {string}
+             */
+            idleAction?: "hibernate" | "end";
+            /**
              * @description A fork: the snapshot the session starts from, with its variables, processes and files, and its session's settings (send only threadId beside it: 400 INVALID_FORK). 404 SNAPSHOT_NOT_FOUND; 409 THREAD_HAS_SESSION for a thread with a live session.
              * @example snp_01J…
              */
@@ -1973,6 +1985,11 @@ export interface components {
              * @description Since when it is hibernated; null when it is not.
              */
             hibernatedAt: string | null;
+            /**
+             * @description What it comes to when idle: hibernate (gvisor: after SESSION_HIBERNATE_AFTER_MS) or end; null: the deployment's SESSION_IDLE_ACTION.
+             * @enum {string|null}
+             */
+            idleAction: "hibernate" | "end" | null;
             /** Format: date-time */
             createdAt: string;
             /** Format: date-time */
@@ -2129,6 +2146,8 @@ export interface components {
             cpuMs: number | null;
             /** @description Present when this run first resumed its hibernated session: how long the restore took, in ms. */
             resumedMs?: number;
+            /** @description Present when stateLost is true and the platform knows why, e.g. a checkpoint that could not be restored. */
+            stateLostReason?: string;
             /** Format: date-time */
             createdAt: string;
             /** Format: date-time */

@@ -52,6 +52,7 @@ export class ExecutionResponse implements ExecutionView {
   @ApiProperty({ type: 'integer', nullable: true }) durationMs: number | null;
   @ApiProperty({ type: 'number', nullable: true, description: "CPU time of the sandbox while the code ran (its cgroup's counter)." }) cpuMs: number | null;
   @ApiPropertyOptional({ type: 'integer', description: 'Present when this run first resumed its hibernated session: how long the restore took, in ms.' }) resumedMs?: number;
+  @ApiPropertyOptional({ description: 'Present when stateLost is true and the platform knows why, e.g. a checkpoint that could not be restored.' }) stateLostReason?: string;
   @ApiProperty({ format: 'date-time' }) createdAt: string;
   @ApiProperty({ type: 'string', format: 'date-time', nullable: true }) finishedAt: string | null;
 }

@@ -81,6 +81,10 @@ export class CreateSessionDto {
   @IsOptional() @IsIn(SANDBOX_TIERS)
   tier?: SandboxTier;
 
+  @ApiPropertyOptional({ enum: ['hibernate', 'end'], description: "What the session comes to when idle: hibernate (a gvisor session, after SESSION_HIBERNATE_AFTER_MS; others end) or end (after SESSION_IDLE_TIMEOUT_MS). Default: the deployment's SESSION_IDLE_ACTION." })
+  @IsOptional() @IsIn(['hibernate', 'end'])
+  idleAction?: 'hibernate' | 'end';
+
   @ApiPropertyOptional({ example: 'snp_01J…', description: "A fork: the snapshot the session starts from, with its variables, processes and files, and its session's settings (send only threadId beside it: 400 INVALID_FORK). 404 SNAPSHOT_NOT_FOUND; 409 THREAD_HAS_SESSION for a thread with a live session." })
   @IsOptional() @IsString() @MaxLength(64)
   fromSnapshot?: string;

@@ -41,6 +41,8 @@ export class SessionResponse implements SessionView {
   tier: SessionView['tier'];
   @ApiProperty({ type: 'string', format: 'date-time', nullable: true, description: 'Since when it is hibernated; null when it is not.' })
   hibernatedAt: string | null;
+  @ApiProperty({ enum: ['hibernate', 'end'], nullable: true, description: "What it comes to when idle: hibernate (gvisor: after SESSION_HIBERNATE_AFTER_MS) or end; null: the deployment's SESSION_IDLE_ACTION." })
+  idleAction: SessionView['idleAction'];
   @ApiProperty({ format: 'date-time' }) createdAt: string;
   @ApiProperty({ format: 'date-time' }) lastUsedAt: string;
   @ApiProperty({ type: 'string', format: 'date-time', nullable: true, description: 'When the idle reaper ends (or hibernates) it, a hibernated one after SESSION_HIBERNATED_RETENTION_MS; null once ended.' }) expiresAt: string | null;
