@@ -33,6 +33,9 @@ export interface BackendContext {
   // The hosts the code of the thread's session may reach (the agent definition's, asked
   // when the session is created); absent: no network.
   network?: { allow: string[] } | null;
+  // The isolation tier of the thread's session (the agent definition's, asked when the
+  // session is created); absent: the tenant's default.
+  tier?: 'runc' | 'gvisor' | null;
 }
 
 // A directory listing entry (absolute path, `file` or `directory`).

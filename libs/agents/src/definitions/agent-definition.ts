@@ -1,3 +1,4 @@
+import type { SandboxTier } from '@drydock/core';
 import type { SessionNetwork } from '@drydock/execution';
 import type { BackendRouteConfig } from '../backends/backend-routes.js';
 import type { PortableAgent } from '../python-tools/agent-bundle.js';
@@ -40,6 +41,9 @@ export interface AgentDefinition {
   // The hosts the code of its threads' sessions may reach (within the tenant's ceiling,
   // checked when it is set); null: no network.
   network: SessionNetwork | null;
+  // The isolation tier of its threads' sessions (one the deployment offers and the
+  // tenant allows, checked when it is set); null: the tenant's default tier.
+  tier: SandboxTier | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -67,6 +71,8 @@ export interface AgentDefinitionInput {
   // Default null (no network). Already read as {allow} (the gateway's networkOption);
   // its entries are checked here.
   network?: { allow: readonly unknown[] } | null;
+  // Default null (the tenant's default tier).
+  tier?: SandboxTier | null;
 }
 
 export type AgentDefinitionPatch = Partial<AgentDefinitionInput>;
@@ -99,6 +105,7 @@ export interface AgentView {
   pythonModules: PythonToolModule[];
   template: string | null;
   network: SessionNetwork | null;
+  tier: SandboxTier | null;
   createdAt: string;
   updatedAt: string;
 }

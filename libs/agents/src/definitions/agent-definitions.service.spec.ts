@@ -8,6 +8,8 @@ import { AGENT_BUILTIN_TOOLS, type AgentDefinition } from './agent-definition.js
 import { AgentDefinitionError } from './agent-definitions.errors.js';
 import { AgentDefinitionsService } from './agent-definitions.service.js';
 import type { AgentChanges, AgentRecord, AgentsRepository, NewAgent } from './agents.repository.js';
+import type { SandboxTier } from '@drydock/core';
+import type { SessionsService } from '@drydock/sessions';
 import type { PythonSchemaDeriver } from './python-schema-deriver.js';
 import type { TemplateNames } from './template-names.js';
 
@@ -81,14 +83,17 @@ const templates: TemplateNames = {
 };
 
 // The tenants' network ceilings: ten_a may reach pypi.org and *.example.com; ten_b nothing.
+// Their tiers: ten_a any offered one; ten_b runc only.
 const tenants: Pick<TenantsService, 'get'> = {
-  get: async (id) => ({ id, limits: id === 'ten_a' ? { network: { allow: ['pypi.org', '*.example.com'] } } : {} }) as never,
+  get: async (id) => ({ id, limits: id === 'ten_a' ? { network: { allow: ['pypi.org', '*.example.com'] } } : { tiers: ['runc'] } }) as never,
 };
 
-function setup(env: Record<string, string> = {}) {
+// The tiers the deployment offers: runc and gvisor unless told otherwise.
+function setup(env: Record<string, string> = {}, offered: SandboxTier[] = ['runc', 'gvisor']) {
   const repo = new InMemoryAgentsRepository();
   const deriver = new LocalDeriver();
-  const sut = new AgentDefinitionsService(repo, deriver, makeConfig(env), templates, tenants as TenantsService);
+  const sessions: Pick<SessionsService, 'offeredTiers'> = { offeredTiers: () => [...offered] };
+  const sut = new AgentDefinitionsService(repo, deriver, makeConfig(env), templates, tenants as TenantsService, sessions);
   return { sut, repo, deriver };
 }
 
@@ -163,6 +168,35 @@ describe(AgentDefinitionsService.name, () => {
       expect((await sut.update('ten_a', agent.id, { network: null })).network).toBeNull();
       expect(await refusal(sut.create('ten_b', { name: 'Other', network: { allow: ['pypi.org'] } }))).toMatchObject({ code: 'NETWORK_NOT_ALLOWED' });
       expect(await refusal(sut.create('ten_a', { name: 'Bad', network: { allow: [42] } }))).toMatchObject({ code: 'INVALID_NETWORK_POLICY', status: 400 });
+    });
+
+    it("should keep the tier its sessions run on, one offered here and allowed the tenant, until it is changed or cleared", async () => {
+      const { sut } = setup();
+      expect((await sut.create('ten_a', { name: 'Plain' })).tier).toBeNull();
+      const agent = await sut.create('ten_a', { name: 'Isolated', tier: 'gvisor' });
+      expect(agent.tier).toBe('gvisor');
+      expect((await sut.update('ten_a', agent.id, { instructions: 'be brief' })).tier).toBe('gvisor');
+      expect((await sut.update('ten_a', agent.id, { tier: 'runc' })).tier).toBe('runc');
+      expect((await sut.update('ten_a', agent.id, { tier: null })).tier).toBeNull();
+      expect(await refusal(sut.create('ten_b', { name: 'Other', tier: 'gvisor' }))).toMatchObject({
+        code: 'TIER_NOT_ALLOWED',
+        status: 422,
+        details: { allowed: ['runc'] },
+      });
+      expect((await sut.create('ten_b', { name: 'Runc', tier: 'runc' })).tier).toBe('runc');
+      expect(await refusal(sut.create('ten_a', { name: 'Bad', tier: 'kata' as SandboxTier }))).toMatchObject({
+        code: 'INVALID_AGENT_DEFINITION',
+        status: 400,
+        details: { field: 'tier' },
+      });
+    });
+
+    it('should refuse a tier this deployment does not offer, on create and on update, and keep the stored one', async () => {
+      const { sut } = setup({}, ['runc']);
+      expect(await refusal(sut.create('ten_a', { name: 'Isolated', tier: 'gvisor' }))).toMatchObject({ code: 'TIER_NOT_AVAILABLE', status: 422 });
+      const agent = await sut.create('ten_a', { name: 'Plain', tier: 'runc' });
+      expect(await refusal(sut.update('ten_a', agent.id, { tier: 'gvisor' }))).toMatchObject({ code: 'TIER_NOT_AVAILABLE' });
+      expect((await sut.get('ten_a', agent.id)).tier).toBe('runc');
     });
 
     it.each([
@@ -328,6 +362,14 @@ describe(AgentDefinitionsService.name, () => {
       const again = await sut.export('ten_b', copy.id);
       expect(JSON.stringify(again.agent)).toBe(JSON.stringify(bundle.agent));
       expect(again.sha256).toBe(bundle.sha256);
+    });
+
+    it("should leave a definition's tier out of its bundle, and import it with the tenant's default", async () => {
+      const { sut } = setup();
+      const agent = await sut.create('ten_a', { name: 'Isolated', tier: 'gvisor' });
+      const bundle = await sut.export('ten_a', agent.id);
+      expect(bundle.agent).not.toHaveProperty('tier');
+      expect((await sut.import('ten_b', bundle)).tier).toBeNull();
     });
 
     it('should refuse a bundle with one byte changed in a module source', async () => {

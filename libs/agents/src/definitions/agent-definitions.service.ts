@@ -1,7 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { APP_CONFIG, newId, TenantsService, type AppConfig } from '@drydock/core';
+import { APP_CONFIG, newId, SANDBOX_TIERS, TenantsService, type AppConfig, type SandboxTier } from '@drydock/core';
 import { policyWithin } from '@drydock/egress';
 import type { SessionNetwork } from '@drydock/execution';
+import { SessionsError, SessionsService } from '@drydock/sessions';
 import { backendRoutesSchema, parseBackendRoutes, type BackendRouteConfig, type FilesystemRoots } from '../backends/backend-routes.js';
 import { exportAgentBundle, importAgentBundle, portableAgentSchema, type AgentBundle, type PortableAgent } from '../python-tools/agent-bundle.js';
 import { PythonToolError } from '../python-tools/python-tools.errors.js';
@@ -32,7 +33,7 @@ import { AGENTS_REPOSITORY, type AgentsRepository, type NewAgent } from './agent
 import { PYTHON_SCHEMA_DERIVER, type PythonSchemaDeriver } from './python-schema-deriver.js';
 import { TEMPLATE_NAMES, type TemplateNames } from './template-names.js';
 
-type CheckedFields = Omit<NewAgent, 'id' | 'pythonModules' | 'template' | 'network'>;
+type CheckedFields = Omit<NewAgent, 'id' | 'pythonModules' | 'template' | 'network' | 'tier'>;
 
 // Agent definitions of a tenant: checked, their Python modules' tool schemas derived in
 // the tenant's sandbox, stored, and moved between deployments as hashed bundles. Every
@@ -45,6 +46,8 @@ export class AgentDefinitionsService {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(TEMPLATE_NAMES) private readonly templates: TemplateNames,
     private readonly tenants: TenantsService,
+    // Only for the tiers this deployment offers.
+    @Inject(SessionsService) private readonly sessions: Pick<SessionsService, 'offeredTiers'>,
   ) {}
 
   async create(tenantId: string, input: AgentDefinitionInput): Promise<AgentDefinition> {
@@ -52,6 +55,7 @@ export class AgentDefinitionsService {
       ...this.checkFields(input),
       template: await this.checkTemplate(tenantId, input.template ?? null),
       network: await this.checkNetwork(tenantId, input.network ?? null),
+      tier: await this.checkTier(tenantId, input.tier ?? null),
     };
     const sources = checkModuleInputs(input.pythonModules ?? []);
     const pythonModules = await this.deriveModules(tenantId, sources);
@@ -81,10 +85,11 @@ export class AgentDefinitionsService {
     });
     const template = patch.template === undefined ? current.template : await this.checkTemplate(tenantId, patch.template);
     const network = patch.network === undefined ? current.network : await this.checkNetwork(tenantId, patch.network);
+    const tier = patch.tier === undefined ? current.tier : await this.checkTier(tenantId, patch.tier);
     const pythonModules = patch.pythonModules
       ? await this.deriveModules(tenantId, checkModuleInputs(patch.pythonModules), current.pythonModules)
       : current.pythonModules;
-    const { id: _id, ...changes } = this.checkedAgent({ id, ...fields, template, network, pythonModules });
+    const { id: _id, ...changes } = this.checkedAgent({ id, ...fields, template, network, tier, pythonModules });
     const updated = await this.agents.update(tenantId, id, changes);
     if (!updated) throw AgentDefinitionError.notFound(id);
     return updated;
@@ -112,8 +117,9 @@ export class AgentDefinitionsService {
         if (!definesFunction(module.source, fn.name)) throw AgentDefinitionError.bundleFunctionMissing(module.name, fn.name);
       }
     }
-    // A bundle is portable: its template and network are this deployment's to set.
-    return this.agents.create(tenantId, this.checkedAgent({ id: newId('agt'), ...fields, template: null, network: null, pythonModules: agent.pythonModules }));
+    // A bundle is portable: its template, network and tier are this deployment's to set.
+    const unset = { template: null, network: null, tier: null };
+    return this.agents.create(tenantId, this.checkedAgent({ id: newId('agt'), ...fields, ...unset, pythonModules: agent.pythonModules }));
   }
 
   // A template the tenant can use (its own or a shared one), ready or not yet.
@@ -130,6 +136,22 @@ export class AgentDefinitionsService {
     if (requested === null) return null;
     const tenant = await this.tenants.get(tenantId);
     return policyWithin(tenant.limits.network, requested);
+  }
+
+  // A tier this deployment offers (422 TIER_NOT_AVAILABLE) and the tenant allows as its
+  // limits are now (422 TIER_NOT_ALLOWED): SessionsService.create's rule, checked here so
+  // a definition is refused when it is set rather than on its first tool call.
+  private async checkTier(tenantId: string, requested: SandboxTier | null): Promise<SandboxTier | null> {
+    if (requested === null) return null;
+    if (!(SANDBOX_TIERS as readonly unknown[]).includes(requested)) {
+      throw AgentDefinitionError.invalid('tier', `must be one of ${SANDBOX_TIERS.join(', ')}, or null.`);
+    }
+    const offered = this.sessions.offeredTiers();
+    if (!offered.includes(requested)) throw SessionsError.tierNotAvailable(requested);
+    const { limits } = await this.tenants.get(tenantId);
+    const allowed = limits.tiers?.length ? limits.tiers.filter((t) => offered.includes(t)) : offered;
+    if (!allowed.includes(requested)) throw SessionsError.tierNotAllowed(requested, allowed);
+    return requested;
   }
 
   // Name, instructions, model, tools and routes: everything but the modules.

@@ -1,4 +1,5 @@
 import { Column, CreateDateColumn, Entity, PrimaryColumn, Unique } from 'typeorm';
+import type { SandboxTier } from '@drydock/core';
 import type { SessionNetwork } from '@drydock/execution';
 import type { BackendRouteConfig } from '../backends/backend-routes.js';
 import type { PythonToolModule } from '../python-tools/tool-module.js';
@@ -42,6 +43,9 @@ export class AgentEntity {
 
   @Column({ type: 'jsonb', nullable: true })
   network: SessionNetwork | null;
+
+  @Column({ type: 'text', nullable: true })
+  tier: SandboxTier | null;
 
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;

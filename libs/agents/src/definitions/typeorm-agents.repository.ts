@@ -20,6 +20,7 @@ function toRecord(entity: AgentEntity): AgentRecord {
     pythonModules: entity.pythonModules as AgentRecord['pythonModules'],
     template: entity.template ?? null,
     network: entity.network ?? null,
+    tier: entity.tier ?? null,
     createdAt: entity.createdAt,
     updatedAt: entity.updatedAt,
   };

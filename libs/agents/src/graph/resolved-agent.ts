@@ -18,6 +18,8 @@ export interface ResolvedAgent {
   template: string | null;
   // The hosts its threads' sessions may reach; null: no network.
   network: { allow: string[] } | null;
+  // The isolation tier of its threads' sessions; null or absent: the tenant's default.
+  tier?: 'runc' | 'gvisor' | null;
 }
 
 // Looks an agent up for a run (the default agent or a tenant's definition). Called by

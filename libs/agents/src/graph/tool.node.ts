@@ -59,6 +59,7 @@ export function createToolNode(resolver: AgentResolver, evictor: ToolResultEvict
           sandbox: agent.sandbox,
           template: agent.template,
           network: agent.network,
+          tier: agent.tier,
           stateFiles,
           extracted: state.extracted[id],
         };

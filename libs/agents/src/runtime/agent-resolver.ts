@@ -21,6 +21,7 @@ export interface AgentDefinitionLike {
   backendRoutes: unknown[];
   template?: string | null;
   network?: { allow: string[] } | null;
+  tier?: 'runc' | 'gvisor' | null;
   updatedAt: Date | string;
 }
 
@@ -61,7 +62,7 @@ export class DefinitionAgentResolver<D extends AgentDefinitionLike = AgentDefini
   async resolve(scope: RunScope): Promise<ResolvedAgent> {
     if (scope.agentId === DEFAULT_ASSISTANT_ID) {
       return this.cached(DEFAULT_ASSISTANT_ID, () =>
-        this.build(DEFAULT_INSTRUCTIONS, DEFAULT_MODEL_NAME, [...this.deps.builtinTools.values()], this.deps.sandbox, { template: null, network: null }),
+        this.build(DEFAULT_INSTRUCTIONS, DEFAULT_MODEL_NAME, [...this.deps.builtinTools.values()], this.deps.sandbox, { template: null, network: null, tier: null }),
       );
     }
     const definition = await this.deps.definitions.get(scope.tenantId, scope.agentId);
@@ -73,7 +74,7 @@ export class DefinitionAgentResolver<D extends AgentDefinitionLike = AgentDefini
       });
       const routes = parseBackendRoutes(definition.backendRoutes, { filesystemRoots: this.filesystemRootsForRoutes() });
       const backend = buildRoutedBackend(routes, this.backends);
-      const sessions = { template: definition.template ?? null, network: definition.network ?? null };
+      const sessions = { template: definition.template ?? null, network: definition.network ?? null, tier: definition.tier ?? null };
       return this.build(definition.instructions, definition.model, [...builtins, ...this.deps.pythonTools(definition)], backend, sessions);
     });
   }
@@ -98,7 +99,7 @@ export class DefinitionAgentResolver<D extends AgentDefinitionLike = AgentDefini
     modelName: string,
     tools: StructuredToolInterface[],
     backend: Backend,
-    sessions: Pick<ResolvedAgent, 'template' | 'network'>,
+    sessions: Pick<ResolvedAgent, 'template' | 'network' | 'tier'>,
   ): ResolvedAgent {
     const model = this.deps.models.get(modelName);
     if (typeof model.bindTools !== 'function') throw new Error(`the chat model for "${modelName}" cannot call tools`);

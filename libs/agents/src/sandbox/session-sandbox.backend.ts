@@ -72,11 +72,12 @@ export class SessionSandboxBackend implements SandboxBackend {
         this.sessionOfThread.delete(key);
       }
     }
-    // Returns the thread's live session when there is one (as it was started).
+    // Returns the thread's live session when there is one (as it was started: its tier too).
     const { session } = await this.sessions.create(ctx.tenantId, {
       threadId: ctx.threadId,
       ...(ctx.template ? { template: ctx.template } : {}),
       ...(ctx.network ? { network: ctx.network } : {}),
+      ...(ctx.tier ? { tier: ctx.tier } : {}),
     });
     this.remember(key, session.id);
     return run(principal, session.id);

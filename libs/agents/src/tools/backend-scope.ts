@@ -10,6 +10,7 @@ export function backendContextOf(ctx: ToolCallContext): BackendContext {
     stateFiles: ctx.stateFiles,
     ...(ctx.template ? { template: ctx.template } : {}),
     ...(ctx.network ? { network: ctx.network } : {}),
+    ...(ctx.tier ? { tier: ctx.tier } : {}),
   };
 }
 

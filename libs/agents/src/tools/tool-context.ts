@@ -28,6 +28,8 @@ export interface ToolCallContext {
   template?: string | null;
   // The network policy of the agent's sessions (its definition's); null: no network.
   network?: { allow: string[] } | null;
+  // The isolation tier of the agent's sessions (its definition's); null: the tenant's default.
+  tier?: 'runc' | 'gvisor' | null;
   // The graph state's `files`, for state-backed routes.
   stateFiles: Readonly<StateFiles>;
   // For python_run_prepared and file_write: the content the tool node extracted for

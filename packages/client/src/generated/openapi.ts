@@ -2843,6 +2843,11 @@ export interface components {
             network?: false | {
                 allow: string[];
             };
+            /**
+             * @description The isolation tier of its threads' sessions (docs/sessions.md); null: the tenant's default tier (the default; on update, clears it). 422 TIER_NOT_AVAILABLE for a tier this deployment does not offer, TIER_NOT_ALLOWED for one the tenant may not use.
+             * @enum {string|null}
+             */
+            tier?: "runc" | "gvisor" | null;
             /** @description Unique within the tenant; not blank. */
             name: string;
         };
@@ -2885,6 +2890,11 @@ export interface components {
             template: string | null;
             /** @description The hosts its sessions' code may reach (docs/network.md); null: no network. */
             network: components["schemas"]["NetworkPolicyResponse"] | null;
+            /**
+             * @description The isolation tier of its sessions; null: the tenant's default.
+             * @enum {string|null}
+             */
+            tier: "runc" | "gvisor" | null;
             /** Format: date-time */
             createdAt: string;
             /** Format: date-time */
@@ -2937,6 +2947,11 @@ export interface components {
             network?: false | {
                 allow: string[];
             };
+            /**
+             * @description The isolation tier of its threads' sessions (docs/sessions.md); null: the tenant's default tier (the default; on update, clears it). 422 TIER_NOT_AVAILABLE for a tier this deployment does not offer, TIER_NOT_ALLOWED for one the tenant may not use.
+             * @enum {string|null}
+             */
+            tier?: "runc" | "gvisor" | null;
             /** @description Unique within the tenant; not blank. */
             name?: string;
         };
@@ -11411,7 +11426,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `NETWORK_NOT_ALLOWED`, `PYTHON_INVALID_TOOL_NAME`, `PYTHON_NO_PUBLIC_FUNCTIONS`, `PYTHON_POSITIONAL_ONLY_NOT_SUPPORTED`, `PYTHON_SYNTAX_ERROR`, `PYTHON_UNSUPPORTED_SIGNATURE`, `PYTHON_VARARGS_NOT_SUPPORTED`, `TOOL_NAME_CONFLICT` */
+            /** @description `NETWORK_NOT_ALLOWED`, `PYTHON_INVALID_TOOL_NAME`, `PYTHON_NO_PUBLIC_FUNCTIONS`, `PYTHON_POSITIONAL_ONLY_NOT_SUPPORTED`, `PYTHON_SYNTAX_ERROR`, `PYTHON_UNSUPPORTED_SIGNATURE`, `PYTHON_VARARGS_NOT_SUPPORTED`, `TIER_NOT_ALLOWED`, `TIER_NOT_AVAILABLE`, `TOOL_NAME_CONFLICT` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -11420,7 +11435,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         error?: {
                             /** @enum {string} */
-                            code?: "NETWORK_NOT_ALLOWED" | "PYTHON_INVALID_TOOL_NAME" | "PYTHON_NO_PUBLIC_FUNCTIONS" | "PYTHON_POSITIONAL_ONLY_NOT_SUPPORTED" | "PYTHON_SYNTAX_ERROR" | "PYTHON_UNSUPPORTED_SIGNATURE" | "PYTHON_VARARGS_NOT_SUPPORTED" | "TOOL_NAME_CONFLICT";
+                            code?: "NETWORK_NOT_ALLOWED" | "PYTHON_INVALID_TOOL_NAME" | "PYTHON_NO_PUBLIC_FUNCTIONS" | "PYTHON_POSITIONAL_ONLY_NOT_SUPPORTED" | "PYTHON_SYNTAX_ERROR" | "PYTHON_UNSUPPORTED_SIGNATURE" | "PYTHON_VARARGS_NOT_SUPPORTED" | "TIER_NOT_ALLOWED" | "TIER_NOT_AVAILABLE" | "TOOL_NAME_CONFLICT";
                         };
                     };
                 };
@@ -11923,7 +11938,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `NETWORK_NOT_ALLOWED`, `PYTHON_INVALID_TOOL_NAME`, `PYTHON_NO_PUBLIC_FUNCTIONS`, `PYTHON_POSITIONAL_ONLY_NOT_SUPPORTED`, `PYTHON_SYNTAX_ERROR`, `PYTHON_UNSUPPORTED_SIGNATURE`, `PYTHON_VARARGS_NOT_SUPPORTED`, `TOOL_NAME_CONFLICT` */
+            /** @description `NETWORK_NOT_ALLOWED`, `PYTHON_INVALID_TOOL_NAME`, `PYTHON_NO_PUBLIC_FUNCTIONS`, `PYTHON_POSITIONAL_ONLY_NOT_SUPPORTED`, `PYTHON_SYNTAX_ERROR`, `PYTHON_UNSUPPORTED_SIGNATURE`, `PYTHON_VARARGS_NOT_SUPPORTED`, `TIER_NOT_ALLOWED`, `TIER_NOT_AVAILABLE`, `TOOL_NAME_CONFLICT` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -11932,7 +11947,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"] & {
                         error?: {
                             /** @enum {string} */
-                            code?: "NETWORK_NOT_ALLOWED" | "PYTHON_INVALID_TOOL_NAME" | "PYTHON_NO_PUBLIC_FUNCTIONS" | "PYTHON_POSITIONAL_ONLY_NOT_SUPPORTED" | "PYTHON_SYNTAX_ERROR" | "PYTHON_UNSUPPORTED_SIGNATURE" | "PYTHON_VARARGS_NOT_SUPPORTED" | "TOOL_NAME_CONFLICT";
+                            code?: "NETWORK_NOT_ALLOWED" | "PYTHON_INVALID_TOOL_NAME" | "PYTHON_NO_PUBLIC_FUNCTIONS" | "PYTHON_POSITIONAL_ONLY_NOT_SUPPORTED" | "PYTHON_SYNTAX_ERROR" | "PYTHON_UNSUPPORTED_SIGNATURE" | "PYTHON_VARARGS_NOT_SUPPORTED" | "TIER_NOT_ALLOWED" | "TIER_NOT_AVAILABLE" | "TOOL_NAME_CONFLICT";
                         };
                     };
                 };

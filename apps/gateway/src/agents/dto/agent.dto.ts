@@ -1,6 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { ArrayMaxSize, IsArray, IsObject, IsOptional, IsString, MaxLength, ValidateNested } from 'class-validator';
+import { ArrayMaxSize, IsArray, IsIn, IsObject, IsOptional, IsString, MaxLength, ValidateNested } from 'class-validator';
+import { SANDBOX_TIERS, type SandboxTier } from '@drydock/core';
 import {
   AGENT_BUILTIN_TOOLS,
   BACKEND_KINDS,
@@ -106,6 +107,17 @@ class AgentFieldsDto {
       'outside the ceiling, 400 INVALID_NETWORK_POLICY a malformed one.',
   )
   network?: unknown;
+
+  // null passes @IsOptional: on update it clears the tier.
+  @ApiPropertyOptional({
+    enum: SANDBOX_TIERS,
+    nullable: true,
+    description:
+      "The isolation tier of its threads' sessions (docs/sessions.md); null: the tenant's default tier (the default; on update, clears it). " +
+      '422 TIER_NOT_AVAILABLE for a tier this deployment does not offer, TIER_NOT_ALLOWED for one the tenant may not use.',
+  })
+  @IsOptional() @IsIn(SANDBOX_TIERS)
+  tier?: SandboxTier | null;
 }
 
 export class CreateAgentDto extends AgentFieldsDto {

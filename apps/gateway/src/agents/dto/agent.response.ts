@@ -66,6 +66,9 @@ export class AgentResponse implements AgentView {
   @ApiProperty({ type: () => NetworkPolicyResponse, nullable: true, description: 'The hosts its sessions\' code may reach (docs/network.md); null: no network.' })
   network: NetworkPolicyResponse | null;
 
+  @ApiProperty({ enum: ['runc', 'gvisor'], nullable: true, description: "The isolation tier of its sessions; null: the tenant's default." })
+  tier: 'runc' | 'gvisor' | null;
+
   @ApiProperty({ format: 'date-time' }) createdAt: string;
   @ApiProperty({ format: 'date-time' }) updatedAt: string;
 }
