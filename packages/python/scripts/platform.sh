@@ -17,6 +17,9 @@ py_platform_env() {
   export ARTIFACTS_SIGNING_SECRET="test-signing-secret-0123456789abcdef0123"
   export ARTIFACTS_DIR="$DRYDOCK_VAR/py-artifacts"
   export SANDBOX_CHANNEL_DIR="$DRYDOCK_VAR/py-channels"
+  # The gvisor tier (hibernate, snapshots, forks: tests/test_snapshots.py): Docker's
+  # runtime of gVisor, "runsc" as scripts/lib/services.sh registers it (DRYDOCK_GVISOR=1).
+  export SANDBOX_GVISOR_RUNTIME="${SANDBOX_GVISOR_RUNTIME:-runsc}"
   mkdir -p "$PY_OUT" "$ARTIFACTS_DIR" "$SANDBOX_CHANNEL_DIR"
   # harness.py starts the launcher with this command.
   export DRYDOCK_PLATFORM_CMD="node --enable-source-maps $PY_LAUNCHER"
@@ -31,6 +34,9 @@ py_check_services() {
     ensure_database "$db"
   fi
   docker image inspect "$SANDBOX_IMAGE" >/dev/null 2>&1 || die "no sandbox image $SANDBOX_IMAGE: scripts/test.sh (or scripts/start.sh) builds it"
+  if [[ -n "${SANDBOX_GVISOR_RUNTIME:-}" ]] && ! docker info --format '{{json .Runtimes}}' 2>/dev/null | grep -q "\"$SANDBOX_GVISOR_RUNTIME\""; then
+    die "Docker has no runtime \"$SANDBOX_GVISOR_RUNTIME\" (SANDBOX_GVISOR_RUNTIME, the gvisor tier): scripts/start.sh --gvisor registers runsc (docs/security.md)"
+  fi
   [[ -d "$ROOT/node_modules" ]] || ensure_node_modules
 }
 

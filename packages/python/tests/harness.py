@@ -68,6 +68,7 @@ def launcher_env() -> dict[str, str]:
         "ARTIFACTS_SIGNING_SECRET": "test-signing-secret-0123456789abcdef0123",
         "ARTIFACTS_DIR": str(var / "py-artifacts"),
         "SANDBOX_CHANNEL_DIR": str(var / "py-channels"),
+        "SANDBOX_GVISOR_RUNTIME": "runsc",
     }
     for key, value in defaults.items():
         if not env.get(key):

@@ -15,7 +15,7 @@ from support import LiveTestCase, thread_id
 
 _PAIRS = [
     "Drydock", "Sessions", "Session", "Executions", "SessionCommands", "ProcessHandle", "ThreadFiles",
-    "Artifacts", "Batches", "BatchRun", "Templates", "TemplateBuild", "Download",
+    "Artifacts", "Batches", "BatchRun", "Templates", "TemplateBuild", "Download", "Snapshots",
 ]
 
 

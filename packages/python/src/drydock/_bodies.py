@@ -20,6 +20,9 @@ def session_body(
     datasets: Sequence[Dataset | Mapping[str, Any]] | None,
     template: str | None,
     network: NetworkArg,
+    tier: str | None = None,
+    idle_action: str | None = None,
+    from_snapshot: str | None = None,
 ) -> dict[str, Any]:
     return compact(
         {
@@ -29,8 +32,18 @@ def session_body(
             "datasets": [dict(d) for d in datasets] if datasets is not None else None,
             "template": template,
             "network": dict(network) if network else network,
+            "tier": tier,
+            "idleAction": idle_action,
+            "fromSnapshot": from_snapshot,
         }
     )
+
+
+def fork_body(snapshot_id: str, thread_id: str | None) -> dict[str, Any]:
+    """A fork sends only the snapshot and the thread (anything else is INVALID_FORK)."""
+    if not isinstance(snapshot_id, str) or not snapshot_id:
+        raise ValueError("sessions.fork: `snapshot_id` is a snapshot's id (snp_...).")
+    return compact({"fromSnapshot": snapshot_id, "threadId": thread_id})
 
 
 def run_body(code: str, timeout_ms: int | None, idempotency_key: str | None) -> dict[str, Any]:
@@ -107,6 +120,10 @@ def batch_items(items: Iterable[BatchItemArg]) -> Iterator[Any]:
 
 def session_path(session_id: str) -> str:
     return f"/v1/sessions/{segment(session_id)}"
+
+
+def snapshot_path(snapshot_id: str) -> str:
+    return f"/v1/snapshots/{segment(snapshot_id)}"
 
 
 def thread_files_path(thread_id: str) -> str:

@@ -39,10 +39,12 @@ from .types import (
     ProcessExit,
     ProcessInfo,
     ProcessSignal,
+    SandboxTier,
     SessionInfo,
     SessionLimits,
     SessionNetwork,
     SignedUrl,
+    Snapshot,
     Template,
     TemplateSummary,
     TemplateVersion,
@@ -59,6 +61,7 @@ __all__ = [
     "AsyncSession",
     "AsyncSessionCommands",
     "AsyncSessions",
+    "AsyncSnapshots",
     "AsyncTemplateBuild",
     "AsyncTemplates",
     "AsyncThreadFiles",
@@ -120,6 +123,7 @@ class AsyncDrydock:
         self.batches = AsyncBatches(self._http)
         self.templates = AsyncTemplates(self._http)
         self.executions = AsyncExecutions(self._http)
+        self.snapshots = AsyncSnapshots(self._http)
 
     def files(self, thread_id: str) -> AsyncThreadFiles:
         """A thread's files, without a session."""
@@ -185,6 +189,16 @@ class AsyncSession:
         answer = await self._http.json("POST", self._path + "/interrupt")
         return list(answer.get("interrupted") or [])
 
+    async def hibernate(self) -> SessionInfo:
+        """See ``Session.hibernate``."""
+        self.info = SessionInfo.from_json(await self._http.json("POST", self._path + "/hibernate", retry_safe=True))
+        return self.info
+
+    async def snapshot(self, *, ttl_seconds: int | None = None) -> Snapshot:
+        """See ``Session.snapshot``."""
+        body = compact({"ttlSeconds": ttl_seconds})
+        return Snapshot.from_json(await self._http.json("POST", self._path + "/snapshots", body))
+
     async def refresh(self) -> SessionInfo:
         self.info = SessionInfo.from_json(await self._http.json("GET", self._path))
         return self.info
@@ -237,16 +251,43 @@ class AsyncSessions:
         datasets: Sequence[Dataset | Mapping[str, Any]] | None = None,
         template: str | None = None,
         network: NetworkArg = None,
+        tier: SandboxTier | None = None,
+        idle_action: Literal["hibernate", "end"] | None = None,
+        from_snapshot: str | None = None,
     ) -> AsyncSession:
-        body = _bodies.session_body(thread_id, limits, storage, datasets, template, network)
+        body = _bodies.session_body(thread_id, limits, storage, datasets, template, network, tier, idle_action, from_snapshot)
         return AsyncSession(self._http, SessionInfo.from_json(await self._http.json("POST", "/v1/sessions", body)))
 
     async def get(self, session_id: str) -> AsyncSession:
         return AsyncSession(self._http, SessionInfo.from_json(await self._http.json("GET", _bodies.session_path(session_id))))
 
+    async def fork(self, snapshot_id: str, *, thread_id: str | None = None) -> AsyncSession:
+        """See ``Sessions.fork``."""
+        body = _bodies.fork_body(snapshot_id, thread_id)
+        return AsyncSession(self._http, SessionInfo.from_json(await self._http.json("POST", "/v1/sessions", body)))
+
     async def list(self, *, include_ended: bool = False) -> list[AsyncSession]:
         path = with_query("/v1/sessions", {"includeEnded": True} if include_ended else None)
         return [AsyncSession(self._http, SessionInfo.from_json(s)) for s in (await self._http.json("GET", path))["sessions"]]
+
+
+class AsyncSnapshots:
+    """The tenant's snapshots: taken with ``session.snapshot()``, forked with
+    ``sessions.fork(id)``."""
+
+    def __init__(self, http: AsyncTransport) -> None:
+        self._http = http
+
+    async def list(self) -> list[Snapshot]:
+        """Newest first; expired ones are gone."""
+        return [Snapshot.from_json(x) for x in (await self._http.json("GET", "/v1/snapshots"))["snapshots"]]
+
+    async def get(self, snapshot_id: str) -> Snapshot:
+        return Snapshot.from_json(await self._http.json("GET", _bodies.snapshot_path(snapshot_id)))
+
+    async def delete(self, snapshot_id: str) -> None:
+        """Deletes it; the sessions forked from it go on."""
+        await self._http.request("DELETE", _bodies.snapshot_path(snapshot_id))
 
 
 class AsyncExecutions:

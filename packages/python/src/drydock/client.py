@@ -36,10 +36,12 @@ from .types import (
     ProcessExit,
     ProcessInfo,
     ProcessSignal,
+    SandboxTier,
     SessionInfo,
     SessionLimits,
     SessionNetwork,
     SignedUrl,
+    Snapshot,
     Template,
     TemplateSummary,
     TemplateVersion,
@@ -56,6 +58,7 @@ __all__ = [
     "Session",
     "SessionCommands",
     "Sessions",
+    "Snapshots",
     "TemplateBuild",
     "Templates",
     "ThreadFiles",
@@ -115,6 +118,7 @@ class Drydock:
         self.batches = Batches(self._http)
         self.templates = Templates(self._http)
         self.executions = Executions(self._http)
+        self.snapshots = Snapshots(self._http)
 
     def files(self, thread_id: str) -> ThreadFiles:
         """A thread's files, without a session."""
@@ -190,6 +194,23 @@ class Session:
         answer = self._http.json("POST", self._path + "/interrupt")
         return list(answer.get("interrupted") or [])
 
+    def hibernate(self) -> SessionInfo:
+        """Checkpoints the session (gvisor tier: its variables, processes and files) and
+        removes its container; its next run resumes it (``state_lost`` False,
+        ``resumed_ms``). Waits for a running execution to finish first. A runc session is
+        ``CHECKPOINT_NOT_AVAILABLE`` (422); an open terminal ``SESSION_BUSY`` (409).
+        Returns its state (``status == "hibernated"``, also kept in ``info``)."""
+        self.info = SessionInfo.from_json(self._http.json("POST", self._path + "/hibernate", retry_safe=True))
+        return self.info
+
+    def snapshot(self, *, ttl_seconds: int | None = None) -> Snapshot:
+        """A snapshot between runs (gvisor tier), kept ``ttl_seconds`` (at least 60; at
+        most, and by default, the deployment's retention) to fork sessions from with
+        ``sessions.fork(snapshot.id)``; the session goes on. ``SNAPSHOT_QUOTA_EXCEEDED``
+        (429) past the tenant's quota."""
+        body = compact({"ttlSeconds": ttl_seconds})
+        return Snapshot.from_json(self._http.json("POST", self._path + "/snapshots", body))
+
     def refresh(self) -> SessionInfo:
         """The session's current state (also kept in ``info``)."""
         self.info = SessionInfo.from_json(self._http.json("GET", self._path))
@@ -248,19 +269,55 @@ class Sessions:
         datasets: Sequence[Dataset | Mapping[str, Any]] | None = None,
         template: str | None = None,
         network: NetworkArg = None,
+        tier: SandboxTier | None = None,
+        idle_action: Literal["hibernate", "end"] | None = None,
+        from_snapshot: str | None = None,
     ) -> Session:
         """Starts a session, or returns the thread's live one (as it is, whatever the
         options say). ``network={"allow": [...]}`` lets its code reach those hosts within
-        the tenant's ceiling; ``template`` is ``"name"`` or ``"name:version"``."""
-        body = _bodies.session_body(thread_id, limits, storage, datasets, template, network)
+        the tenant's ceiling; ``template`` is ``"name"`` or ``"name:version"``.
+
+        ``tier="gvisor"`` runs it under gVisor, which can hibernate and be snapshotted
+        (``TIER_NOT_AVAILABLE`` where the deployment does not offer it,
+        ``TIER_NOT_ALLOWED`` outside the tenant's tiers); ``idle_action`` is what it comes
+        to when idle; ``from_snapshot`` is a fork (see ``fork``)."""
+        body = _bodies.session_body(thread_id, limits, storage, datasets, template, network, tier, idle_action, from_snapshot)
         return Session(self._http, SessionInfo.from_json(self._http.json("POST", "/v1/sessions", body)))
 
     def get(self, session_id: str) -> Session:
         return Session(self._http, SessionInfo.from_json(self._http.json("GET", _bodies.session_path(session_id))))
 
+    def fork(self, snapshot_id: str, *, thread_id: str | None = None) -> Session:
+        """A new session from a snapshot: its variables, processes and files, with the
+        settings of the session it was taken of, on ``thread_id`` (one without a live
+        session: else ``THREAD_HAS_SESSION``, 409) or a new thread. Its restored /session
+        becomes that thread's files. ``SNAPSHOT_NOT_FOUND`` (404) for an expired, deleted
+        or unknown snapshot."""
+        body = _bodies.fork_body(snapshot_id, thread_id)
+        return Session(self._http, SessionInfo.from_json(self._http.json("POST", "/v1/sessions", body)))
+
     def list(self, *, include_ended: bool = False) -> list[Session]:
         path = with_query("/v1/sessions", {"includeEnded": True} if include_ended else None)
         return [Session(self._http, SessionInfo.from_json(s)) for s in self._http.json("GET", path)["sessions"]]
+
+
+class Snapshots:
+    """The tenant's snapshots: taken with ``session.snapshot()``, forked with
+    ``sessions.fork(id)``."""
+
+    def __init__(self, http: SyncTransport) -> None:
+        self._http = http
+
+    def list(self) -> list[Snapshot]:
+        """Newest first; expired ones are gone."""
+        return [Snapshot.from_json(x) for x in self._http.json("GET", "/v1/snapshots")["snapshots"]]
+
+    def get(self, snapshot_id: str) -> Snapshot:
+        return Snapshot.from_json(self._http.json("GET", _bodies.snapshot_path(snapshot_id)))
+
+    def delete(self, snapshot_id: str) -> None:
+        """Deletes it; the sessions forked from it go on."""
+        self._http.request("DELETE", _bodies.snapshot_path(snapshot_id))
 
 
 class Executions:

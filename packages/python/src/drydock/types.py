@@ -42,12 +42,14 @@ __all__ = [
     "ProcessSignal",
     "PythonError",
     "RichResult",
+    "SandboxTier",
     "SessionDataset",
     "SessionInfo",
     "SessionLimits",
     "SessionNetwork",
     "SignedUrl",
     "SkippedPath",
+    "Snapshot",
     "Template",
     "TemplateLatest",
     "TemplateSummary",
@@ -59,6 +61,8 @@ Json = dict[str, Any]
 ExecutionStatus = Literal["queued", "running", "ok", "error", "timeout", "memory", "killed"]
 ProcessSignal = Literal["SIGINT", "SIGTERM", "SIGKILL", "SIGHUP"]
 GrepMode = Literal["files_with_matches", "content", "count"]
+SandboxTier = Literal["runc", "gvisor"]
+"""A session's isolation tier: only ``gvisor`` sessions hibernate and are snapshotted."""
 
 
 # ---------------------------------------------------------------------------------------
@@ -147,7 +151,13 @@ class NetworkPolicy:
 
 @dataclass(slots=True)
 class SessionInfo:
-    """A session's state: ``status`` is ``starting``, ``ready``, ``lost`` or ``ended``."""
+    """A session's state: ``status`` is ``starting``, ``ready``, ``lost``, ``hibernated``
+    (checkpointed, no container: its next run resumes it) or ``ended``.
+
+    ``tier`` is ``runc`` or ``gvisor``; ``hibernated_at`` says since when it is hibernated
+    (None when it is not); ``idle_action`` is what it comes to when idle (``hibernate``,
+    ``end``; None: the deployment's default).
+    """
 
     id: str
     thread_id: str
@@ -163,6 +173,13 @@ class SessionInfo:
     expires_at: str | None
     ended_at: str | None
     end_reason: str | None
+    tier: str = "runc"
+    hibernated_at: str | None = None
+    idle_action: str | None = None
+
+    @property
+    def hibernated(self) -> bool:
+        return self.status == "hibernated"
 
     @classmethod
     def from_json(cls, d: Json) -> SessionInfo:
@@ -182,7 +199,28 @@ class SessionInfo:
             d.get("expiresAt"),
             d.get("endedAt"),
             d.get("endReason"),
+            d.get("tier") or "runc",
+            d.get("hibernatedAt"),
+            d.get("idleAction"),
         )
+
+
+@dataclass(slots=True)
+class Snapshot:
+    """A snapshot of a gvisor session between runs (its variables, processes and files),
+    to fork sessions from with ``sessions.fork(snapshot.id)``. ``size_bytes`` is what it
+    stores (compressed), counted against the tenant's snapshot quota."""
+
+    id: str
+    session_id: str
+    tier: str
+    size_bytes: int
+    created_at: str
+    expires_at: str | None
+
+    @classmethod
+    def from_json(cls, d: Json) -> Snapshot:
+        return cls(d["id"], d["sessionId"], d.get("tier") or "gvisor", d.get("sizeBytes", 0), d["createdAt"], d.get("expiresAt"))
 
 
 # ---------------------------------------------------------------------------------------
@@ -306,7 +344,9 @@ class Execution:
     ``status`` is about the code: a Python exception is ``status == "error"`` with
     ``error`` set, not a raised exception. ``result`` is the trailing expression's value
     (``run.result.text == "42"``), ``None`` when there is none. Commands carry
-    ``exit_code`` (``None`` when a signal ended them) and ``signal``.
+    ``exit_code`` (``None`` when a signal ended them) and ``signal``. ``resumed_ms`` is
+    set when this run resumed its hibernated session (how long the restore took);
+    ``state_lost_reason`` when ``state_lost`` is True and the platform knows why.
     """
 
     id: str
@@ -332,6 +372,8 @@ class Execution:
     exit_code: int | None = None
     signal: str | None = None
     pid: int | None = None
+    resumed_ms: int | None = None
+    state_lost_reason: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -366,6 +408,8 @@ class Execution:
             d.get("exitCode"),
             d.get("signal"),
             d.get("pid"),
+            d.get("resumedMs"),
+            d.get("stateLostReason"),
         )
 
 
