@@ -26,8 +26,9 @@ import { Egress1765500000000 } from './1765500000000-egress.js';
 import { Hibernation1765600000000 } from './1765600000000-hibernation.js';
 import { SessionIdleAction1765650000000 } from './1765650000000-session-idle-action.js';
 import { AgentTiers1765700000000 } from './1765700000000-agent-tiers.js';
+import { AgentIdleAction1765750000000 } from './1765750000000-agent-idle-action.js';
 
-export const MIGRATIONS = [InitialSchema1763800000000, ThreadFiles1763900000000, Artifacts1764000000000, ArtifactQuotas1764100000000, SessionDatasets1764200000000, Agents1764300000000, AgentThreads1764400000000, Batches1764500000000, TenantSuspension1764600000000, ExecutionsListing1764700000000, Usage1764800000000, ExecutionsTenantViaSession1764900000000, BatchCancelling1765000000000, ThreadFileCounts1765100000000, CommandExecutions1765200000000, BackgroundProcesses1765300000000, Templates1765400000000, Egress1765500000000, Hibernation1765600000000, SessionIdleAction1765650000000, AgentTiers1765700000000];
+export const MIGRATIONS = [InitialSchema1763800000000, ThreadFiles1763900000000, Artifacts1764000000000, ArtifactQuotas1764100000000, SessionDatasets1764200000000, Agents1764300000000, AgentThreads1764400000000, Batches1764500000000, TenantSuspension1764600000000, ExecutionsListing1764700000000, Usage1764800000000, ExecutionsTenantViaSession1764900000000, BatchCancelling1765000000000, ThreadFileCounts1765100000000, CommandExecutions1765200000000, BackgroundProcesses1765300000000, Templates1765400000000, Egress1765500000000, Hibernation1765600000000, SessionIdleAction1765650000000, AgentTiers1765700000000, AgentIdleAction1765750000000];
 export const ENTITIES = [...CORE_ENTITIES, ...SESSIONS_ENTITIES, ...EXECUTION_ENTITIES, ...VFS_ENTITIES, ...TEMPLATE_ENTITIES, ...EGRESS_ENTITIES];
 
 // Applies pending migrations; safe to run on every start (it takes TypeORM's lock).

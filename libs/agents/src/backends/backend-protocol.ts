@@ -36,6 +36,9 @@ export interface BackendContext {
   // The isolation tier of the thread's session (the agent definition's, asked when the
   // session is created); absent: the tenant's default.
   tier?: 'runc' | 'gvisor' | null;
+  // What the thread's session comes to when idle (the agent definition's, asked when the
+  // session is created); absent: the deployment's SESSION_IDLE_ACTION.
+  idleAction?: 'hibernate' | 'end' | null;
 }
 
 // A directory listing entry (absolute path, `file` or `directory`).

@@ -1,5 +1,6 @@
 import type { SandboxTier } from '@drydock/core';
 import type { SessionNetwork } from '@drydock/execution';
+import type { SessionIdleAction } from '@drydock/sessions';
 import type { BackendRouteConfig } from '../backends/backend-routes.js';
 import type { PortableAgent } from '../python-tools/agent-bundle.js';
 import type { PythonToolModule } from '../python-tools/tool-module.js';
@@ -44,6 +45,9 @@ export interface AgentDefinition {
   // The isolation tier of its threads' sessions (one the deployment offers and the
   // tenant allows, checked when it is set); null: the tenant's default tier.
   tier: SandboxTier | null;
+  // What its threads' sessions come to when idle (hibernate or end); null: the
+  // deployment's SESSION_IDLE_ACTION.
+  idleAction: SessionIdleAction | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -73,6 +77,8 @@ export interface AgentDefinitionInput {
   network?: { allow: readonly unknown[] } | null;
   // Default null (the tenant's default tier).
   tier?: SandboxTier | null;
+  // Default null (the deployment's SESSION_IDLE_ACTION).
+  idleAction?: SessionIdleAction | null;
 }
 
 export type AgentDefinitionPatch = Partial<AgentDefinitionInput>;
@@ -106,6 +112,7 @@ export interface AgentView {
   template: string | null;
   network: SessionNetwork | null;
   tier: SandboxTier | null;
+  idleAction: SessionIdleAction | null;
   createdAt: string;
   updatedAt: string;
 }

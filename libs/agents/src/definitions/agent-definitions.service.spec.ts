@@ -191,6 +191,25 @@ describe(AgentDefinitionsService.name, () => {
       });
     });
 
+    it('should keep the idle action of its sessions, hibernate or end on any tier, until it is changed or cleared', async () => {
+      const { sut } = setup({}, ['runc']);
+      expect((await sut.create('ten_a', { name: 'Plain' })).idleAction).toBeNull();
+      const agent = await sut.create('ten_b', { name: 'Brief', idleAction: 'end' });
+      expect(agent.idleAction).toBe('end');
+      expect((await sut.update('ten_b', agent.id, { instructions: 'be brief' })).idleAction).toBe('end');
+      expect((await sut.update('ten_b', agent.id, { idleAction: 'hibernate' })).idleAction).toBe('hibernate');
+      expect((await sut.update('ten_b', agent.id, { idleAction: null })).idleAction).toBeNull();
+      for (const odd of ['sleep', '', 42, true]) {
+        expect(await refusal(sut.create('ten_a', { name: 'Bad', idleAction: odd as never }))).toMatchObject({
+          code: 'INVALID_AGENT_DEFINITION',
+          status: 400,
+          details: { field: 'idleAction' },
+        });
+      }
+      expect(await refusal(sut.update('ten_b', agent.id, { idleAction: 'nap' as never }))).toMatchObject({ details: { field: 'idleAction' } });
+      expect((await sut.get('ten_b', agent.id)).idleAction).toBeNull();
+    });
+
     it('should refuse a tier this deployment does not offer, on create and on update, and keep the stored one', async () => {
       const { sut } = setup({}, ['runc']);
       expect(await refusal(sut.create('ten_a', { name: 'Isolated', tier: 'gvisor' }))).toMatchObject({ code: 'TIER_NOT_AVAILABLE', status: 422 });
@@ -370,6 +389,14 @@ describe(AgentDefinitionsService.name, () => {
       const bundle = await sut.export('ten_a', agent.id);
       expect(bundle.agent).not.toHaveProperty('tier');
       expect((await sut.import('ten_b', bundle)).tier).toBeNull();
+    });
+
+    it("should leave a definition's idle action out of its bundle, and import it with the deployment's", async () => {
+      const { sut } = setup();
+      const agent = await sut.create('ten_a', { name: 'Brief', idleAction: 'end' });
+      const bundle = await sut.export('ten_a', agent.id);
+      expect(bundle.agent).not.toHaveProperty('idleAction');
+      expect((await sut.import('ten_b', bundle)).idleAction).toBeNull();
     });
 
     it('should refuse a bundle with one byte changed in a module source', async () => {

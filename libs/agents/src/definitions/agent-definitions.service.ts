@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG, newId, SANDBOX_TIERS, TenantsService, type AppConfig, type SandboxTier } from '@drydock/core';
 import { policyWithin } from '@drydock/egress';
 import type { SessionNetwork } from '@drydock/execution';
-import { SessionsError, SessionsService } from '@drydock/sessions';
+import { SessionsError, SessionsService, type SessionIdleAction } from '@drydock/sessions';
 import { backendRoutesSchema, parseBackendRoutes, type BackendRouteConfig, type FilesystemRoots } from '../backends/backend-routes.js';
 import { exportAgentBundle, importAgentBundle, portableAgentSchema, type AgentBundle, type PortableAgent } from '../python-tools/agent-bundle.js';
 import { PythonToolError } from '../python-tools/python-tools.errors.js';
@@ -33,7 +33,10 @@ import { AGENTS_REPOSITORY, type AgentsRepository, type NewAgent } from './agent
 import { PYTHON_SCHEMA_DERIVER, type PythonSchemaDeriver } from './python-schema-deriver.js';
 import { TEMPLATE_NAMES, type TemplateNames } from './template-names.js';
 
-type CheckedFields = Omit<NewAgent, 'id' | 'pythonModules' | 'template' | 'network' | 'tier'>;
+type CheckedFields = Omit<NewAgent, 'id' | 'pythonModules' | 'template' | 'network' | 'tier' | 'idleAction'>;
+
+// What a definition's sessions may come to when idle (CreateSessionCommand.idleAction).
+const IDLE_ACTIONS: readonly SessionIdleAction[] = ['hibernate', 'end'];
 
 // Agent definitions of a tenant: checked, their Python modules' tool schemas derived in
 // the tenant's sandbox, stored, and moved between deployments as hashed bundles. Every
@@ -56,6 +59,7 @@ export class AgentDefinitionsService {
       template: await this.checkTemplate(tenantId, input.template ?? null),
       network: await this.checkNetwork(tenantId, input.network ?? null),
       tier: await this.checkTier(tenantId, input.tier ?? null),
+      idleAction: checkIdleAction(input.idleAction ?? null),
     };
     const sources = checkModuleInputs(input.pythonModules ?? []);
     const pythonModules = await this.deriveModules(tenantId, sources);
@@ -86,10 +90,11 @@ export class AgentDefinitionsService {
     const template = patch.template === undefined ? current.template : await this.checkTemplate(tenantId, patch.template);
     const network = patch.network === undefined ? current.network : await this.checkNetwork(tenantId, patch.network);
     const tier = patch.tier === undefined ? current.tier : await this.checkTier(tenantId, patch.tier);
+    const idleAction = patch.idleAction === undefined ? current.idleAction : checkIdleAction(patch.idleAction);
     const pythonModules = patch.pythonModules
       ? await this.deriveModules(tenantId, checkModuleInputs(patch.pythonModules), current.pythonModules)
       : current.pythonModules;
-    const { id: _id, ...changes } = this.checkedAgent({ id, ...fields, template, network, tier, pythonModules });
+    const { id: _id, ...changes } = this.checkedAgent({ id, ...fields, template, network, tier, idleAction, pythonModules });
     const updated = await this.agents.update(tenantId, id, changes);
     if (!updated) throw AgentDefinitionError.notFound(id);
     return updated;
@@ -117,8 +122,9 @@ export class AgentDefinitionsService {
         if (!definesFunction(module.source, fn.name)) throw AgentDefinitionError.bundleFunctionMissing(module.name, fn.name);
       }
     }
-    // A bundle is portable: its template, network and tier are this deployment's to set.
-    const unset = { template: null, network: null, tier: null };
+    // A bundle is portable: its template, network, tier and idle action are this
+    // deployment's to set.
+    const unset = { template: null, network: null, tier: null, idleAction: null };
     return this.agents.create(tenantId, this.checkedAgent({ id: newId('agt'), ...fields, ...unset, pythonModules: agent.pythonModules }));
   }
 
@@ -205,6 +211,16 @@ export class AgentDefinitionsService {
     if (!parsed.success) throw AgentDefinitionError.invalid('definition', describeZodError(parsed.error));
     return agent;
   }
+}
+
+// hibernate or end, or null (the deployment's SESSION_IDLE_ACTION): any tier may take
+// either (a session that cannot hibernate ends), so there is nothing else to check.
+function checkIdleAction(requested: unknown): SessionIdleAction | null {
+  if (requested === null) return null;
+  if (!(IDLE_ACTIONS as readonly unknown[]).includes(requested)) {
+    throw AgentDefinitionError.invalid('idleAction', `must be one of ${IDLE_ACTIONS.join(', ')}, or null.`);
+  }
+  return requested as SessionIdleAction;
 }
 
 function checkText(field: string, value: unknown, max: number, options: { required?: boolean } = {}): string {

@@ -1,6 +1,7 @@
 import { Column, CreateDateColumn, Entity, PrimaryColumn, Unique } from 'typeorm';
 import type { SandboxTier } from '@drydock/core';
 import type { SessionNetwork } from '@drydock/execution';
+import type { SessionIdleAction } from '@drydock/sessions';
 import type { BackendRouteConfig } from '../backends/backend-routes.js';
 import type { PythonToolModule } from '../python-tools/tool-module.js';
 import type { AgentBuiltinTool } from './agent-definition.js';
@@ -46,6 +47,9 @@ export class AgentEntity {
 
   @Column({ type: 'text', nullable: true })
   tier: SandboxTier | null;
+
+  @Column({ name: 'idle_action', type: 'text', nullable: true })
+  idleAction: SessionIdleAction | null;
 
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;

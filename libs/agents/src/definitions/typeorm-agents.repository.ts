@@ -21,6 +21,7 @@ function toRecord(entity: AgentEntity): AgentRecord {
     template: entity.template ?? null,
     network: entity.network ?? null,
     tier: entity.tier ?? null,
+    idleAction: entity.idleAction ?? null,
     createdAt: entity.createdAt,
     updatedAt: entity.updatedAt,
   };

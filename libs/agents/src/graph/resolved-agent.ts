@@ -20,6 +20,9 @@ export interface ResolvedAgent {
   network: { allow: string[] } | null;
   // The isolation tier of its threads' sessions; null or absent: the tenant's default.
   tier?: 'runc' | 'gvisor' | null;
+  // What its threads' sessions come to when idle; null or absent: the deployment's
+  // SESSION_IDLE_ACTION.
+  idleAction?: 'hibernate' | 'end' | null;
 }
 
 // Looks an agent up for a run (the default agent or a tenant's definition). Called by

@@ -60,6 +60,7 @@ export function createToolNode(resolver: AgentResolver, evictor: ToolResultEvict
           template: agent.template,
           network: agent.network,
           tier: agent.tier,
+          idleAction: agent.idleAction,
           stateFiles,
           extracted: state.extracted[id],
         };

@@ -49,7 +49,8 @@ export function createPythonFunctionTool(
         const code = buildPythonToolCallCode({ source: module.source, sha256: module.sha256, functionName: spec.name, args });
         const execute: ExecuteOptions = options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs };
         if (config?.signal) execute.signal = config.signal;
-        // With the agent's template, network and tier, for when this call starts the session.
+        // With the agent's template, network, tier and idle action, for when this call starts
+        // the session.
         const run = await ctx.sandbox.executePython(backendContextOf(ctx), code, execute);
         return renderRun(spec.name, module.name, run);
       } catch (error) {

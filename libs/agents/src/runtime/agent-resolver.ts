@@ -22,6 +22,7 @@ export interface AgentDefinitionLike {
   template?: string | null;
   network?: { allow: string[] } | null;
   tier?: 'runc' | 'gvisor' | null;
+  idleAction?: 'hibernate' | 'end' | null;
   updatedAt: Date | string;
 }
 
@@ -62,7 +63,7 @@ export class DefinitionAgentResolver<D extends AgentDefinitionLike = AgentDefini
   async resolve(scope: RunScope): Promise<ResolvedAgent> {
     if (scope.agentId === DEFAULT_ASSISTANT_ID) {
       return this.cached(DEFAULT_ASSISTANT_ID, () =>
-        this.build(DEFAULT_INSTRUCTIONS, DEFAULT_MODEL_NAME, [...this.deps.builtinTools.values()], this.deps.sandbox, { template: null, network: null, tier: null }),
+        this.build(DEFAULT_INSTRUCTIONS, DEFAULT_MODEL_NAME, [...this.deps.builtinTools.values()], this.deps.sandbox, { template: null, network: null, tier: null, idleAction: null }),
       );
     }
     const definition = await this.deps.definitions.get(scope.tenantId, scope.agentId);
@@ -74,7 +75,12 @@ export class DefinitionAgentResolver<D extends AgentDefinitionLike = AgentDefini
       });
       const routes = parseBackendRoutes(definition.backendRoutes, { filesystemRoots: this.filesystemRootsForRoutes() });
       const backend = buildRoutedBackend(routes, this.backends);
-      const sessions = { template: definition.template ?? null, network: definition.network ?? null, tier: definition.tier ?? null };
+      const sessions = {
+        template: definition.template ?? null,
+        network: definition.network ?? null,
+        tier: definition.tier ?? null,
+        idleAction: definition.idleAction ?? null,
+      };
       return this.build(definition.instructions, definition.model, [...builtins, ...this.deps.pythonTools(definition)], backend, sessions);
     });
   }
@@ -99,7 +105,7 @@ export class DefinitionAgentResolver<D extends AgentDefinitionLike = AgentDefini
     modelName: string,
     tools: StructuredToolInterface[],
     backend: Backend,
-    sessions: Pick<ResolvedAgent, 'template' | 'network' | 'tier'>,
+    sessions: Pick<ResolvedAgent, 'template' | 'network' | 'tier' | 'idleAction'>,
   ): ResolvedAgent {
     const model = this.deps.models.get(modelName);
     if (typeof model.bindTools !== 'function') throw new Error(`the chat model for "${modelName}" cannot call tools`);

@@ -72,12 +72,14 @@ export class SessionSandboxBackend implements SandboxBackend {
         this.sessionOfThread.delete(key);
       }
     }
-    // Returns the thread's live session when there is one (as it was started: its tier too).
+    // Returns the thread's live session when there is one (as it was started: its tier and
+    // idle action too).
     const { session } = await this.sessions.create(ctx.tenantId, {
       threadId: ctx.threadId,
       ...(ctx.template ? { template: ctx.template } : {}),
       ...(ctx.network ? { network: ctx.network } : {}),
       ...(ctx.tier ? { tier: ctx.tier } : {}),
+      ...(ctx.idleAction ? { idleAction: ctx.idleAction } : {}),
     });
     this.remember(key, session.id);
     return run(principal, session.id);

@@ -11,6 +11,7 @@ export function backendContextOf(ctx: ToolCallContext): BackendContext {
     ...(ctx.template ? { template: ctx.template } : {}),
     ...(ctx.network ? { network: ctx.network } : {}),
     ...(ctx.tier ? { tier: ctx.tier } : {}),
+    ...(ctx.idleAction ? { idleAction: ctx.idleAction } : {}),
   };
 }
 

@@ -30,6 +30,9 @@ export interface ToolCallContext {
   network?: { allow: string[] } | null;
   // The isolation tier of the agent's sessions (its definition's); null: the tenant's default.
   tier?: 'runc' | 'gvisor' | null;
+  // What the agent's sessions come to when idle (its definition's); null: the
+  // deployment's SESSION_IDLE_ACTION.
+  idleAction?: 'hibernate' | 'end' | null;
   // The graph state's `files`, for state-backed routes.
   stateFiles: Readonly<StateFiles>;
   // For python_run_prepared and file_write: the content the tool node extracted for

@@ -2848,6 +2848,11 @@ export interface components {
              * @enum {string|null}
              */
             tier?: "runc" | "gvisor" | null;
+            /**
+             * @description What its threads' sessions come to when idle (docs/sessions.md): hibernate (a gvisor session, after SESSION_HIBERNATE_AFTER_MS; others end) or end (after SESSION_IDLE_TIMEOUT_MS). null: the deployment's SESSION_IDLE_ACTION (the default; on update, clears it).
+             * @enum {string|null}
+             */
+            idleAction?: "hibernate" | "end" | null;
             /** @description Unique within the tenant; not blank. */
             name: string;
         };
@@ -2895,6 +2900,11 @@ export interface components {
              * @enum {string|null}
              */
             tier: "runc" | "gvisor" | null;
+            /**
+             * @description What its sessions come to when idle; null: the deployment's SESSION_IDLE_ACTION.
+             * @enum {string|null}
+             */
+            idleAction: "hibernate" | "end" | null;
             /** Format: date-time */
             createdAt: string;
             /** Format: date-time */
@@ -2952,6 +2962,11 @@ export interface components {
              * @enum {string|null}
              */
             tier?: "runc" | "gvisor" | null;
+            /**
+             * @description What its threads' sessions come to when idle (docs/sessions.md): hibernate (a gvisor session, after SESSION_HIBERNATE_AFTER_MS; others end) or end (after SESSION_IDLE_TIMEOUT_MS). null: the deployment's SESSION_IDLE_ACTION (the default; on update, clears it).
+             * @enum {string|null}
+             */
+            idleAction?: "hibernate" | "end" | null;
             /** @description Unique within the tenant; not blank. */
             name?: string;
         };

@@ -118,6 +118,17 @@ class AgentFieldsDto {
   })
   @IsOptional() @IsIn(SANDBOX_TIERS)
   tier?: SandboxTier | null;
+
+  // null passes @IsOptional: on update it clears the idle action.
+  @ApiPropertyOptional({
+    enum: ['hibernate', 'end'],
+    nullable: true,
+    description:
+      "What its threads' sessions come to when idle (docs/sessions.md): hibernate (a gvisor session, after SESSION_HIBERNATE_AFTER_MS; others end) " +
+      "or end (after SESSION_IDLE_TIMEOUT_MS). null: the deployment's SESSION_IDLE_ACTION (the default; on update, clears it).",
+  })
+  @IsOptional() @IsIn(['hibernate', 'end'])
+  idleAction?: 'hibernate' | 'end' | null;
 }
 
 export class CreateAgentDto extends AgentFieldsDto {

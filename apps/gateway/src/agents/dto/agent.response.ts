@@ -69,6 +69,9 @@ export class AgentResponse implements AgentView {
   @ApiProperty({ enum: ['runc', 'gvisor'], nullable: true, description: "The isolation tier of its sessions; null: the tenant's default." })
   tier: 'runc' | 'gvisor' | null;
 
+  @ApiProperty({ enum: ['hibernate', 'end'], nullable: true, description: "What its sessions come to when idle; null: the deployment's SESSION_IDLE_ACTION." })
+  idleAction: 'hibernate' | 'end' | null;
+
   @ApiProperty({ format: 'date-time' }) createdAt: string;
   @ApiProperty({ format: 'date-time' }) updatedAt: string;
 }
