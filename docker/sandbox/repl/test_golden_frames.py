@@ -70,7 +70,7 @@ class TestGoldenFrames(ReplTestCase, GoldenAssertions):
 
     def test_ready(self) -> None:
         self.assertConforms(self.repl.ready, "ready")
-        self.assertEqual(self.repl.ready["features"], ["fs-read", "fs-write", "interrupt", "commands", "background", "terminals"])  # recycling needs the two users
+        self.assertEqual(self.repl.ready["features"], ["fs-read", "fs-write", "fs-list", "interrupt", "commands", "background", "terminals"])  # recycling needs the two users
 
     def test_ping(self) -> None:
         self.repl.send(golden("requests", "ping"))

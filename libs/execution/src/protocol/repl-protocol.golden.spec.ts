@@ -15,12 +15,12 @@ const read = (kind: string) =>
 // Each list is typed with the union's own keys: a renamed field breaks this build.
 const OPS: ReplRequest['op'][] = [
   'exec', 'fs-delete', 'fs-read', 'fs-write', 'ping', 'shutdown', 'recycle', 'interrupt', 'bg-read', 'bg-unwatch', 'bg-stdin', 'bg-signal',
-  'pty-open', 'pty-input', 'pty-resize', 'pty-close',
+  'pty-open', 'pty-input', 'pty-resize', 'pty-close', 'checkpoint', 'fs-list',
 ];
 const EVENTS: ReplEvent['ev'][] = [
   'ready', 'pong', 'stream', 'done', 'fs-deleted', 'fs-written', 'fs-file', 'fs-file-end', 'recycled', 'protocol_error',
   'bg-started', 'bg-refused', 'bg-output', 'bg-chunk', 'bg-exit', 'bg-stdin-done', 'bg-signalled',
-  'pty-opened', 'pty-refused', 'pty-output', 'pty-exit',
+  'pty-opened', 'pty-refused', 'pty-output', 'pty-exit', 'checkpoint-ready', 'checkpoint-refused', 'fs-listed',
 ];
 const STATUSES: ExecutionStatus[] = ['ok', 'error', 'timeout', 'memory', 'killed'];
 const DONE_FIELDS: (keyof DoneFrame)[] = [
@@ -88,7 +88,7 @@ describe('REPL protocol golden frames', () => {
       expect(Object.keys(frame).sort()).toEqual([...RECYCLED_FIELDS].sort());
     }
     const ready = events.find(({ frame }) => frame.ev === 'ready')!.frame as Extract<ReplEvent, { ev: 'ready' }>;
-    expect(ready.features).toEqual(expect.arrayContaining(['recycle', 'fs-read', 'fs-write', 'interrupt', 'commands', 'background', 'terminals']));
+    expect(ready.features).toEqual(expect.arrayContaining(['recycle', 'fs-read', 'fs-write', 'fs-list', 'interrupt', 'commands', 'background', 'terminals']));
   });
 });
 
