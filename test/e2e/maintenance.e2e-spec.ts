@@ -39,11 +39,13 @@ describe('Maintenance schedule', () => {
   };
   // What a worker killed between taking a run and adding the next one leaves behind:
   // the scheduler points at a run no worker will ever take.
-  const loseNextRun = async (queue: Queue, name: string) => {
+  // `healedBy`: a running worker may put it back before it can be looked at (its reaper
+  // ticks every 300 ms), so there only the lost id is returned.
+  const loseNextRun = async (queue: Queue, name: string, healedBy: 'nobody' | 'a worker' = 'nobody') => {
     const { id } = await nextRun(queue, name);
     const prefix = `${queue.opts.prefix ?? 'bull'}:${queue.name}`;
     await redis.multi().zrem(`${prefix}:delayed`, id).lrem(`${prefix}:wait`, 0, id).del(`${prefix}:${id}`).exec();
-    expect((await nextRun(queue, name)).state).toBe('unknown');
+    if (healedBy === 'nobody') expect((await nextRun(queue, name)).state).toBe('unknown');
   };
 
   describe('on its own queue', () => {
@@ -118,7 +120,8 @@ describe('Maintenance schedule', () => {
     it('should schedule a lost next run again within a reaper tick', async () => {
       const queue = new Queue(MAINTENANCE_QUEUE, { connection: redis });
       try {
-        await loseNextRun(queue, MaintenanceJob.BatchMaintenance);
+        // (The healed run may take the lost one's id: both are the same period's slot.)
+        await loseNextRun(queue, MaintenanceJob.BatchMaintenance, 'a worker');
         const deadline = Date.now() + 10_000;
         let state = 'unknown';
         while (Date.now() < deadline) {

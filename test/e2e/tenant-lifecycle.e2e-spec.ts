@@ -31,7 +31,8 @@ describe('Tenant suspension and deletion', () => {
       }
       return new AIMessage('noted');
     };
-    platform = await startPlatform({}, { chatModels: new ScriptedModelProvider(() => answer) });
+    // The gvisor tier offered: a tenant's snapshots are among what it owns.
+    platform = await startPlatform({ SANDBOX_GVISOR_RUNTIME: 'runsc' }, { chatModels: new ScriptedModelProvider(() => answer) });
     db = platform.gateway.get(DataSource);
   });
 
@@ -124,6 +125,11 @@ describe('Tenant suspension and deletion', () => {
     const [doomed, kept] = [await platform.newTenant(ceiling), await platform.newTenant(ceiling)];
     const sessions: Record<string, string> = {};
     for (const api of [doomed, kept]) {
+      // A snapshot of a gvisor session (the session ended since; the snapshot stays).
+      const isolated = await api.createSession({ threadId: 'snapshotted', tier: 'gvisor' });
+      await api.execute(isolated.id, 'x = 1');
+      expect((await api.post(`/v1/sessions/${isolated.id}/snapshots`, {})).status).toBe(201);
+      expect((await api.delete(`/v1/sessions/${isolated.id}`)).status).toBe(204);
       await api.request('PUT', '/v1/threads/t1/files/content?path=/notes.txt', { body: 'notes', headers: { 'content-type': 'text/plain' } });
       const session = await api.createSession({ threadId: 't1', network: { allow: ['nowhere.test'] } });
       sessions[api.tenantId] = session.id;
