@@ -139,9 +139,10 @@ describe('Sandbox isolation and limits', () => {
     await api.execute(session.id, 'kept = 1');
     const res = await api.execute(session.id, 'hog = b"x" * (1024 * 1024 * 1024)');
     expect(res.status).toBe(200);
-    // Under gVisor the cgroup holds the Sentry itself: the kill takes the whole sandbox,
-    // and Docker does not say it was the OOM killer (docs/security.md, "The gvisor tier").
-    expect(res.body.status).toBe(E2E_TIER === 'gvisor' ? 'killed' : 'memory');
+    // Under gVisor the cgroup holds the Sentry itself: the kill may take the whole
+    // sandbox, and then Docker does not always say it was the OOM killer (docs/security.md,
+    // "The gvisor tier"): memory, or killed.
+    expect(E2E_TIER === 'gvisor' ? ['memory', 'killed'] : ['memory']).toContain(res.body.status);
 
     const after = await api.execute(session.id, '"kept" in globals(), 6 * 7');
     expect(after.body).toMatchObject({ status: 'ok', stateLost: true });
