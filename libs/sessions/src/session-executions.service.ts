@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { PlatformMetrics } from '@drydock/metrics';
-import { addToLogContext, APP_CONFIG, DrydockError, newId, TenantRateLimiter, type AppConfig, type ExecutionAdmission, type TenantPrincipal } from '@drydock/core';
+import { addToLogContext, APP_CONFIG, DrydockError, newId, ServiceUnavailableError, TenantRateLimiter, type AppConfig, type ExecutionAdmission, type TenantPrincipal } from '@drydock/core';
 import {
   EXECUTIONS_REPOSITORY,
   failedRun,
@@ -12,6 +12,7 @@ import {
   type ExecutionView,
   type JobDispatcher,
   type StreamEvent,
+  WaitSpannedOutageError,
   WorkerLostError,
   type ExecutionRecord,
   type CommandSpec,
@@ -169,6 +170,9 @@ export class SessionExecutionsService {
       if (error instanceof WorkerLostError) return this.failOnLostWorker(tenantId, session.id, record.id);
       const latest = await this.executions.findById(tenantId, record.id);
       if (latest && FINISHED.has(latest.status)) return toExecutionView(latest);
+      // Redis went away while it waited: a 503 to retry (with its idempotency key the
+      // retry finds this execution), as every answer during an outage is.
+      if (error instanceof WaitSpannedOutageError) throw new ServiceUnavailableError('redis');
       throw SessionsError.waitTimeout(record.id);
     } finally {
       signal?.removeEventListener('abort', interrupt);

@@ -26,6 +26,7 @@ import {
   type JobReply,
   type JobReplyRoute,
   type StreamEvent,
+  WaitSpannedOutageError,
   WorkerLostError,
 } from '@drydock/execution';
 import { WORKER_REGISTRY, type WorkerRegistry } from '@drydock/sessions';
@@ -69,12 +70,23 @@ export class RedisJobDispatcher implements JobDispatcher, OnApplicationShutdown 
   // jobId → the waits for it (a retried request can wait on a job already waited on).
   private readonly waiters = new Map<string, Set<Waiter>>();
   private readonly pending = new Set<() => void>();
+  // How often the gateway's Redis connection closed (counted from the first wait on).
+  private outages = 0;
+  private countingOutages = false;
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(WORKER_REGISTRY) private readonly workers: WorkerRegistry,
     @Inject(REDIS) private readonly redis: Redis,
   ) {}
+
+  private outageCount(): number {
+    if (!this.countingOutages) {
+      this.countingOutages = true;
+      this.redis.on('close', () => this.outages++);
+    }
+    return this.outages;
+  }
 
   async dispatch<N extends JobName, R>(
     workerId: string,
@@ -157,7 +169,11 @@ export class RedisJobDispatcher implements JobDispatcher, OnApplicationShutdown 
         settle: (reply) => finish(() => (reply.ok ? resolve(reply.value as R) : reject(fromJobError(reply.error)))),
       };
       const cancel = () => finish(() => reject(new Error('the gateway is shutting down')));
-      const deadline = setTimeout(() => finish(() => reject(new Error(`no result within ${waitMs} ms`))), waitMs);
+      const outagesAtStart = this.outageCount();
+      const deadline = setTimeout(() => {
+        const spanned = this.outages !== outagesAtStart || this.redis.status !== 'ready';
+        finish(() => reject(spanned ? new WaitSpannedOutageError(waitMs) : new Error(`no result within ${waitMs} ms`)));
+      }, waitMs);
       let checking = false;
       const seen: Seen = { misses: 0, workerMissing: 0 };
       const watch = setInterval(() => {

@@ -38,6 +38,15 @@ export interface StreamEvent {
 
 export const JOB_DISPATCHER = Symbol('JOB_DISPATCHER');
 
+// No reply within the wait, and Redis went away meanwhile (the job or its reply may have
+// been lost with it): an outage to retry, not a run that is merely slow.
+export class WaitSpannedOutageError extends Error {
+  constructor(waitMs: number) {
+    super(`no result within ${waitMs} ms, across a Redis outage`);
+    this.name = 'WaitSpannedOutageError';
+  }
+}
+
 // The worker a job was sent to stopped heartbeating before the job finished.
 export class WorkerLostError extends Error {
   constructor(readonly workerId: string) {
